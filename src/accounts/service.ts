@@ -1,0 +1,156 @@
+/**
+ * Accounts and API tokens: authentication, token management, bootstrap.
+ *
+ * Owns: the rules of DECISIONS 2: a token is shown once, only its hash is
+ * kept, any failure is the same 401, the first start creates the `default`
+ * account. Authentication is cached briefly in memory (the hot path of every
+ * request); revoking through this process drops the cache entry at once, other
+ * processes see it within AUTH_CACHE_TTL_MS.
+ * Must never: log or return a secret except the one `createToken` answer.
+ */
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
+import { accountsRepository, tokensRepository, type AccountRow, type TokenRow } from './repository.js';
+import { bearerSecret, displayPrefix, generateTokenSecret, hashToken } from './tokens.js';
+
+export const DEFAULT_ACCOUNT = 'default';
+export const DEFAULT_MAX_DEVICES = 10;
+const AUTH_CACHE_TTL_MS = 10_000;
+const AUTH_CACHE_MAX = 10_000;
+/** last_used_at is a hint, not an audit log: write it at most this often per token. */
+const TOUCH_EVERY_MS = 60_000;
+
+export interface AuthContext {
+  readonly accountId: number;
+  readonly tokenId: number;
+}
+
+export interface CreatedToken extends TokenRow {
+  /** The secret. Returned once, never again. */
+  readonly token: string;
+}
+
+export class AccountsError extends Error {}
+
+export class AccountsService {
+  private readonly cache = new Map<string, { context: AuthContext; at: number }>();
+  private readonly touchedAt = new Map<number, number>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly onBackgroundError: (error: unknown) => void = () => undefined,
+  ) {}
+
+  /** The account behind an Authorization header, or null for any kind of failure. */
+  async authenticate(header: string | undefined): Promise<AuthContext | null> {
+    const secret = bearerSecret(header);
+    if (secret === null) return null;
+    const hash = hashToken(secret);
+    const now = this.clock.now();
+    const cached = this.cache.get(hash);
+    if (cached !== undefined && now - cached.at < AUTH_CACHE_TTL_MS) {
+      this.touch(cached.context.tokenId, now);
+      return cached.context;
+    }
+    const row = await tokensRepository.findActiveByHash(this.store.db, hash);
+    if (row === undefined) {
+      this.cache.delete(hash);
+      return null;
+    }
+    const context: AuthContext = { accountId: row.account_id, tokenId: row.id };
+    if (this.cache.size >= AUTH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(hash, { context, at: now });
+    this.touch(row.id, now);
+    return context;
+  }
+
+  private touch(tokenId: number, now: number): void {
+    const last = this.touchedAt.get(tokenId);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
+    this.touchedAt.set(tokenId, now);
+    tokensRepository.touch(this.store.db, tokenId, now).catch(this.onBackgroundError);
+  }
+
+  async createToken(accountId: number, name: string): Promise<CreatedToken> {
+    const token = generateTokenSecret();
+    const row = await tokensRepository.insert(
+      this.store.db,
+      accountId,
+      name,
+      displayPrefix(token),
+      hashToken(token),
+      this.clock.now(),
+    );
+    return { ...row, token };
+  }
+
+  listTokens(accountId: number): Promise<TokenRow[]> {
+    return tokensRepository.listActive(this.store.db, accountId);
+  }
+
+  async revokeToken(accountId: number, tokenId: number): Promise<boolean> {
+    const revoked = await tokensRepository.revoke(this.store.db, accountId, tokenId, this.clock.now());
+    if (revoked) {
+      for (const [hash, entry] of this.cache) {
+        if (entry.context.tokenId === tokenId) this.cache.delete(hash);
+      }
+    }
+    return revoked;
+  }
+
+  /**
+   * First start: create the `default` account with one token, returned so the
+   * caller can print it once. With a configured token, make sure that exact
+   * token belongs to the default account (idempotent across restarts).
+   */
+  async bootstrap(configuredToken: string | null): Promise<{ printedToken: string | null }> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const now = this.clock.now();
+      let account = await accountsRepository.findByName(trx, DEFAULT_ACCOUNT);
+      const isEmpty = (await accountsRepository.countAccounts(trx)) === 0;
+      if (account === undefined && isEmpty) {
+        account = await accountsRepository.insert(trx, DEFAULT_ACCOUNT, DEFAULT_MAX_DEVICES, now);
+      }
+      if (configuredToken !== null) {
+        account ??= await accountsRepository.insert(trx, DEFAULT_ACCOUNT, DEFAULT_MAX_DEVICES, now);
+        const hash = hashToken(configuredToken);
+        if (!(await tokensRepository.existsByHash(trx, hash))) {
+          await tokensRepository.insert(trx, account.id, 'bootstrap', displayPrefix(configuredToken), hash, now);
+        }
+        return { printedToken: null };
+      }
+      if (!isEmpty || account === undefined) return { printedToken: null };
+      const token = generateTokenSecret();
+      await tokensRepository.insert(trx, account.id, 'bootstrap', displayPrefix(token), hashToken(token), now);
+      return { printedToken: token };
+    });
+  }
+
+  async createAccount(name: string, maxDevices = DEFAULT_MAX_DEVICES): Promise<AccountRow> {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
+      throw new AccountsError('account names are 1-64 letters, digits, dots, dashes or underscores');
+    }
+    if ((await accountsRepository.findByName(this.store.db, name)) !== undefined) {
+      throw new AccountsError(`account "${name}" already exists`);
+    }
+    return accountsRepository.insert(this.store.db, name, maxDevices, this.clock.now());
+  }
+
+  listAccounts(): Promise<AccountRow[]> {
+    return accountsRepository.list(this.store.db);
+  }
+
+  async findAccount(name: string): Promise<AccountRow> {
+    const account = await accountsRepository.findByName(this.store.db, name);
+    if (account === undefined) throw new AccountsError(`no account named "${name}"`);
+    return account;
+  }
+
+  async setMaxDevices(name: string, maxDevices: number): Promise<void> {
+    if (!Number.isInteger(maxDevices) || maxDevices < 0) throw new AccountsError('the device limit is a whole number');
+    if (!(await accountsRepository.setMaxDevices(this.store.db, name, maxDevices, this.clock.now()))) {
+      throw new AccountsError(`no account named "${name}"`);
+    }
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Builds the gateway as a Fastify application: store, services, routes and
+ * the HTTP conventions. Tests build it and call `inject`; `main.ts` builds it
+ * and listens.
+ *
+ * Owns: wiring. What each piece does lives in its feature folder.
+ * Must never: listen on a port or handle signals (that is main.ts).
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ulid } from 'ulid';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './clock.js';
+import { openStore, type Store } from './store/store.js';
+import { AccountsService } from './accounts/service.js';
+import { tokenRoutes } from './accounts/routes.js';
+import { DevicesService } from './devices/service.js';
+import { deviceRoutes } from './devices/routes.js';
+import { installAuth } from './http/auth.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { installValidation } from './http/validation.js';
+import { installOpenApi } from './http/openapi.js';
+import { healthRoutes } from './http/health.js';
+import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
+
+export interface BuildOptions {
+  readonly config: Config;
+  readonly clock?: Clock;
+  /** Fastify logger options; `false` silences (tests). Defaults to JSON lines at config.logLevel. */
+  readonly logger?: FastifyServerOptions['logger'];
+  /** SQLite file name under the data dir (tests use their own). */
+  readonly sqliteFile?: string;
+}
+
+export interface Services {
+  readonly accounts: AccountsService;
+  readonly devices: DevicesService;
+}
+
+export interface RouteInfo {
+  readonly method: string;
+  readonly url: string;
+  readonly public: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered, for tests that must cover them all (e.g. auth). */
+    routeCatalog: RouteInfo[];
+    store: Store;
+    services: Services;
+  }
+}
+
+/** Paths and fields whose values are secrets; pino replaces them before a line is written. */
+const REDACT = [
+  'req.headers.authorization',
+  'token',
+  '*.token',
+  'webhook_secret',
+  '*.webhook_secret',
+  'network_session',
+  '*.network_session',
+];
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: REDACT, censor: '[redacted]' },
+    serializers: {
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+    },
+  };
+}
+
+export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config),
+    bodyLimit: 1024 * 1024,
+    // One line per request, written in onResponse, instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : ulid();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  installValidation(app);
+  installErrorHandling(app);
+  // JSON is the only body the API takes; anything else is 415, not parsed as text.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+
+  app.decorate('routeCatalog', [] as RouteInfo[]);
+  app.addHook('onRoute', (route) => {
+    // Every API route is served at its spec path and again under /api; the alias stays out of the docs.
+    if (route.prefix === '/api') route.schema = { ...route.schema, hide: true };
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      app.routeCatalog.push({ method, url: route.url, public: route.config?.public === true });
+    }
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteFile: options.sqliteFile });
+  app.decorate('store', store);
+  app.addHook('onClose', async () => store.close());
+  await store.migrate();
+
+  const accounts = new AccountsService(store, clock, (error) => app.log.warn({ err: error }, 'token bookkeeping failed'));
+  const { printedToken } = await accounts.bootstrap(config.bootstrapToken);
+  if (printedToken !== null) {
+    app.log.info(
+      { api_token: printedToken },
+      'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash).',
+    );
+  }
+  const devices = new DevicesService(store, clock);
+  app.decorate('services', { accounts, devices } satisfies Services);
+
+  const metrics = createMetricsRegistry();
+  installHttpMetrics(app, metrics);
+  installAuth(app, accounts);
+  await installOpenApi(app, `Network: ${config.network}. Store: ${store.description.split(' ')[0]}.`);
+  await app.register(healthRoutes, { store, metrics });
+
+  for (const prefix of ['', '/api']) {
+    await app.register(
+      async (api) => {
+        await api.register(tokenRoutes, { accounts });
+        await api.register(deviceRoutes, { devices, serverName: config.serverName });
+      },
+      { prefix },
+    );
+  }
+  return app;
+}

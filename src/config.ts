@@ -1,0 +1,101 @@
+/**
+ * Every setting of the gateway, read from the environment once at start-up,
+ * validated, and typed (DECISIONS 9).
+ *
+ * Owns: names, defaults and validation of settings. A bad value stops start-up
+ * with a message naming the variable; nothing else in the code reads
+ * `process.env`.
+ */
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** `postgres://...` switches the store to PostgreSQL; otherwise SQLite under dataDir. */
+  readonly databaseUrl: string | null;
+  /** `sandbox` (in-process), `sandbox+ws://host:port` (a sandbox process), or `whatsapp`. */
+  readonly network: string;
+  readonly bootstrapToken: string | null;
+  readonly allowPrivateUrls: boolean;
+  readonly sendIntervalMs: number;
+  readonly pairingWindowS: number;
+  readonly serverName: string;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function network(env: Env): string {
+  const raw = text(env, 'GATEWAY_NETWORK') ?? 'sandbox';
+  if (raw === 'sandbox' || raw === 'whatsapp') return raw;
+  if (/^sandbox\+wss?:\/\/[^\s]+$/.test(raw)) return raw;
+  throw new ConfigError(`GATEWAY_NETWORK must be "sandbox", "sandbox+ws://host:port" or "whatsapp", got "${raw}"`);
+}
+
+function databaseUrl(env: Env): string | null {
+  const raw = text(env, 'DATABASE_URL');
+  if (raw === undefined) return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for SQLite under GATEWAY_DATA_DIR)');
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const bootstrapToken = text(env, 'GATEWAY_BOOTSTRAP_TOKEN') ?? null;
+  if (bootstrapToken !== null && (bootstrapToken.length < 16 || /\s/.test(bootstrapToken))) {
+    throw new ConfigError('GATEWAY_BOOTSTRAP_TOKEN must be at least 16 characters with no spaces');
+  }
+  return {
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    dataDir: resolve(text(env, 'GATEWAY_DATA_DIR') ?? './data'),
+    databaseUrl: databaseUrl(env),
+    network: network(env),
+    bootstrapToken,
+    allowPrivateUrls: boolean(env, 'GATEWAY_ALLOW_PRIVATE_URLS', false),
+    sendIntervalMs: integer(env, 'GATEWAY_SEND_INTERVAL_MS', 1000, 0, 3_600_000),
+    pairingWindowS: integer(env, 'GATEWAY_PAIRING_WINDOW_S', 120, 1, 86_400),
+    serverName: text(env, 'GATEWAY_SERVER_NAME') ?? hostname(),
+    logLevel: logLevel as LogLevel,
+  };
+}

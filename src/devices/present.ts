@@ -1,0 +1,64 @@
+/**
+ * The device object as clients see it (spec 2.1, DECISIONS 3).
+ *
+ * Owns: turning a stored row into the API shape, and that shape's schema.
+ * Must never: expose the network session.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { iso } from '../clock.js';
+import { Nullable } from '../http/schemas.js';
+import { findPackage, quoteAvailable } from './packages.js';
+import type { DeviceRow } from './repository.js';
+
+export const DeviceSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    phone: Nullable(Type.String({ description: 'International format without +; null until paired' })),
+    webhook_url: Nullable(Type.String()),
+    webhook_secret: Type.String({ description: 'Standard Webhooks secret (whsec_...) to verify deliveries' }),
+    status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]),
+    version: Type.Literal('multidevice'),
+    paired_status: Type.Union([Type.Literal('UNPAIRED'), Type.Literal('PAIRED'), Type.Literal('EXPIRED')]),
+    connected: Type.Boolean({ description: 'Whether the live connection to the network is open now' }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+    server: Type.Object({
+      name: Type.String(),
+      status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('DOWN')]),
+    }),
+    package: Type.Object({ code: Type.String(), name: Type.String() }),
+    subscription: Type.Object({
+      quote_available: Type.String({ description: 'Messages left; "-1" when unlimited' }),
+      quote_used: Type.String(),
+    }),
+  },
+  { title: 'Device' },
+);
+
+export type DeviceJson = Static<typeof DeviceSchema>;
+
+export function presentDevice(row: DeviceRow, serverName: string): DeviceJson {
+  const plan = findPackage(row.package_code);
+  const server = row.server_name ?? serverName;
+  return {
+    id: row.id,
+    name: row.name,
+    phone: row.phone,
+    webhook_url: row.webhook_url,
+    webhook_secret: row.webhook_secret,
+    status: row.status as DeviceJson['status'],
+    version: 'multidevice',
+    paired_status: row.paired_status as DeviceJson['paired_status'],
+    connected: row.connected === 1,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    // Single node: the node holding the connection is this one, and it is up while it answers.
+    server: { name: server, status: server === serverName ? 'ACTIVE' : 'DOWN' },
+    package: { code: row.package_code, name: plan?.name ?? row.package_code },
+    subscription: {
+      quote_available: quoteAvailable(row.quota_limit, row.quote_used),
+      quote_used: String(row.quote_used),
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * HTTP routes of the device API (spec 4.1-4.3; DECISIONS 3).
+ *
+ * Owns: paths, schemas and status codes. Rules live in the service.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { accountOf } from '../http/auth.js';
+import { DeviceEnvelope, IdParams, Nullable, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import { PACKAGE_CODES } from './packages.js';
+import { DeviceSchema, presentDevice } from './present.js';
+import type { DevicesService } from './service.js';
+
+export interface DeviceRoutesOptions {
+  readonly devices: DevicesService;
+  readonly serverName: string;
+}
+
+const CreateDeviceBody = Type.Object({
+  package: Type.String({ enum: PACKAGE_CODES, description: 'Package code (spec 2.2)' }),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  phone: Type.Optional(
+    Nullable(Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Only this number may pair the device' })),
+  ),
+});
+
+const UpdateDeviceBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  webhook_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }))),
+});
+
+const notFoundById = { id: 'DEVICE_NOT_FOUND' } as const;
+const tags = ['Devices'];
+
+export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { devices, serverName }) => {
+  const present = (row: Parameters<typeof presentDevice>[0]) => presentDevice(row, serverName);
+
+  app.post(
+    '/devices',
+    {
+      schema: {
+        tags,
+        summary: 'Create a device',
+        body: CreateDeviceBody,
+        response: { 201: DeviceEnvelope(DeviceSchema), ...errorResponses(400, 401, 403) },
+      },
+      config: { fieldErrors: { package: 'INVALID_PACKAGE', phone: 'INVALID_PHONE' } },
+    },
+    async (request, reply) => {
+      const row = await devices.create(accountOf(request), request.body);
+      return reply.code(201).send({ status: 201, message: 'Device created', data: present(row) });
+    },
+  );
+
+  app.get(
+    '/devices',
+    {
+      schema: {
+        tags,
+        summary: 'List devices',
+        querystring: PageQuery,
+        response: { 200: DeviceEnvelope(Type.Array(DeviceSchema), { meta: PageMeta }), ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { page, per_page } = request.query;
+      const { rows, total } = await devices.list(accountOf(request), page, per_page);
+      return {
+        status: 200,
+        message: 'Devices retrieved successfully',
+        data: rows.map(present),
+        meta: { page, per_page, total },
+      };
+    },
+  );
+
+  app.get(
+    '/devices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Get a device',
+        params: IdParams,
+        response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const row = await devices.get(accountOf(request), request.params.id);
+      return { status: 200, message: 'Device retrieved successfully', data: present(row) };
+    },
+  );
+
+  app.patch(
+    '/devices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Change a device’s name or webhook URL',
+        params: IdParams,
+        body: UpdateDeviceBody,
+        response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const row = await devices.update(accountOf(request), request.params.id, request.body);
+      return { status: 200, message: 'Device updated', data: present(row) };
+    },
+  );
+
+  app.delete(
+    '/devices/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a device (logs it out; its messages stay queryable)',
+        params: IdParams,
+        response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const row = await devices.delete(accountOf(request), request.params.id);
+      return { status: 200, message: 'Device deleted', data: present(row) };
+    },
+  );
+};

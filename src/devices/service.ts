@@ -1,0 +1,139 @@
+/**
+ * Device management: create, list, get, change, delete (spec 4.1-4.3,
+ * DECISIONS 3 and 4).
+ *
+ * Owns: the device limit (exact under concurrency: checked under the
+ * account's row lock), package codes, phone and webhook URL rules, and what
+ * deleting means (the connection is released, the row is kept so message
+ * history stays queryable).
+ * Must never: know about HTTP or write SQL.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../http/errors.js';
+import { isPhoneNumber } from '../http/schemas.js';
+import type { Store } from '../store/store.js';
+import { accountsRepository } from '../accounts/repository.js';
+import { findPackage } from './packages.js';
+import { devicesRepository, type DeviceRow } from './repository.js';
+
+/** What the device service needs from whatever holds live network connections. */
+export interface DeviceConnections {
+  /** Ends the device's connection; with `logout`, also its session on the network. */
+  release(deviceId: number, options: { logout: boolean }): Promise<void>;
+}
+
+export const noConnections: DeviceConnections = { release: async () => undefined };
+
+export interface CreateDeviceInput {
+  readonly package: string;
+  readonly name: string;
+  readonly phone?: string | null;
+}
+
+export interface UpdateDeviceInput {
+  readonly name?: string;
+  readonly webhook_url?: string | null;
+}
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+export function isWebhookUrl(value: string): boolean {
+  if (value.length > 2048) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+export class DevicesService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly connections: () => DeviceConnections = () => noConnections,
+  ) {}
+
+  async create(accountId: number, input: CreateDeviceInput): Promise<DeviceRow> {
+    const plan = findPackage(input.package);
+    if (plan === undefined) throw new ApiError('INVALID_PACKAGE', { error: `package must be one of the plan codes` });
+    const phone = input.phone ?? null;
+    if (phone !== null && !isPhoneNumber(phone)) throw new ApiError('INVALID_PHONE', { errors: { phone: ['digits only, country code first, no +'] } });
+    return this.store.db.transaction().execute(async (trx) => {
+      const account = await accountsRepository.lockForUpdate(trx, accountId);
+      if (account === undefined) throw new ApiError('UNAUTHORIZED');
+      const count = await devicesRepository.countActive(trx, accountId);
+      if (count >= account.max_devices) {
+        throw new ApiError('DEVICE_LIMIT', { error: `this account may have at most ${account.max_devices} devices` });
+      }
+      const now = this.clock.now();
+      return devicesRepository.insert(trx, {
+        account_id: accountId,
+        name: input.name,
+        phone: null,
+        expected_phone: phone,
+        package_code: plan.code,
+        status: 'ACTIVE',
+        paired_status: 'UNPAIRED',
+        connected: 0,
+        webhook_url: null,
+        webhook_secret: newWebhookSecret(),
+        quota_limit: plan.messages,
+        quote_used: 0,
+        send_interval_ms: null,
+        server_name: null,
+        network_session: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      });
+    });
+  }
+
+  async list(accountId: number, page: number, perPage: number): Promise<{ rows: DeviceRow[]; total: number }> {
+    const [rows, total] = await Promise.all([
+      devicesRepository.page(this.store.db, accountId, perPage, (page - 1) * perPage),
+      devicesRepository.countActive(this.store.db, accountId),
+    ]);
+    return { rows, total };
+  }
+
+  async get(accountId: number, id: number): Promise<DeviceRow> {
+    const row = await devicesRepository.find(this.store.db, accountId, id);
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return row;
+  }
+
+  async update(accountId: number, id: number, input: UpdateDeviceInput): Promise<DeviceRow> {
+    const changes: Partial<DeviceRow> = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.webhook_url !== undefined) {
+      if (input.webhook_url !== null && !isWebhookUrl(input.webhook_url)) {
+        throw new ApiError('VALIDATION_FAILED', { errors: { webhook_url: ['must be an absolute http(s) URL'] } });
+      }
+      changes.webhook_url = input.webhook_url;
+    }
+    changes.updated_at = this.clock.now();
+    const row = await devicesRepository.update(this.store.db, accountId, id, changes);
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return row;
+  }
+
+  async delete(accountId: number, id: number): Promise<DeviceRow> {
+    const existing = await this.get(accountId, id);
+    await this.connections().release(existing.id, { logout: true });
+    const now = this.clock.now();
+    const row = await devicesRepository.update(this.store.db, accountId, id, {
+      deleted_at: now,
+      updated_at: now,
+      connected: 0,
+      paired_status: 'UNPAIRED',
+      network_session: null,
+    });
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return row;
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The bearer-token gate in front of every route.
+ *
+ * Owns: deciding, before the body is even read, whether a request may go on;
+ * attaching the caller's account to the request. Routes opt out only with
+ * `config: { public: true }` (health, readiness, OpenAPI, docs).
+ * Must never: tell apart a missing, malformed, unknown or revoked token: each
+ * is the same 401.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AccountsService, AuthContext } from '../accounts/service.js';
+import { ApiError } from './errors.js';
+import { sendError } from './error-handler.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Reachable without a token. */
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    auth: AuthContext;
+  }
+}
+
+export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
+  app.decorateRequest('auth', null as unknown as AuthContext);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404 || request.routeOptions.config.public === true) return;
+    const auth = await accounts.authenticate(request.headers.authorization);
+    if (auth === null) return sendError(reply, new ApiError('UNAUTHORIZED'));
+    request.auth = auth;
+  });
+}
+
+/** The account id of an authenticated request. */
+export function accountOf(request: { auth: AuthContext }): number {
+  return request.auth.accountId;
+}

@@ -1,0 +1,131 @@
+/**
+ * Renders every failure in the contract's envelope (DECISIONS 1): API errors,
+ * schema validation, framework errors (bad JSON, content type, body size),
+ * unknown routes and wrong methods.
+ *
+ * Owns: the mapping from any thrown thing to `{code, message, error?, errors?}`.
+ * Must never: leak a stack, SQL text or internal path; a 5xx says only
+ * "Internal server error" (logged in full, answered in brief).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
+import { ApiError, errorBody, type ErrorCode } from './errors.js';
+
+interface SchemaIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Field paths (dotted, e.g. `package`) whose schema failures answer with a
+     * specific error instead of `Validation failed`; a missing required field
+     * still answers `Validation failed`.
+     */
+    fieldErrors?: Record<string, ErrorCode>;
+  }
+}
+
+function fieldPath(issue: SchemaIssue): string {
+  const parts = issue.instancePath.split('/').filter((part) => part !== '');
+  if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    parts.push(issue.params.missingProperty);
+  }
+  return parts.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
+}
+
+function issueMessage(issue: SchemaIssue): string {
+  if (issue.keyword === 'required') return 'is required';
+  if (issue.keyword === 'additionalProperties') return `unknown field ${String(issue.params.additionalProperty)}`;
+  return issue.message ?? 'is invalid';
+}
+
+export function validationError(
+  issues: readonly SchemaIssue[],
+  context: string,
+  fieldErrors: Record<string, ErrorCode> | undefined,
+): ApiError {
+  const errors: Record<string, string[]> = {};
+  let specific: ErrorCode | undefined;
+  for (const issue of issues) {
+    const path = fieldPath(issue) || context;
+    (errors[path] ??= []).push(issueMessage(issue));
+    if (fieldErrors !== undefined && issue.keyword !== 'required' && specific === undefined) {
+      const match = Object.keys(fieldErrors).find((field) => path === field || path.startsWith(`${field}.`));
+      if (match !== undefined) specific = fieldErrors[match];
+    }
+  }
+  return new ApiError(specific ?? 'VALIDATION_FAILED', { errors });
+}
+
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+};
+
+export function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: SchemaIssue[]; validationContext?: string };
+  if (Array.isArray(fastifyError.validation)) {
+    return validationError(
+      fastifyError.validation,
+      fastifyError.validationContext ?? 'body',
+      request.routeOptions.config.fieldErrors,
+    );
+  }
+  const mapped = fastifyError.code === undefined ? undefined : FRAMEWORK_CODES[fastifyError.code];
+  if (mapped !== undefined) return new ApiError(mapped);
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) return new ApiError('INVALID_JSON');
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413) return new ApiError('PAYLOAD_TOO_LARGE');
+    if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+    return new ApiError('BAD_REQUEST');
+  }
+  return new ApiError('INTERNAL');
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.detail.headers !== undefined) reply.headers(error.detail.headers);
+  return reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error));
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Installs the error handler, the not-found handler and 405 detection. */
+export function installErrorHandling(app: FastifyInstance): void {
+  // A second router holding every route, so an unknown method on a known path answers 405, not 404.
+  const known = FindMyWay<HTTPVersion.V1>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const raw of methods) {
+      const method = raw.toUpperCase() as HTTPMethod;
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      if (known.hasRoute(method, route.url)) continue;
+      known.on(method, route.url, () => undefined);
+    }
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error, request);
+    if (apiError.statusCode >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    }
+    return sendError(reply, apiError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = METHODS.filter((method) => method !== request.method && known.find(method, path) !== null);
+    if (allowed.length > 0) {
+      return sendError(reply, new ApiError('METHOD_NOT_ALLOWED', { headers: { allow: allowed.join(', ') } }));
+    }
+    return sendError(reply, new ApiError('NOT_FOUND'));
+  });
+}

@@ -1,0 +1,68 @@
+/**
+ * The one error type of the API and the catalogue of every error it can answer.
+ *
+ * Owns: the status code and exact message of each error (clients are written
+ * against these strings, spec 7.2 and DECISIONS). Services throw `ApiError`
+ * with a code from this catalogue; the error handler renders it.
+ * Must never: carry internal details (SQL, paths, stacks) into `error`.
+ */
+export const ERRORS = {
+  // Framework-level (DECISIONS 1)
+  NOT_FOUND: [404, 'Not found'],
+  METHOD_NOT_ALLOWED: [405, 'Method not allowed'],
+  INVALID_JSON: [400, 'Invalid JSON body'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type'],
+  PAYLOAD_TOO_LARGE: [413, 'Payload too large'],
+  BAD_REQUEST: [400, 'Bad request'],
+  VALIDATION_FAILED: [400, 'Validation failed'],
+  UNAUTHORIZED: [401, 'Unauthorized'],
+  INTERNAL: [500, 'Internal server error'],
+  NOT_READY: [503, 'Not ready'],
+  // Devices (spec 7.2, DECISIONS 3)
+  INVALID_PACKAGE: [400, 'Invalid package type'],
+  DEVICE_LIMIT: [403, 'Device limit exceeded'],
+  DEVICE_NOT_FOUND: [404, 'Device not found'],
+  DEVICE_SUSPENDED: [403, 'Device suspended'],
+  QR_FAILED: [500, 'QR code generation failed'],
+  INVALID_PHONE: [400, 'Invalid phone number format'],
+  // Tokens (DECISIONS 2)
+  TOKEN_NOT_FOUND: [404, 'Token not found'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  /** A human-readable detail. */
+  readonly error?: string;
+  /** Validation failures: field path to messages. */
+  readonly errors?: Record<string, string[]>;
+  /** Extra response headers (Retry-After, Allow). */
+  readonly headers?: Record<string, string>;
+}
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: ErrorDetail = {},
+  ) {
+    const [statusCode, message] = ERRORS[code];
+    super(message);
+    this.name = 'ApiError';
+    this.statusCode = statusCode;
+  }
+}
+
+export interface ErrorBody {
+  code: number;
+  message: string;
+  error?: string;
+  errors?: Record<string, string[]>;
+}
+
+export function errorBody(error: ApiError): ErrorBody {
+  const body: ErrorBody = { code: error.statusCode, message: error.message };
+  if (error.detail.error !== undefined) body.error = error.detail.error;
+  if (error.detail.errors !== undefined) body.errors = error.detail.errors;
+  return body;
+}

@@ -1,0 +1,41 @@
+/**
+ * Liveness, readiness and metrics (DECISIONS 9).
+ *
+ * Owns: `/healthz` (the process answers), `/readyz` (the store answers) and
+ * `/metrics` (Prometheus text, token required).
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Registry } from 'prom-client';
+import type { Store } from '../store/store.js';
+import { ApiError } from './errors.js';
+import { errorResponses } from './schemas.js';
+
+const Ok = Type.Object({ code: Type.Integer(), message: Type.String() });
+
+export async function healthRoutes(app: FastifyInstance, options: { store: Store; metrics: Registry }) {
+  app.get(
+    '/healthz',
+    { schema: { tags: ['Operations'], summary: 'The process is up', security: [], response: { 200: Ok } }, config: { public: true } },
+    async () => ({ code: 200, message: 'OK' }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: { tags: ['Operations'], summary: 'The store is reachable', security: [], response: { 200: Ok, ...errorResponses(503) } },
+      config: { public: true },
+    },
+    async () => {
+      if (!(await options.store.ping())) throw new ApiError('NOT_READY', { error: 'the store does not answer' });
+      return { code: 200, message: 'Ready' };
+    },
+  );
+  app.get(
+    '/metrics',
+    { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
+    async (_request, reply) => {
+      reply.type(options.metrics.contentType);
+      return options.metrics.metrics();
+    },
+  );
+}

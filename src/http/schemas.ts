@@ -1,0 +1,50 @@
+/**
+ * Schema building blocks shared by every feature: the envelopes, nullable
+ * values, the error body. Each API shape is defined once as a TypeBox schema
+ * that validates requests, serialises answers, types handlers and feeds the
+ * OpenAPI document.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorEnvelope = Type.Object(
+  {
+    code: Type.Integer({ description: 'Equals the HTTP status' }),
+    message: Type.String(),
+    error: Type.Optional(Type.String({ description: 'Detail' })),
+    errors: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), { description: 'Field path to messages' }),
+    ),
+  },
+  { title: 'Error' },
+);
+
+/** Device bodies use `status` for the code (spec 7.1). */
+export const DeviceEnvelope = <T extends TSchema>(data: T, extra: Record<string, TSchema> = {}) =>
+  Type.Object({ status: Type.Integer(), message: Type.String(), data, ...extra });
+
+/** Every other success body uses `code`. */
+export const CodeEnvelope = <T extends TSchema>(data: T, extra: Record<string, TSchema> = {}) =>
+  Type.Object({ code: Type.Integer(), message: Type.String(), data, ...extra });
+
+/** The error answers a route documents besides its success, by status. */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, ErrorEnvelope]));
+
+export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) });
+
+export const PageQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+});
+
+export const PageMeta = Type.Object({
+  page: Type.Integer(),
+  per_page: Type.Integer(),
+  total: Type.Integer(),
+});
+
+/** Spec 4.5 rule 1: digits only, country code first, no `+`, no leading zero; 7 to 15 digits (E.164). */
+export const PHONE_PATTERN = /^[1-9][0-9]{6,14}$/;
+export const isPhoneNumber = (value: unknown): value is string => typeof value === 'string' && PHONE_PATTERN.test(value);

@@ -1,0 +1,231 @@
+/**
+ * The seam between the gateway and a messaging network.
+ *
+ * Owns: the one narrow, typed interface through which the gateway connects a
+ * device, hears what happens to it, and asks the network for work. The sandbox
+ * (src/network/sandbox) and the real-network connector implement it; nothing
+ * outside src/network/ may know which implementation runs.
+ *
+ * Must never: hold gateway state (devices, quota, queues) or touch the store.
+ * Implementations report facts through events; the gateway decides what they
+ * mean and records them.
+ */
+import type { SandboxControl } from './sandbox/control.js';
+
+/** Digits only, country code first, no `+` (spec 4.5 rule 1). */
+export type PhoneNumber = string;
+
+/** Identifier of a group on the network (e.g. `120363012345678901@g.us`). */
+export type NetworkGroupId = string;
+
+/** Opaque credentials a network hands out at pairing; stored by the gateway, never shown or logged. */
+export type NetworkSession = string;
+
+export interface ConnectOptions {
+  /** Gateway device id; only used for logging and correlation. */
+  readonly deviceId: number;
+  /** A session from an earlier pairing, or null to start a pairing attempt (the network emits `qr`). */
+  readonly session: NetworkSession | null;
+  /** When set, only this phone may complete pairing; a scan from another number is refused by the network. */
+  readonly expectedPhone?: PhoneNumber | null;
+}
+
+export type NetworkMessageContent =
+  | { readonly type: 'chat'; readonly text: string }
+  | {
+      readonly type: 'image';
+      readonly media: Uint8Array;
+      readonly mimetype: string;
+      readonly caption?: string;
+      readonly viewOnce?: boolean;
+    }
+  | {
+      readonly type: 'video';
+      readonly media: Uint8Array;
+      readonly mimetype: string;
+      readonly caption?: string;
+      readonly viewOnce?: boolean;
+    }
+  | { readonly type: 'audio'; readonly media: Uint8Array; readonly mimetype: string }
+  | {
+      readonly type: 'file';
+      readonly media: Uint8Array;
+      readonly mimetype: string;
+      readonly fileName: string;
+      readonly caption?: string;
+    }
+  | {
+      readonly type: 'location';
+      readonly latitude: number;
+      readonly longitude: number;
+      readonly name?: string;
+      readonly address?: string;
+    }
+  | {
+      readonly type: 'list';
+      readonly title: string;
+      readonly text: string;
+      readonly footer?: string;
+      readonly buttonText: string;
+      readonly sections: ReadonlyArray<{
+        readonly title: string;
+        readonly rows: ReadonlyArray<{ readonly title: string; readonly rowId: string; readonly description?: string }>;
+      }>;
+    }
+  | {
+      readonly type: 'template';
+      readonly text: string;
+      readonly footer?: string;
+      readonly buttons: ReadonlyArray<TemplateButton>;
+    };
+
+export type TemplateButton =
+  | { readonly index: number; readonly urlButton: { readonly displayText: string; readonly url: string } }
+  | { readonly index: number; readonly callButton: { readonly displayText: string; readonly phoneNumber: string } }
+  | { readonly index: number; readonly quickReplyButton: { readonly displayText: string; readonly id: string } };
+
+export interface OutgoingNetworkMessage {
+  /** Caller-chosen id. Sending the same id twice must not show the message twice to the recipient. */
+  readonly id: string;
+  /** A phone number, or a group id for group sends. */
+  readonly to: PhoneNumber | NetworkGroupId;
+  readonly content: NetworkMessageContent;
+}
+
+/**
+ * Why a send did not go through. `transient` failures are retried by the gateway
+ * (same id); `permanent` ones end the message as failed.
+ */
+export class NetworkSendError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'transient' | 'permanent',
+  ) {
+    super(message);
+    this.name = 'NetworkSendError';
+  }
+}
+
+/** The connection is not open (never connected, dropped, or logged out). Transient from the sender's view. */
+export class NetworkUnavailableError extends Error {
+  constructor(message = 'device is not connected to the network') {
+    super(message);
+    this.name = 'NetworkUnavailableError';
+  }
+}
+
+export type ParticipantRole = null | 'admin' | 'superadmin';
+
+export interface NetworkParticipant {
+  readonly phone: PhoneNumber;
+  readonly name?: string;
+  readonly role: ParticipantRole;
+}
+
+export interface NetworkGroup {
+  readonly id: NetworkGroupId;
+  readonly subject: string;
+  readonly description: string | null;
+  readonly participants: ReadonlyArray<NetworkParticipant>;
+  /** Maximum members the network allows (1024). */
+  readonly capacity: number;
+}
+
+export type AddParticipantErrorCode =
+  | 'USER_NOT_FOUND'
+  | 'USER_BLOCKED'
+  | 'ALREADY_MEMBER'
+  | 'PRIVACY_SETTINGS'
+  | 'GROUP_FULL'
+  | 'RATE_LIMITED'
+  | 'INVALID_NUMBER';
+
+export type AddParticipantOutcome =
+  | { readonly phone: PhoneNumber; readonly ok: true; readonly name?: string }
+  | { readonly phone: PhoneNumber; readonly ok: false; readonly code: AddParticipantErrorCode; readonly error: string };
+
+/** The acting device is not allowed to do this to the group (not an admin). */
+export class NetworkForbiddenError extends Error {
+  constructor(message = 'not an administrator of the group') {
+    super(message);
+    this.name = 'NetworkForbiddenError';
+  }
+}
+
+/** The group does not exist, or the device is not a member of it. */
+export class NetworkNotFoundError extends Error {
+  constructor(message = 'group not found') {
+    super(message);
+    this.name = 'NetworkNotFoundError';
+  }
+}
+
+export type IncomingContent =
+  | { readonly type: 'chat'; readonly text: string }
+  | { readonly type: 'image' | 'video' | 'audio' | 'file'; readonly caption?: string; readonly mimetype: string }
+  | { readonly type: 'location'; readonly latitude: number; readonly longitude: number }
+  | { readonly type: 'list_reply'; readonly rowId: string; readonly title: string }
+  | { readonly type: 'button_reply'; readonly id: string; readonly displayText: string };
+
+/** What a network tells the gateway about one device connection. */
+export type NetworkEvent =
+  /** A (new) QR code text for the current pairing attempt. Rotates while the attempt lasts. */
+  | { readonly type: 'qr'; readonly qr: string }
+  /** Pairing finished: the phone that scanned and the session to store for reconnecting. Followed by `connected`. */
+  | { readonly type: 'paired'; readonly phone: PhoneNumber; readonly session: NetworkSession }
+  /** The connection is open and can send. */
+  | { readonly type: 'connected'; readonly phone: PhoneNumber }
+  /** The connection dropped; the session stays valid. The gateway reconnects with backoff. */
+  | { readonly type: 'disconnected'; readonly reason: string }
+  /** The session was ended from the phone (or is no longer valid). The gateway must pair again. */
+  | { readonly type: 'logged_out'; readonly reason: string }
+  | {
+      readonly type: 'message_status';
+      readonly id: string;
+      readonly status: 'delivered' | 'read';
+      readonly at: Date;
+    }
+  | {
+      readonly type: 'incoming_message';
+      /** The network's id of the incoming message. */
+      readonly id: string;
+      readonly from: PhoneNumber;
+      /** Set when the message was posted in a group. */
+      readonly group?: NetworkGroupId;
+      readonly content: IncomingContent;
+      readonly at: Date;
+    }
+  /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
+  | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> };
+
+export type NetworkEventHandler = (event: NetworkEvent) => void;
+
+/** One device's connection to the network. Every method may reject with NetworkUnavailableError while not connected. */
+export interface NetworkConnection {
+  /** Resolves once the network has taken the message (it is then `sent`). Idempotent by `message.id`. */
+  sendMessage(message: OutgoingNetworkMessage): Promise<void>;
+  /** Shows the typing indicator to `to` for about `durationMs`. */
+  sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void>;
+  listGroups(): Promise<NetworkGroup[]>;
+  getGroup(groupId: NetworkGroupId): Promise<NetworkGroup>;
+  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<NetworkGroup>;
+  /** Per-participant outcome; rejects with NetworkForbiddenError / NetworkNotFoundError for request-level problems. */
+  addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): Promise<AddParticipantOutcome[]>;
+  updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): Promise<NetworkGroup>;
+  checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /** Ends the session on the network (the phone forgets this device). Emits `logged_out`. */
+  logout(): Promise<void>;
+  /** Closes the connection locally without ending the session (shutdown, handing the device to another node). No events after this. */
+  close(): void;
+}
+
+export interface Network {
+  /** Shown at start-up and in the dashboard; never used for branching outside src/network/. */
+  readonly description: string;
+  /** Opens a connection for a device. Events flow to `onEvent` until `close()` or `logout()`. */
+  connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection;
+  /** Present only when this network is the sandbox: the control API of DECISIONS 8. */
+  readonly sandbox?: SandboxControl;
+  /** Releases everything the network holds (sockets, timers). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+/**
+ * The sandbox control interface (DECISIONS 8): what a tester can do to the
+ * simulated network. Implemented by the in-process sandbox and by the
+ * WebSocket client of a sandbox running as its own process; the gateway's
+ * `/sandbox/...` routes call it and never know which one runs.
+ *
+ * Must never: be reachable when the gateway runs against a real network.
+ */
+import type { NetworkGroup, PhoneNumber } from '../network.js';
+
+export type PhonePrivacy = 'everyone' | 'nobody';
+
+export interface SandboxPhoneSettings {
+  readonly phone: PhoneNumber;
+  readonly name?: string;
+  readonly registered?: boolean;
+  readonly privacy?: PhonePrivacy;
+  readonly online?: boolean;
+  readonly auto_read?: boolean;
+}
+
+export interface SandboxInboxEntry {
+  /** The gateway's message id (the id the sender chose). */
+  readonly message_id: string;
+  /** Sending phone number (the device's number). */
+  readonly from: PhoneNumber;
+  /** Set when the message was sent to a group. */
+  readonly group_id?: string;
+  readonly type: string;
+  /** The content as received; media is summarised as `{mimetype, size, sha256}` instead of bytes. */
+  readonly content: Record<string, unknown>;
+  readonly received_at: string;
+  readonly read_at: string | null;
+  /** How long the sender showed "typing..." right before this message, when it did. */
+  readonly typing_ms?: number;
+}
+
+export interface SandboxPhone {
+  readonly phone: PhoneNumber;
+  readonly name: string | null;
+  readonly registered: boolean;
+  readonly privacy: PhonePrivacy;
+  readonly online: boolean;
+  readonly auto_read: boolean;
+  readonly blocks_everyone: boolean;
+  readonly rate_limited: boolean;
+  readonly inbox: ReadonlyArray<SandboxInboxEntry>;
+}
+
+/** A control-API failure with the HTTP status and message the gateway should answer with. */
+export class SandboxControlError extends Error {
+  constructor(
+    readonly status: 400 | 404 | 409,
+    message: string,
+    readonly detail?: string,
+  ) {
+    super(message);
+    this.name = 'SandboxControlError';
+  }
+}
+
+export interface SandboxControl {
+  /** A phone scans the QR whose decoded text is `qr`. Throws SandboxControlError(400, 'Invalid QR code') for unknown or rotated-out codes. */
+  scan(qr: string, phone: PhoneNumber): Promise<{ device_phone: PhoneNumber }>;
+  upsertPhone(settings: SandboxPhoneSettings): Promise<SandboxPhone>;
+  /** Throws SandboxControlError(404, 'Phone not found') for a number never seen. Magic numbers are always "seen". */
+  getPhone(phone: PhoneNumber): Promise<SandboxPhone>;
+  /** The phone sends a text to a device's number. Throws 404 when no connected device has that number. */
+  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string): Promise<{ message_id: string }>;
+  /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
+  readMessage(phone: PhoneNumber, messageId: string): Promise<void>;
+  /** Creates a group on the network. The first admin member is the superadmin when none is marked. */
+  createGroup(name: string, members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>): Promise<NetworkGroup>;
+  /** Drops the device connection with this gateway device id (it comes back by itself), or logs it out from the phone. 404 if not connected. */
+  disconnectDevice(deviceId: number, options: { logout: boolean }): Promise<void>;
+}

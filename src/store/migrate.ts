@@ -1,0 +1,44 @@
+/**
+ * Forward-only migrations, run at start-up.
+ *
+ * Owns: the ordered list of migrations and running the pending ones. Safe from
+ * two processes at once: on PostgreSQL Kysely's migrator holds a row lock for
+ * the whole run; on SQLite every transaction begins IMMEDIATE, so the second
+ * process waits for the first and then finds nothing left to do.
+ * Must never: edit a migration that has shipped; add a new one instead.
+ */
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { MigrationDialect } from './migrations/helpers.js';
+import * as m001 from './migrations/001-foundation.js';
+
+type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
+
+const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [['001-foundation', m001]];
+
+class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: MigrationDialect) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const result: Record<string, Migration> = {};
+    for (const [name, module] of MIGRATIONS) {
+      result[name] = { up: (db) => module.up(db as Kysely<unknown>, this.dialect) };
+    }
+    return result;
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === '40P01' || code === '23505');
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, dialect: MigrationDialect): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+  // Creating the bookkeeping tables happens outside the locked run and can race
+  // with another process doing the same; such a race is harmless to retry.
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (error === undefined) return (results ?? []).map((r) => r.migrationName);
+    if (attempt >= 5 || !isBusy(error)) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+  }
+}

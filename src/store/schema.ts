@@ -1,0 +1,63 @@
+/**
+ * Row types of every table, as the query builder sees them.
+ *
+ * Owns: the shape of stored data. Conventions, identical on both dialects:
+ * times are epoch milliseconds (BIGINT), booleans are 0/1 integers, JSON is
+ * text, ids are integers from the database except where a table says
+ * otherwise.
+ */
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  max_devices: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** The first characters of the secret, shown so a user can tell tokens apart. */
+  prefix: string;
+  /** SHA-256 of the whole secret, hex. The secret itself is never stored. */
+  token_hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface DevicesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  phone: string | null;
+  /** The phone the device was created for; pairing from another number is refused. */
+  expected_phone: string | null;
+  package_code: string;
+  /** ACTIVE or SUSPENDED (administrative). */
+  status: string;
+  /** UNPAIRED, PAIRED or EXPIRED (connection to the network). */
+  paired_status: string;
+  connected: number;
+  webhook_url: string | null;
+  webhook_secret: string;
+  quota_limit: number;
+  quote_used: number;
+  send_interval_ms: number | null;
+  /** The gateway node holding the connection. */
+  server_name: string | null;
+  /** Network session credentials. Secret: never returned, never logged. */
+  network_session: string | null;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_tokens: ApiTokensTable;
+  devices: DevicesTable;
+}

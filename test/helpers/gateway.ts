@@ -1,0 +1,120 @@
+// Builds a gateway for a test against the store this project runs on
+// (TEST_STORE=sqlite: a temp directory; postgres: a fresh schema), with a
+// known API token, and tears it all down afterwards.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { buildApp, type BuildOptions } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Clock } from '../../src/clock.js';
+
+export const TEST_TOKEN = 'mgw_test_token_for_the_default_account_0000';
+export const storeKind = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres';
+
+export interface StoreLocation {
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  drop(): Promise<void>;
+}
+
+function pgAdminUrl(): string | null {
+  return storeKind === 'postgres' ? inject('pgAdminUrl') : null;
+}
+
+/** True when the postgres project has no server (tests are then skipped, loudly, by the global setup). */
+export const noStoreAvailable = storeKind === 'postgres' && pgAdminUrl() === null;
+
+export async function newStoreLocation(): Promise<StoreLocation> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
+  const admin = pgAdminUrl();
+  if (storeKind === 'sqlite' || admin === null) {
+    return { databaseUrl: null, dataDir, drop: () => rm(dataDir, { recursive: true, force: true }) };
+  }
+  const schema = `gw_test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  const url = new URL(admin);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    databaseUrl: url.toString(),
+    dataDir,
+    async drop() {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testConfig(location: StoreLocation, overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    dataDir: location.dataDir,
+    databaseUrl: location.databaseUrl,
+    bootstrapToken: TEST_TOKEN,
+    serverName: 'test-node',
+    logLevel: 'silent',
+    ...overrides,
+  };
+}
+
+export interface Answer<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: T;
+}
+
+export interface TestGateway {
+  app: FastifyInstance;
+  location: StoreLocation;
+  config: Config;
+  /** Sends a request with the default token unless `token` is given (null: none). */
+  request<T = any>(method: InjectOptions['method'], url: string, body?: unknown, token?: string | null): Promise<Answer<T>>;
+  /** Closes the app; drops the store unless `keepStore`. */
+  close(options?: { keepStore?: boolean }): Promise<void>;
+}
+
+export interface StartOptions {
+  location?: StoreLocation;
+  clock?: Clock;
+  config?: Partial<Config>;
+  build?: Partial<BuildOptions>;
+}
+
+export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
+  const location = options.location ?? (await newStoreLocation());
+  const config = testConfig(location, options.config);
+  const app = await buildApp({ config, logger: false, clock: options.clock, ...options.build });
+  let closed = false;
+  return {
+    app,
+    location,
+    config,
+    async request(method, url, body, token = TEST_TOKEN) {
+      const headers: Record<string, string> = {};
+      if (token !== null) headers.authorization = `Bearer ${token}`;
+      const response = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+      let parsed: unknown = response.body;
+      try {
+        parsed = JSON.parse(response.body);
+      } catch {
+        // Not JSON (metrics, docs): keep the text.
+      }
+      return { status: response.statusCode, headers: response.headers, body: parsed as never };
+    },
+    async close({ keepStore = false } = {}) {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      if (!keepStore) await location.drop();
+    },
+  };
+}
