@@ -17,7 +17,8 @@ import { tokenRoutes } from './accounts/routes.js';
 import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
 import { installAuth } from './http/auth.js';
-import { installErrorHandling } from './http/error-handler.js';
+import { installErrorHandling, sendError } from './http/error-handler.js';
+import { ApiError } from './http/errors.js';
 import { installValidation } from './http/validation.js';
 import { installOpenApi } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -89,6 +90,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : ulid();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // A URL that cannot be decoded never reaches a route; answer it in the envelope too.
+    frameworkErrors: (_error, _request, reply) =>
+      sendError(reply, new ApiError('BAD_REQUEST', { error: 'malformed URL' })),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   installValidation(app);
@@ -122,7 +126,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('onClose', async () => store.close());
   await store.migrate();
 
-  const accounts = new AccountsService(store, clock, (error) => app.log.warn({ err: error }, 'token bookkeeping failed'));
+  const accounts = new AccountsService(store, clock, (error) =>
+    app.log.warn({ err: error }, 'token bookkeeping failed'),
+  );
   const { printedToken } = await accounts.bootstrap(config.bootstrapToken);
   if (printedToken !== null) {
     app.log.info(

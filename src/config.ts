@@ -71,7 +71,9 @@ function databaseUrl(env: Env): string | null {
   const raw = text(env, 'DATABASE_URL');
   if (raw === undefined) return null;
   if (!/^postgres(ql)?:\/\//.test(raw)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// (leave it unset for SQLite under GATEWAY_DATA_DIR)');
+    throw new ConfigError(
+      'DATABASE_URL must start with postgres:// (leave it unset for SQLite under GATEWAY_DATA_DIR)',
+    );
   }
   return raw;
 }

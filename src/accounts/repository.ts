@@ -26,7 +26,10 @@ export interface TokenRow {
 
 export const accountsRepository = {
   countAccounts: async (db: Db): Promise<number> => {
-    const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const row = await db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
     return Number(row?.n ?? 0);
   },
 

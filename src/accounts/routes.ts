@@ -65,7 +65,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
     },
     async (request, reply) => {
       const created = await accounts.createToken(accountOf(request), request.body.name);
-      return reply.code(201).send({ code: 201, message: 'Token created', data: { ...present(created), token: created.token } });
+      return reply
+        .code(201)
+        .send({ code: 201, message: 'Token created', data: { ...present(created), token: created.token } });
     },
   );
 

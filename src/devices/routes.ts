@@ -26,7 +26,11 @@ const CreateDeviceBody = Type.Object({
 
 const UpdateDeviceBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  webhook_url: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }))),
+  webhook_url: Type.Optional(
+    Nullable(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
+    ),
+  ),
 });
 
 const notFoundById = { id: 'DEVICE_NOT_FOUND' } as const;

@@ -61,7 +61,8 @@ export class DevicesService {
     const plan = findPackage(input.package);
     if (plan === undefined) throw new ApiError('INVALID_PACKAGE', { error: `package must be one of the plan codes` });
     const phone = input.phone ?? null;
-    if (phone !== null && !isPhoneNumber(phone)) throw new ApiError('INVALID_PHONE', { errors: { phone: ['digits only, country code first, no +'] } });
+    if (phone !== null && !isPhoneNumber(phone))
+      throw new ApiError('INVALID_PHONE', { errors: { phone: ['digits only, country code first, no +'] } });
     return this.store.db.transaction().execute(async (trx) => {
       const account = await accountsRepository.lockForUpdate(trx, accountId);
       if (account === undefined) throw new ApiError('UNAUTHORIZED');

@@ -16,13 +16,21 @@ const Ok = Type.Object({ code: Type.Integer(), message: Type.String() });
 export async function healthRoutes(app: FastifyInstance, options: { store: Store; metrics: Registry }) {
   app.get(
     '/healthz',
-    { schema: { tags: ['Operations'], summary: 'The process is up', security: [], response: { 200: Ok } }, config: { public: true } },
+    {
+      schema: { tags: ['Operations'], summary: 'The process is up', security: [], response: { 200: Ok } },
+      config: { public: true },
+    },
     async () => ({ code: 200, message: 'OK' }),
   );
   app.get(
     '/readyz',
     {
-      schema: { tags: ['Operations'], summary: 'The store is reachable', security: [], response: { 200: Ok, ...errorResponses(503) } },
+      schema: {
+        tags: ['Operations'],
+        summary: 'The store is reachable',
+        security: [],
+        response: { 200: Ok, ...errorResponses(503) },
+      },
       config: { public: true },
     },
     async () => {

@@ -47,4 +47,5 @@ export const PageMeta = Type.Object({
 
 /** Spec 4.5 rule 1: digits only, country code first, no `+`, no leading zero; 7 to 15 digits (E.164). */
 export const PHONE_PATTERN = /^[1-9][0-9]{6,14}$/;
-export const isPhoneNumber = (value: unknown): value is string => typeof value === 'string' && PHONE_PATTERN.test(value);
+export const isPhoneNumber = (value: unknown): value is string =>
+  typeof value === 'string' && PHONE_PATTERN.test(value);

@@ -31,8 +31,17 @@ function isBusy(error: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === '40P01' || code === '23505');
 }
 
-export async function migrateToLatest(db: Kysely<unknown>, dialect: MigrationDialect): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+export async function migrateToLatest(
+  db: Kysely<unknown>,
+  dialect: MigrationDialect,
+  schema?: string,
+): Promise<string[]> {
+  // Naming the schema keeps the migrator from mistaking another schema's bookkeeping tables for ours.
+  const migrator = new Migrator({
+    db,
+    provider: new StaticProvider(dialect),
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+  });
   // Creating the bookkeeping tables happens outside the locked run and can race
   // with another process doing the same; such a race is harmless to retry.
   for (let attempt = 1; ; attempt++) {

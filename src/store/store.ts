@@ -49,9 +49,10 @@ export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl !== null) {
     const { dialect } = openPostgres(options.databaseUrl);
     const db = new Kysely<Database>({ dialect });
-    return build(db, { sharedByProcesses: true }, `postgres ${redact(options.databaseUrl)}`, () =>
-      migrateToLatest(db as Kysely<unknown>, postgresMigrationDialect),
-    );
+    return build(db, { sharedByProcesses: true }, `postgres ${redact(options.databaseUrl)}`, async () => {
+      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+      return migrateToLatest(db as Kysely<unknown>, postgresMigrationDialect, rows[0]?.schema ?? 'public');
+    });
   }
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
   const { dialect } = openSqlite(file);

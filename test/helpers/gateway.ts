@@ -68,7 +68,7 @@ export function testConfig(location: StoreLocation, overrides: Partial<Config> =
 
 export interface Answer<T = any> {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | number | string[] | undefined>;
   body: T;
 }
 
@@ -77,7 +77,12 @@ export interface TestGateway {
   location: StoreLocation;
   config: Config;
   /** Sends a request with the default token unless `token` is given (null: none). */
-  request<T = any>(method: InjectOptions['method'], url: string, body?: unknown, token?: string | null): Promise<Answer<T>>;
+  request<T = any>(
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    token?: string | null,
+  ): Promise<Answer<T>>;
   /** Closes the app; drops the store unless `keepStore`. */
   close(options?: { keepStore?: boolean }): Promise<void>;
 }
@@ -101,7 +106,12 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     async request(method, url, body, token = TEST_TOKEN) {
       const headers: Record<string, string> = {};
       if (token !== null) headers.authorization = `Bearer ${token}`;
-      const response = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+      const response = await app.inject({
+        method,
+        url,
+        headers,
+        ...(body === undefined ? {} : { payload: body as object }),
+      });
       let parsed: unknown = response.body;
       try {
         parsed = JSON.parse(response.body);

@@ -27,6 +27,8 @@ afterAll(async () => {
   }
   const leaked = [...snapshot()].filter(([kind, count]) => count > (before.get(kind) ?? 0));
   if (leaked.length > 0) {
-    throw new Error(`test file left resources running: ${leaked.map(([k, n]) => `${k}×${n - (before.get(k) ?? 0)}`).join(', ')}`);
+    throw new Error(
+      `test file left resources running: ${leaked.map(([k, n]) => `${k}×${n - (before.get(k) ?? 0)}`).join(', ')}`,
+    );
   }
 });

@@ -138,7 +138,6 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
     const bad = await gw.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b\u0001' } });
     expect(bad.headers['x-request-id']).not.toBe('a b\u0001');
   });
-
 });
 
 describe.skipIf(noStoreAvailable)('when the store fails', () => {

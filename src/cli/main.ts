@@ -1,0 +1,192 @@
+#!/usr/bin/env node
+/**
+ * The command-line entry: `gateway <command>` (or `npm run cli -- <command>`).
+ *
+ * Owns: parsing arguments and printing results for operators: accounts,
+ * tokens, device limits, migrations, and running the sandbox network as its
+ * own process. Works on the same store as the server (same settings).
+ * Must never: print a token secret except the one just created.
+ */
+import { existsSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { realpathSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { systemClock } from '../clock.js';
+import { openStore, type Store } from '../store/store.js';
+import { AccountsError, AccountsService } from '../accounts/service.js';
+
+export interface CliIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const processIo: CliIo = {
+  env: process.env,
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+async function withAccounts<T>(
+  config: Config,
+  work: (accounts: AccountsService, store: Store) => Promise<T>,
+): Promise<T> {
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await store.migrate();
+    return await work(new AccountsService(store, systemClock), store);
+  } finally {
+    await store.close();
+  }
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new AccountsError(`"${value}" is not a whole number`);
+  return Number(value);
+}
+
+function table(io: CliIo, rows: Array<Record<string, unknown>>): void {
+  if (rows.length === 0) {
+    io.out('(none)');
+    return;
+  }
+  const keys = Object.keys(rows[0] ?? {});
+  io.out(keys.join('\t'));
+  for (const row of rows) io.out(keys.map((key) => String(row[key] ?? '')).join('\t'));
+}
+
+/** Runs one command line; resolves to the process exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const config = loadConfig(io.env);
+  const program = new Command('gateway')
+    .description('Messaging gateway administration')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+
+  const accounts = program.command('accounts').description('Accounts');
+  accounts
+    .command('create <name>')
+    .description('Create an account and print its first API token')
+    .option('--max-devices <n>', 'device limit', '10')
+    .action(async (name: string, options: { maxDevices: string }) => {
+      await withAccounts(config, async (service) => {
+        const account = await service.createAccount(name, wholeNumber(options.maxDevices));
+        const token = await service.createToken(account.id, 'initial');
+        io.out(`Created account "${account.name}" (id ${account.id}, device limit ${account.max_devices}).`);
+        io.out(`API token (shown once, keep it): ${token.token}`);
+      });
+    });
+  accounts
+    .command('list')
+    .description('List accounts')
+    .action(async () => {
+      await withAccounts(config, async (service) => {
+        const rows = await service.listAccounts();
+        table(
+          io,
+          rows.map((r) => ({ id: r.id, name: r.name, max_devices: r.max_devices })),
+        );
+      });
+    });
+  accounts
+    .command('set-limit <name> <maxDevices>')
+    .description("Set an account's device limit")
+    .action(async (name: string, max: string) => {
+      await withAccounts(config, async (service) => {
+        await service.setMaxDevices(name, wholeNumber(max));
+        io.out(`Account "${name}" may now have ${max} devices.`);
+      });
+    });
+
+  const tokens = program.command('tokens').description('API tokens');
+  tokens
+    .command('create')
+    .description('Create an API token and print it once')
+    .requiredOption('--account <name>', 'account name')
+    .option('--name <name>', 'a label for the token', 'cli')
+    .action(async (options: { account: string; name: string }) => {
+      await withAccounts(config, async (service) => {
+        const account = await service.findAccount(options.account);
+        const token = await service.createToken(account.id, options.name);
+        io.out(`Token ${token.id} "${token.name}" for account "${account.name}" (shown once, keep it):`);
+        io.out(token.token);
+      });
+    });
+  tokens
+    .command('list')
+    .description("List an account's tokens (never their secrets)")
+    .requiredOption('--account <name>', 'account name')
+    .action(async (options: { account: string }) => {
+      await withAccounts(config, async (service) => {
+        const account = await service.findAccount(options.account);
+        const rows = await service.listTokens(account.id);
+        table(
+          io,
+          rows.map((r) => ({
+            id: r.id,
+            name: r.name,
+            prefix: r.prefix,
+            created_at: new Date(r.created_at).toISOString(),
+            last_used_at: r.last_used_at === null ? '' : new Date(r.last_used_at).toISOString(),
+          })),
+        );
+      });
+    });
+  tokens
+    .command('revoke <id>')
+    .description('Revoke a token')
+    .requiredOption('--account <name>', 'account name')
+    .action(async (id: string, options: { account: string }) => {
+      await withAccounts(config, async (service) => {
+        const account = await service.findAccount(options.account);
+        if (!(await service.revokeToken(account.id, wholeNumber(id)))) {
+          throw new AccountsError(`account "${account.name}" has no active token ${id}`);
+        }
+        io.out(`Token ${id} revoked.`);
+      });
+    });
+
+  program
+    .command('migrate')
+    .description('Run pending store migrations (the server also does this at start-up)')
+    .action(async () => {
+      await withAccounts(config, async (_service, store) => {
+        const ran = await store.migrate();
+        io.out(ran.length === 0 ? 'Nothing to migrate.' : `Ran: ${ran.join(', ')}`);
+      });
+    });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof AccountsError) {
+      io.err(`error: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+function invokedDirectly(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  runCli(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error instanceof Error ? `error: ${error.message}` : error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,56 @@
+// DECISIONS 9: health, readiness, metrics, the OpenAPI document and the docs page.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+
+describe.skipIf(noStoreAvailable)('operations endpoints', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(() => gw?.close());
+
+  it('answers /healthz and /readyz without a token', async () => {
+    expect((await gw.request('GET', '/healthz', undefined, null)).body).toEqual({ code: 200, message: 'OK' });
+    expect((await gw.request('GET', '/readyz', undefined, null)).body).toEqual({ code: 200, message: 'Ready' });
+  });
+
+  it('serves Prometheus metrics to token holders only', async () => {
+    await gw.request('GET', '/devices');
+    const res = await gw.app.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${'mgw_test_token_for_the_default_account_0000'}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.body).toContain('gateway_http_requests_total{method="GET",route="/devices",status="200"}');
+    expect((await gw.request('GET', '/metrics', undefined, null)).status).toBe(401);
+  });
+
+  it('publishes an OpenAPI 3.1 document generated from the route schemas, each route once', async () => {
+    const res = await gw.request('GET', '/openapi.json', undefined, null);
+    expect(res.status).toBe(200);
+    const doc = res.body;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/devices', '/devices/{id}', '/tokens', '/tokens/{id}', '/healthz', '/readyz']),
+    );
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith('/api/'))).toEqual([]);
+    const create = doc.paths['/devices'].post;
+    expect(create.requestBody.content['application/json'].schema.properties.package.enum).toEqual([
+      'BETA',
+      'STARTER60K',
+      'STARTUP240K',
+      'BUSINESS',
+    ]);
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '403']));
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('serves interactive docs at /docs', async () => {
+    const res = await gw.app.inject({ method: 'GET', url: '/docs/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.body.toLowerCase()).toContain('swagger');
+  });
+});
