@@ -1,0 +1,208 @@
+/**
+ * Groups in the sandbox: creation, membership rules, admins, capacity and the
+ * `groups_changed` notifications.
+ *
+ * Owns: who may add whom and why an add fails (the outcome codes of the
+ * network interface). Must never: hand out its internal records (callers get
+ * fresh NetworkGroup objects) or notify devices that are not members.
+ */
+import { randomInt } from 'node:crypto';
+import type {
+  AddParticipantErrorCode,
+  AddParticipantOutcome,
+  NetworkGroup,
+  NetworkGroupId,
+  ParticipantRole,
+  PhoneNumber,
+} from '../network.js';
+import { NetworkForbiddenError, NetworkNotFoundError } from '../network.js';
+import { SandboxControlError } from './control.js';
+import { isWellFormedPhone, magicOf } from './phones.js';
+import type { GroupRecord, Link, WorldState } from './state.js';
+
+export const GROUP_CAPACITY = 1024;
+
+const ADD_ERRORS: Record<AddParticipantErrorCode, string> = {
+  INVALID_NUMBER: 'not a valid phone number',
+  USER_NOT_FOUND: 'this number is not registered on the network',
+  ALREADY_MEMBER: 'already a member of the group',
+  USER_BLOCKED: 'this user has blocked the device',
+  PRIVACY_SETTINGS: "this user's privacy settings do not allow adding them to groups",
+  RATE_LIMITED: 'rate limited by the network; try again later',
+  GROUP_FULL: `the group is full (${GROUP_CAPACITY} members)`,
+};
+
+function newGroupId(world: WorldState): NetworkGroupId {
+  for (;;) {
+    const digits = Array.from({ length: 12 }, () => randomInt(10)).join('');
+    const id = `120363${digits}@g.us`;
+    if (!world.groups.has(id)) return id;
+  }
+}
+
+export function groupView(world: WorldState, group: GroupRecord): NetworkGroup {
+  return {
+    id: group.id,
+    subject: group.subject,
+    description: group.description,
+    participants: [...group.participants].map(([phone, role]) => {
+      const name = world.phones.get(phone)?.name;
+      return name ? { phone, name, role } : { phone, role };
+    }),
+    capacity: GROUP_CAPACITY,
+  };
+}
+
+/** Tells every open connection of a member that the group changed; offline ones re-sync on connect. */
+function notify(world: WorldState, group: GroupRecord): void {
+  for (const link of [...world.links]) {
+    if (link.state === 'open' && link.phone !== null && group.participants.has(link.phone)) {
+      world.emit(link, { type: 'groups_changed', groupIds: [group.id] });
+    }
+  }
+}
+
+/** Why `phone` cannot join `group`, checked in the order the network interface documents; null when it can. */
+function refusal(world: WorldState, group: GroupRecord, phone: PhoneNumber): AddParticipantErrorCode | null {
+  if (!isWellFormedPhone(phone)) return 'INVALID_NUMBER';
+  const record = world.phone(phone);
+  if (!record.registered) return 'USER_NOT_FOUND';
+  if (group.participants.has(phone)) return 'ALREADY_MEMBER';
+  if (record.blocksEveryone) return 'USER_BLOCKED';
+  if (record.privacy === 'nobody') return 'PRIVACY_SETTINGS';
+  if (record.rateLimited) return 'RATE_LIMITED';
+  if (group.participants.size >= GROUP_CAPACITY) return 'GROUP_FULL';
+  return null;
+}
+
+function insert(world: WorldState, subject: string, members: Map<PhoneNumber, ParticipantRole>): GroupRecord {
+  const group: GroupRecord = { id: newGroupId(world), subject, description: null, participants: members };
+  world.groups.set(group.id, group);
+  world.changed();
+  notify(world, group);
+  return group;
+}
+
+/**
+ * Control API: a group made "on the network" by a tester. Members are taken as
+ * given (a tester may want anyone in it) except malformed or unregistered
+ * numbers, which are refused. The first member marked admin is the superadmin;
+ * with no admin marked the group has none, so "not an admin" can be tested.
+ */
+export function createGroupByControl(
+  world: WorldState,
+  name: string,
+  members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>,
+): NetworkGroup {
+  if (typeof name !== 'string' || name.trim() === '') throw new SandboxControlError(400, 'Group name is required');
+  if (!Array.isArray(members) || members.length === 0) {
+    throw new SandboxControlError(400, 'A group needs at least one member');
+  }
+  if (members.length > GROUP_CAPACITY) {
+    throw new SandboxControlError(400, 'Too many members', `a group holds at most ${GROUP_CAPACITY} members`);
+  }
+  const participants = new Map<PhoneNumber, ParticipantRole>();
+  let superadmin = false;
+  for (const member of members) {
+    if (!isWellFormedPhone(member?.phone)) {
+      throw new SandboxControlError(400, 'Invalid phone number format', `member ${String(member?.phone)}`);
+    }
+    if (!world.phone(member.phone).registered) {
+      throw new SandboxControlError(400, 'Phone number is not registered', `member ${member.phone}`);
+    }
+    const role: ParticipantRole = member.admin ? (superadmin ? 'admin' : 'superadmin') : null;
+    if (role === 'superadmin') superadmin = true;
+    if (!participants.has(member.phone)) participants.set(member.phone, role);
+  }
+  return groupView(world, insert(world, name, participants));
+}
+
+/** A device creates a group: it becomes superadmin; numbers that could not be added are left out. */
+export function createGroupByLink(
+  world: WorldState,
+  link: Link,
+  subject: string,
+  phones: ReadonlyArray<PhoneNumber>,
+): NetworkGroup {
+  const self = world.requireOpen(link);
+  const draft: GroupRecord = { id: '', subject, description: null, participants: new Map([[self, 'superadmin']]) };
+  for (const phone of phones) {
+    if (refusal(world, draft, phone) === null) draft.participants.set(phone, null);
+  }
+  return groupView(world, insert(world, subject, draft.participants));
+}
+
+/** The group as the device may see it: unknown and not-a-member look the same. */
+function memberGroup(
+  world: WorldState,
+  link: Link,
+  groupId: NetworkGroupId,
+): { group: GroupRecord; self: PhoneNumber } {
+  const self = world.requireOpen(link);
+  const group = world.groups.get(groupId);
+  if (!group?.participants.has(self)) throw new NetworkNotFoundError();
+  return { group, self };
+}
+
+function adminGroup(world: WorldState, link: Link, groupId: NetworkGroupId): GroupRecord {
+  const { group, self } = memberGroup(world, link, groupId);
+  if (group.participants.get(self) === null) throw new NetworkForbiddenError();
+  return group;
+}
+
+export function listGroups(world: WorldState, link: Link): NetworkGroup[] {
+  const self = world.requireOpen(link);
+  return [...world.groups.values()].filter((g) => g.participants.has(self)).map((g) => groupView(world, g));
+}
+
+export function getGroup(world: WorldState, link: Link, groupId: NetworkGroupId): NetworkGroup {
+  return groupView(world, memberGroup(world, link, groupId).group);
+}
+
+export function addParticipants(
+  world: WorldState,
+  link: Link,
+  groupId: NetworkGroupId,
+  phones: ReadonlyArray<PhoneNumber>,
+): AddParticipantOutcome[] {
+  const group = adminGroup(world, link, groupId);
+  const outcomes: AddParticipantOutcome[] = phones.map((phone) => {
+    const code = refusal(world, group, phone);
+    if (code !== null) return { phone, ok: false, code, error: ADD_ERRORS[code] };
+    group.participants.set(phone, null);
+    const name = world.phones.get(phone)?.name;
+    return name ? { phone, ok: true, name } : { phone, ok: true };
+  });
+  if (outcomes.some((o) => o.ok)) {
+    world.changed();
+    notify(world, group);
+  }
+  return outcomes;
+}
+
+export function updateGroup(
+  world: WorldState,
+  link: Link,
+  groupId: NetworkGroupId,
+  changes: { subject?: string; description?: string },
+): NetworkGroup {
+  const group = adminGroup(world, link, groupId);
+  if (changes.subject !== undefined) group.subject = changes.subject;
+  if (changes.description !== undefined) group.description = changes.description;
+  world.changed();
+  notify(world, group);
+  return groupView(world, group);
+}
+
+export function checkNumbers(
+  world: WorldState,
+  link: Link,
+  phones: ReadonlyArray<PhoneNumber>,
+): Array<{ phone: PhoneNumber; registered: boolean }> {
+  world.requireOpen(link);
+  // Looking a number up does not create a phone: only numbers something happened to are "seen".
+  return phones.map((phone) => ({
+    phone,
+    registered: isWellFormedPhone(phone) && (world.phones.get(phone)?.registered ?? magicOf(phone).registered),
+  }));
+}

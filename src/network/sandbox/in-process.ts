@@ -1,0 +1,79 @@
+/**
+ * The sandbox inside the gateway process: a Network over one SandboxWorld.
+ *
+ * Owns: turning the world's synchronous calls into the promise-based network
+ * interface and delivering events on a later microtask. Must never: call the
+ * gateway's handler synchronously from inside one of the gateway's own calls
+ * (re-entrancy surprises), or after the gateway closed the connection.
+ */
+import type { ConnectOptions, Network, NetworkConnection, NetworkEvent, NetworkEventHandler } from '../network.js';
+import type { SandboxControl } from './control.js';
+import type { SandboxLink, SandboxOptions } from './world.js';
+import { SandboxWorld } from './world.js';
+
+/** Runs a synchronous world call so that its exceptions become rejections. */
+function settle<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
+
+class InProcessConnection implements NetworkConnection {
+  private quiet = false;
+  private readonly link: SandboxLink;
+
+  constructor(world: SandboxWorld, options: ConnectOptions, onEvent: NetworkEventHandler) {
+    this.link = world.connect(options, (event) => queueMicrotask(() => this.deliver(onEvent, event)));
+  }
+
+  private deliver(onEvent: NetworkEventHandler, event: NetworkEvent): void {
+    if (this.quiet) return;
+    try {
+      onEvent(event);
+    } catch (err) {
+      console.error('sandbox: event handler failed: %s', (err as Error).message);
+    }
+  }
+
+  sendMessage: NetworkConnection['sendMessage'] = (message) => settle(() => this.link.sendMessage(message));
+  sendTyping: NetworkConnection['sendTyping'] = (to, ms) => settle(() => this.link.sendTyping(to, ms));
+  listGroups: NetworkConnection['listGroups'] = () => settle(() => this.link.listGroups());
+  getGroup: NetworkConnection['getGroup'] = (id) => settle(() => this.link.getGroup(id));
+  createGroup: NetworkConnection['createGroup'] = (subject, phones) =>
+    settle(() => this.link.createGroup(subject, phones));
+  addParticipants: NetworkConnection['addParticipants'] = (id, phones) =>
+    settle(() => this.link.addParticipants(id, phones));
+  updateGroup: NetworkConnection['updateGroup'] = (id, changes) => settle(() => this.link.updateGroup(id, changes));
+  checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
+  logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
+
+  close(): void {
+    this.quiet = true;
+    this.link.close();
+  }
+}
+
+/** The control API over a world, as promises (shared by the in-process network and nothing else). */
+export function controlOf(world: SandboxWorld): SandboxControl {
+  return {
+    scan: (qr, phone) => settle(() => world.scan(qr, phone)),
+    upsertPhone: (settings) => settle(() => world.upsertPhone(settings)),
+    getPhone: (phone) => settle(() => world.getPhone(phone)),
+    sendFromPhone: (phone, to, text) => settle(() => world.sendFromPhone(phone, to, text)),
+    readMessage: (phone, messageId) => settle(() => world.readMessage(phone, messageId)),
+    createGroup: (name, members) => settle(() => world.createGroup(name, members)),
+    disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),
+  };
+}
+
+export function createSandboxNetwork(options: SandboxOptions = {}): Network & { readonly sandbox: SandboxControl } {
+  const world = new SandboxWorld(options);
+  return {
+    description: 'sandbox (simulated network, in-process)',
+    connect: (connectOptions, onEvent) => new InProcessConnection(world, connectOptions, onEvent),
+    sandbox: controlOf(world),
+    close: async () => world.close(),
+  };
+}

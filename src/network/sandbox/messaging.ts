@@ -1,0 +1,167 @@
+/**
+ * Messages in the sandbox: devices sending to phones and groups, phones
+ * receiving, reading and writing back, and the receipts that follow.
+ *
+ * Owns: the send rules (idempotency by sender + id, the magic numbers),
+ * inboxes and the `delivered`/`read`/`incoming_message` events. Must never:
+ * keep media bytes (only a summary) or deliver one message id twice.
+ *
+ * Rate-limited recipients (numbers ending 0004): the FIRST attempt of each
+ * message id rejects with a transient NetworkSendError; a retry with the same
+ * id is taken. This exists so the gateway's retry path can be tested.
+ */
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulid';
+import type { NetworkMessageContent, OutgoingNetworkMessage, PhoneNumber } from '../network.js';
+import { NetworkSendError } from '../network.js';
+import type { SandboxPhone, SandboxPhoneSettings } from './control.js';
+import { SandboxControlError } from './control.js';
+import type { PhoneRecord, StatusTracker, StoredEntry } from './phones.js';
+import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone } from './phones.js';
+import type { Link, WorldState } from './state.js';
+
+export function isGroupId(to: string): boolean {
+  return to.endsWith('@g.us');
+}
+
+export function sendMessage(world: WorldState, link: Link, message: OutgoingNetworkMessage): void {
+  const from = world.requireOpen(link);
+  const key = `${from}:${message.id}`;
+  if (world.sentIds.has(key)) return;
+  const { type, ...content } = summarise(message.content);
+  const base = { message_id: message.id, from, type, content, received_at: '', read_at: null };
+  const tracker: StatusTracker = { delivered: false, read: false };
+  const session = link.session;
+
+  if (isGroupId(message.to)) {
+    const group = world.groups.get(message.to);
+    if (!group?.participants.has(from)) throw new NetworkSendError('not a member of the group', 'permanent');
+    world.rememberSent(key);
+    // Members at send time receive it, like the real network's fan-out.
+    const members = [...group.participants.keys()].filter((p) => p !== from);
+    const groupId = group.id;
+    world.later(world.deliveryDelayMs, () => {
+      for (const member of members) {
+        const entry = { ...structuredClone(base), group_id: groupId };
+        arrive(world, world.phone(member), { entry, senderSession: session, tracker });
+      }
+    });
+    return;
+  }
+
+  if (!isWellFormedPhone(message.to)) throw new NetworkSendError('invalid recipient number', 'permanent');
+  const recipient = world.phone(message.to);
+  if (!recipient.registered) throw new NetworkSendError('recipient is not registered', 'permanent');
+  if (recipient.rateLimited && !world.rateLimitedOnce.has(key)) {
+    world.rateLimitedOnce.add(key);
+    throw new NetworkSendError('rate limited by the network', 'transient');
+  }
+  world.rememberSent(key);
+  world.later(world.deliveryDelayMs, () => arrive(world, recipient, { entry: base, senderSession: session, tracker }));
+}
+
+/** A message reaches a phone: blocked ones vanish, offline ones wait, the rest land in the inbox. */
+function arrive(world: WorldState, phone: PhoneRecord, stored: StoredEntry): void {
+  if (phone.blocksEveryone) return;
+  if (!phone.online) {
+    phone.hold(stored);
+    return;
+  }
+  const typing = phone.takeTyping(stored.entry.from);
+  if (typing !== undefined) stored.entry.typing_ms = typing;
+  stored.entry.received_at = new Date().toISOString();
+  phone.store(stored);
+  if (!stored.tracker.delivered) {
+    stored.tracker.delivered = true;
+    const id = stored.entry.message_id;
+    world.emitToSession(stored.senderSession, { type: 'message_status', id, status: 'delivered', at: new Date() });
+  }
+  if (phone.autoRead) world.later(world.readDelayMs, () => markRead(world, stored));
+}
+
+function markRead(world: WorldState, stored: StoredEntry): void {
+  if (stored.entry.read_at === null) stored.entry.read_at = new Date().toISOString();
+  if (stored.tracker.read) return;
+  stored.tracker.read = true;
+  const id = stored.entry.message_id;
+  world.emitToSession(stored.senderSession, { type: 'message_status', id, status: 'read', at: new Date() });
+}
+
+export function sendTyping(world: WorldState, link: Link, to: string, durationMs: number): void {
+  const from = world.requireOpen(link);
+  const targets = isGroupId(to)
+    ? [...(world.groups.get(to)?.participants.keys() ?? [])].filter((p) => p !== from)
+    : isWellFormedPhone(to)
+      ? [to]
+      : [];
+  for (const phone of targets) world.phone(phone).typing.set(from, durationMs);
+}
+
+export function readMessage(world: WorldState, phone: PhoneNumber, messageId: string): void {
+  const stored = world.phones.get(phone)?.inbox.findLast((s) => s.entry.message_id === messageId);
+  if (!stored) throw new SandboxControlError(404, 'Message not found');
+  markRead(world, stored);
+}
+
+export function sendFromPhone(
+  world: WorldState,
+  phone: PhoneNumber,
+  to: PhoneNumber,
+  text: string,
+): { message_id: string } {
+  if (!isWellFormedPhone(phone) || !isWellFormedPhone(to)) {
+    throw new SandboxControlError(400, 'Invalid phone number format');
+  }
+  if (typeof text !== 'string' || text.length === 0) throw new SandboxControlError(400, 'Text is required');
+  if (!world.phone(phone).registered) {
+    throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
+  }
+  const sessions = [...world.sessions.values()].filter((s) => s.phone === to);
+  if (sessions.length === 0) throw new SandboxControlError(404, 'Device not found', `no device is paired with ${to}`);
+  const id = ulid();
+  for (const session of sessions) {
+    world.emitToSession(session.token, {
+      type: 'incoming_message',
+      id,
+      from: phone,
+      content: { type: 'chat', text },
+      at: new Date(),
+    });
+  }
+  return { message_id: id };
+}
+
+export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings): SandboxPhone {
+  if (!isWellFormedPhone(settings?.phone)) throw new SandboxControlError(400, 'Invalid phone number format');
+  if (settings.privacy !== undefined && settings.privacy !== 'everyone' && settings.privacy !== 'nobody') {
+    throw new SandboxControlError(400, 'Invalid privacy setting', 'privacy must be "everyone" or "nobody"');
+  }
+  const phone = world.phone(settings.phone);
+  const wasOnline = phone.online;
+  phone.applySettings(settings);
+  world.changed();
+  if (!wasOnline && phone.online) {
+    const waiting = phone.pending;
+    phone.pending = [];
+    for (const stored of waiting) arrive(world, phone, stored);
+  }
+  return phone.view();
+}
+
+export function getPhone(world: WorldState, phone: PhoneNumber): SandboxPhone {
+  const record = world.phones.get(phone) ?? (isWellFormedPhone(phone) && isMagicPhone(phone) ? new Phone(phone) : null);
+  if (!record) throw new SandboxControlError(404, 'Phone not found');
+  return record.view();
+}
+
+/** What the recipient "sees": media as a fingerprint, never the bytes. */
+function summarise(content: NetworkMessageContent): { type: string } & Record<string, unknown> {
+  if (!('media' in content)) return structuredClone(content) as { type: string } & Record<string, unknown>;
+  const { media, ...rest } = content;
+  const bytes = media instanceof Uint8Array ? media : new Uint8Array(0);
+  return {
+    ...rest,
+    size: bytes.byteLength,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+  };
+}

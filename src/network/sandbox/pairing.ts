@@ -1,0 +1,105 @@
+/**
+ * Pairing and session life in the sandbox: QR codes that rotate, scans,
+ * reconnects with a stored session, replacement, drops and log-outs.
+ *
+ * Owns: the transitions of a link (pairing → open, connecting → open, any →
+ * closed) and the issuing and ending of sessions. Must never: emit an event
+ * synchronously inside connect() (the gateway has not stored the connection
+ * yet), or keep more than one timer per link.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ConnectOptions, NetworkEventHandler, PhoneNumber } from '../network.js';
+import { SandboxControlError } from './control.js';
+import { isWellFormedPhone } from './phones.js';
+import type { Link, WorldState } from './state.js';
+
+/** Same shape as a WhatsApp pairing code: `2@<ref>,<noise key>,<identity key>,<secret>`, about 150 characters. */
+export function newQrText(): string {
+  const b64 = (n: number) => randomBytes(n).toString('base64');
+  return `2@${b64(24)},${b64(32)},${b64(32)},${b64(16)}`;
+}
+
+export function openLink(world: WorldState, options: ConnectOptions, sink: NetworkEventHandler): Link {
+  const link = world.createLink(options.deviceId, sink);
+  if (link.state === 'closed') return link;
+  if (options.session === null) {
+    link.state = 'pairing';
+    link.expectedPhone = options.expectedPhone ?? null;
+    link.timer = world.later(0, () => rotateQr(world, link));
+    return link;
+  }
+  const session = world.sessions.get(options.session);
+  if (!session) {
+    link.timer = world.later(0, () =>
+      world.endLink(link, { type: 'logged_out', reason: 'session is no longer valid' }),
+    );
+    return link;
+  }
+  // One connection per session, like the real network: the newest wins.
+  if (session.link) world.endLink(session.link, { type: 'disconnected', reason: 'replaced' });
+  session.link = link;
+  link.session = session.token;
+  link.phone = session.phone;
+  link.timer = world.later(0, () => {
+    link.timer = null;
+    if (link.state !== 'connecting') return;
+    link.state = 'open';
+    world.emit(link, { type: 'connected', phone: session.phone });
+    world.flushQueue(session);
+  });
+  return link;
+}
+
+function rotateQr(world: WorldState, link: Link): void {
+  if (link.state !== 'pairing') return;
+  if (link.qr !== null) world.qrs.delete(link.qr);
+  link.qr = newQrText();
+  world.qrs.set(link.qr, link);
+  link.timer = world.later(world.qrRotateMs, () => rotateQr(world, link));
+  world.emit(link, { type: 'qr', qr: link.qr });
+}
+
+export function scan(world: WorldState, qr: string, phone: PhoneNumber): { device_phone: PhoneNumber } {
+  if (!isWellFormedPhone(phone)) throw new SandboxControlError(400, 'Invalid phone number format');
+  const link = typeof qr === 'string' ? world.qrs.get(qr) : undefined;
+  if (!link || link.state !== 'pairing') throw new SandboxControlError(400, 'Invalid QR code');
+  if (link.expectedPhone !== null && link.expectedPhone !== phone) {
+    throw new SandboxControlError(
+      400,
+      'Phone number mismatch',
+      `this device must be paired from ${link.expectedPhone}`,
+    );
+  }
+  if (!world.phone(phone).registered) {
+    throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
+  }
+  const token = `sbx1.${randomBytes(32).toString('base64url')}`;
+  world.sessions.set(token, { token, phone, link, queue: [] });
+  world.qrs.delete(qr);
+  world.cancel(link.timer);
+  link.timer = null;
+  link.qr = null;
+  link.session = token;
+  link.phone = phone;
+  link.state = 'open';
+  world.changed();
+  world.emit(link, { type: 'paired', phone, session: token });
+  world.emit(link, { type: 'connected', phone });
+  return { device_phone: phone };
+}
+
+export function disconnectDevice(world: WorldState, deviceId: number, logout: boolean): void {
+  const targets = [...world.links].filter((l) => l.deviceId === deviceId && l.state !== 'closed');
+  if (targets.length === 0) throw new SandboxControlError(404, 'Device not connected');
+  for (const link of targets) {
+    if (logout && link.session !== null) world.endSession(link.session, 'logged out from the phone');
+    else if (logout) world.endLink(link, { type: 'logged_out', reason: 'logged out from the phone' });
+    else world.endLink(link, { type: 'disconnected', reason: 'connection dropped by the network' });
+  }
+}
+
+/** The device itself ends its session (connection.logout()). */
+export function logoutLink(world: WorldState, link: Link): void {
+  world.requireOpen(link);
+  if (link.session !== null) world.endSession(link.session, 'logged out by the device');
+}

@@ -1,0 +1,239 @@
+/**
+ * The sandbox world's shared state and plumbing: phones, sessions, links
+ * (device connections), groups, timers, event routing and persistence hooks.
+ *
+ * Owns: who is connected through which session, and getting each event to
+ * the right place (the open link, or the session's queue while it is
+ * offline). Must never: decide network rules (pairing, messaging and groups
+ * live in their own modules) or let a timer outlive close().
+ */
+import type { NetworkEvent, NetworkEventHandler, NetworkGroupId, ParticipantRole, PhoneNumber } from '../network.js';
+import { NetworkUnavailableError } from '../network.js';
+import { PhoneRecord } from './phones.js';
+import type { PersistedState } from './persistence.js';
+import { StateFile } from './persistence.js';
+
+export interface SandboxOptions {
+  /** How often a pairing attempt shows a new QR code (ms). */
+  readonly qrRotateMs?: number;
+  /** Time between the network taking a message and the phone receiving it (ms). */
+  readonly deliveryDelayMs?: number;
+  /** Time between delivery and the read receipt of an auto-reading phone (ms). */
+  readonly readDelayMs?: number;
+  /** JSON file keeping sessions, phone settings and groups across restarts. */
+  readonly statePath?: string;
+}
+
+/** One device connection inside the world. `pairing` → `open` via a scan; `connecting` → `open` after one tick. */
+export interface Link {
+  readonly id: number;
+  readonly deviceId: number;
+  readonly sink: NetworkEventHandler;
+  state: 'pairing' | 'connecting' | 'open' | 'closed';
+  session: string | null;
+  phone: PhoneNumber | null;
+  expectedPhone: PhoneNumber | null;
+  qr: string | null;
+  /** The only timer a link may hold: QR rotation while pairing, or the deferred `connected`. */
+  timer: NodeJS.Timeout | null;
+}
+
+export interface SessionRecord {
+  readonly token: string;
+  readonly phone: PhoneNumber;
+  /** The link currently using this session (not closed), if any. */
+  link: Link | null;
+  /** Events that happened while no link was open; emitted after the next `connected`. */
+  queue: NetworkEvent[];
+}
+
+export interface GroupRecord {
+  readonly id: NetworkGroupId;
+  subject: string;
+  description: string | null;
+  readonly participants: Map<PhoneNumber, ParticipantRole>;
+}
+
+/** Bounds that keep a long-running sandbox's memory flat. */
+const SESSION_QUEUE_LIMIT = 1000;
+const SENT_IDS_LIMIT = 100_000;
+
+export class WorldState {
+  readonly qrRotateMs: number;
+  readonly deliveryDelayMs: number;
+  readonly readDelayMs: number;
+  readonly phones = new Map<PhoneNumber, PhoneRecord>();
+  readonly sessions = new Map<string, SessionRecord>();
+  readonly links = new Set<Link>();
+  /** Current QR text -> its pairing link; rotated-out codes are removed so they stop working. */
+  readonly qrs = new Map<string, Link>();
+  readonly groups = new Map<NetworkGroupId, GroupRecord>();
+  /** "sender phone + message id" already taken by the network: the idempotency of sendMessage. */
+  readonly sentIds = new Set<string>();
+  /** "sender phone + message id" already refused once by a rate-limited recipient. */
+  readonly rateLimitedOnce = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly file: StateFile | null;
+  private nextLinkId = 1;
+  closed = false;
+
+  constructor(options: SandboxOptions) {
+    this.qrRotateMs = options.qrRotateMs ?? 20_000;
+    this.deliveryDelayMs = options.deliveryDelayMs ?? 30;
+    this.readDelayMs = options.readDelayMs ?? 30;
+    this.file = options.statePath ? new StateFile(options.statePath, () => this.snapshot()) : null;
+    const saved = this.file?.load();
+    if (saved) this.restore(saved);
+  }
+
+  /** The phone record, created on first use: every well-formed number exists on the network. */
+  phone(phone: PhoneNumber): PhoneRecord {
+    let record = this.phones.get(phone);
+    if (!record) {
+      record = new PhoneRecord(phone);
+      this.phones.set(phone, record);
+    }
+    return record;
+  }
+
+  /** Runs `fn` later; every timer is unref'd and dies with close(). Returns null once closed. */
+  later(ms: number, fn: () => void): NodeJS.Timeout | null {
+    if (this.closed) return null;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
+    return timer;
+  }
+
+  cancel(timer: NodeJS.Timeout | null): void {
+    if (!timer) return;
+    clearTimeout(timer);
+    this.timers.delete(timer);
+  }
+
+  createLink(deviceId: number, sink: NetworkEventHandler): Link {
+    const link: Link = {
+      id: this.nextLinkId++,
+      deviceId,
+      sink,
+      state: this.closed ? 'closed' : 'connecting',
+      session: null,
+      phone: null,
+      expectedPhone: null,
+      qr: null,
+      timer: null,
+    };
+    if (!this.closed) this.links.add(link);
+    return link;
+  }
+
+  /** The phone of an open link; anything else cannot act on the network. */
+  requireOpen(link: Link): PhoneNumber {
+    if (link.state !== 'open' || link.phone === null) throw new NetworkUnavailableError();
+    return link.phone;
+  }
+
+  emit(link: Link, event: NetworkEvent): void {
+    if (link.state === 'closed') return;
+    try {
+      link.sink(event);
+    } catch (err) {
+      // A failing gateway handler must not break the world for every other device.
+      console.error('sandbox: event handler failed for device %d: %s', link.deviceId, (err as Error).message);
+    }
+  }
+
+  /** Sends to the session's open link, or queues it for the next `connected` like a real network. */
+  emitToSession(token: string | null, event: NetworkEvent): void {
+    const session = token === null ? undefined : this.sessions.get(token);
+    if (!session) return;
+    if (session.link?.state === 'open') {
+      this.emit(session.link, event);
+      return;
+    }
+    session.queue.push(event);
+    if (session.queue.length > SESSION_QUEUE_LIMIT) session.queue.shift();
+  }
+
+  flushQueue(session: SessionRecord): void {
+    const queued = session.queue;
+    session.queue = [];
+    for (const event of queued) this.emitToSession(session.token, event);
+  }
+
+  /** Closes a link, after telling it why when `event` is given (`disconnected`/`logged_out` are always final). */
+  endLink(link: Link, event?: NetworkEvent): void {
+    if (link.state === 'closed') return;
+    if (event) this.emit(link, event);
+    link.state = 'closed';
+    this.cancel(link.timer);
+    link.timer = null;
+    if (link.qr !== null) this.qrs.delete(link.qr);
+    link.qr = null;
+    const session = link.session === null ? undefined : this.sessions.get(link.session);
+    if (session?.link === link) session.link = null;
+    this.links.delete(link);
+  }
+
+  /** Invalidates a session; its link, if any, hears `logged_out`. */
+  endSession(token: string, reason: string): void {
+    const session = this.sessions.get(token);
+    if (!session) return;
+    this.sessions.delete(token);
+    if (session.link) this.endLink(session.link, { type: 'logged_out', reason });
+    this.changed();
+  }
+
+  rememberSent(key: string): void {
+    this.sentIds.add(key);
+    if (this.sentIds.size > SENT_IDS_LIMIT) {
+      const oldest = this.sentIds.values().next();
+      if (!oldest.done) this.sentIds.delete(oldest.value);
+    }
+    // Once taken, the id will never be refused again, so its rate-limit mark is no longer needed.
+    this.rateLimitedOnce.delete(key);
+  }
+
+  /** Durable state changed: save it soon. */
+  changed(): void {
+    this.file?.schedule();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    for (const link of [...this.links]) this.endLink(link);
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.closed = true;
+    this.file?.flush();
+  }
+
+  private snapshot(): PersistedState {
+    return {
+      version: 1,
+      sessions: [...this.sessions.values()].map((s) => ({ token: s.token, phone: s.phone })),
+      phones: [...this.phones.values()]
+        .filter((p) => Object.keys(p.overrides).length > 0)
+        .map((p) => ({ phone: p.phone, ...p.overrides })),
+      groups: [...this.groups.values()].map((g) => ({
+        id: g.id,
+        subject: g.subject,
+        description: g.description,
+        participants: [...g.participants].map(([phone, role]) => ({ phone, role })),
+      })),
+    };
+  }
+
+  private restore(saved: PersistedState): void {
+    for (const s of saved.sessions)
+      this.sessions.set(s.token, { token: s.token, phone: s.phone, link: null, queue: [] });
+    for (const p of saved.phones) this.phone(p.phone).applySettings(p);
+    for (const g of saved.groups) {
+      const participants = new Map(g.participants.map((p) => [p.phone, p.role] as const));
+      this.groups.set(g.id, { id: g.id, subject: g.subject, description: g.description, participants });
+    }
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The simulated messaging network: one SandboxWorld holds every phone,
+ * session, pairing attempt, group and device connection.
+ *
+ * Owns: the synchronous facade that both adapters (in-process and the
+ * WebSocket server) drive, so the same world code runs either way. Must
+ * never: know about transports, promises or the gateway's own state; errors
+ * are thrown as the network interface's error classes or SandboxControlError.
+ */
+import type {
+  AddParticipantOutcome,
+  ConnectOptions,
+  NetworkEventHandler,
+  NetworkGroup,
+  NetworkGroupId,
+  OutgoingNetworkMessage,
+  PhoneNumber,
+} from '../network.js';
+import type { SandboxPhone, SandboxPhoneSettings } from './control.js';
+import * as groups from './groups.js';
+import * as messaging from './messaging.js';
+import * as pairing from './pairing.js';
+import type { SandboxOptions } from './state.js';
+import { WorldState } from './state.js';
+
+export type { SandboxOptions } from './state.js';
+
+/** One device connection as the world sees it: NetworkConnection's operations, synchronous. */
+export interface SandboxLink {
+  sendMessage(message: OutgoingNetworkMessage): void;
+  sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): void;
+  listGroups(): NetworkGroup[];
+  getGroup(groupId: NetworkGroupId): NetworkGroup;
+  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): NetworkGroup;
+  addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
+  updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): NetworkGroup;
+  checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
+  logout(): void;
+  /** Closes quietly: no more events, the session stays valid. */
+  close(): void;
+}
+
+export class SandboxWorld {
+  private readonly state: WorldState;
+
+  constructor(options: SandboxOptions = {}) {
+    this.state = new WorldState(options);
+  }
+
+  /** Opens a device connection; every event reaches `sink` asynchronously from this call. */
+  connect(options: ConnectOptions, sink: NetworkEventHandler): SandboxLink {
+    const w = this.state;
+    const link = pairing.openLink(w, options, sink);
+    return {
+      sendMessage: (message) => messaging.sendMessage(w, link, message),
+      sendTyping: (to, durationMs) => messaging.sendTyping(w, link, to, durationMs),
+      listGroups: () => groups.listGroups(w, link),
+      getGroup: (groupId) => groups.getGroup(w, link, groupId),
+      createGroup: (subject, participants) => groups.createGroupByLink(w, link, subject, participants),
+      addParticipants: (groupId, phones) => groups.addParticipants(w, link, groupId, phones),
+      updateGroup: (groupId, changes) => groups.updateGroup(w, link, groupId, changes),
+      checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
+      logout: () => pairing.logoutLink(w, link),
+      close: () => w.endLink(link),
+    };
+  }
+
+  scan(qr: string, phone: PhoneNumber): { device_phone: PhoneNumber } {
+    return pairing.scan(this.state, qr, phone);
+  }
+
+  upsertPhone(settings: SandboxPhoneSettings): SandboxPhone {
+    return messaging.upsertPhone(this.state, settings);
+  }
+
+  getPhone(phone: PhoneNumber): SandboxPhone {
+    return messaging.getPhone(this.state, phone);
+  }
+
+  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string): { message_id: string } {
+    return messaging.sendFromPhone(this.state, phone, to, text);
+  }
+
+  readMessage(phone: PhoneNumber, messageId: string): void {
+    messaging.readMessage(this.state, phone, messageId);
+  }
+
+  createGroup(name: string, members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>): NetworkGroup {
+    return groups.createGroupByControl(this.state, name, members);
+  }
+
+  disconnectDevice(deviceId: number, options: { logout: boolean }): void {
+    pairing.disconnectDevice(this.state, deviceId, options?.logout === true);
+  }
+
+  /** Stops every timer, closes every connection quietly and saves the durable state. */
+  close(): void {
+    this.state.close();
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * A Network that talks to a sandbox running as its own process
+ * (startSandboxServer), over ONE WebSocket per client that multiplexes every
+ * device connection and every control call.
+ *
+ * Owns: the socket's life (opened lazily, re-opened lazily after a drop),
+ * request/response matching and turning a lost socket into
+ * `disconnected {reason: 'network unreachable'}` for every device connection.
+ * Must never: reconnect device connections by itself (that is the gateway's
+ * job, with backoff) or keep anything per device beyond a few fields.
+ */
+import { WebSocket } from 'ws';
+import type {
+  ConnectOptions,
+  Network,
+  NetworkConnection,
+  NetworkEvent,
+  NetworkEventHandler,
+  NetworkGroup,
+} from '../network.js';
+import { NetworkUnavailableError } from '../network.js';
+import type { SandboxControl, SandboxPhone } from './control.js';
+import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
+import { decodeError, decodeEvent, encodeMessage, isFinalEvent, MAX_FRAME_BYTES } from './ws-protocol.js';
+
+const UNREACHABLE = 'network unreachable';
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  /** Device calls fail as NetworkUnavailableError when the socket is lost; control calls as a plain Error. */
+  readonly device: boolean;
+}
+
+class ClientConnection implements NetworkConnection {
+  closed = false;
+
+  constructor(
+    private readonly client: SandboxClient,
+    readonly cid: number,
+    private readonly onEvent: NetworkEventHandler,
+  ) {}
+
+  /** Ends this connection locally; `event` (if any) is the last thing the gateway hears. */
+  end(event?: NetworkEvent): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.forget(this.cid);
+    if (event) this.deliver(event);
+  }
+
+  receive(event: NetworkEvent): void {
+    if (this.closed) return;
+    if (isFinalEvent(event)) this.end(event);
+    else this.deliver(event);
+  }
+
+  private deliver(event: NetworkEvent): void {
+    try {
+      this.onEvent(event);
+    } catch (err) {
+      console.error('sandbox client: event handler failed: %s', (err as Error).message);
+    }
+  }
+
+  private call<T>(op: ConnectionOp, ...args: unknown[]): Promise<T> {
+    if (this.closed) return Promise.reject(new NetworkUnavailableError());
+    return this.client.request({ t: 'call', rid: 0, cid: this.cid, op, args }) as Promise<T>;
+  }
+
+  sendMessage: NetworkConnection['sendMessage'] = (message) => this.call('sendMessage', encodeMessage(message));
+  sendTyping: NetworkConnection['sendTyping'] = (to, ms) => this.call('sendTyping', to, ms);
+  listGroups: NetworkConnection['listGroups'] = () => this.call<NetworkGroup[]>('listGroups');
+  getGroup: NetworkConnection['getGroup'] = (id) => this.call('getGroup', id);
+  createGroup: NetworkConnection['createGroup'] = (subject, phones) => this.call('createGroup', subject, phones);
+  addParticipants: NetworkConnection['addParticipants'] = (id, phones) => this.call('addParticipants', id, phones);
+  updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.call('updateGroup', id, changes);
+  checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
+  logout: NetworkConnection['logout'] = () => this.call('logout');
+
+  close(): void {
+    if (this.closed) return;
+    this.end();
+    this.client.sendIfOpen({ t: 'close', cid: this.cid });
+  }
+}
+
+class SandboxClient {
+  private socket: WebSocket | null = null;
+  private opening: Promise<WebSocket> | null = null;
+  private readonly connections = new Map<number, ClientConnection>();
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
+    const connection = new ClientConnection(this, this.nextId++, onEvent);
+    if (this.closed) {
+      queueMicrotask(() => connection.end({ type: 'disconnected', reason: 'network closed' }));
+      return connection;
+    }
+    this.connections.set(connection.cid, connection);
+    const frame: ClientFrame = { t: 'connect', cid: connection.cid, options };
+    // A failed open drops the socket, and the drop tells every connection (this one included): no catch needed.
+    this.open().then(
+      (socket) => {
+        if (!connection.closed) socket.send(JSON.stringify(frame));
+      },
+      () => undefined,
+    );
+    return connection;
+  }
+
+  async request(frame: ClientFrame & { rid: number }): Promise<unknown> {
+    const device = frame.t === 'call';
+    let socket: WebSocket;
+    try {
+      socket = await this.open();
+    } catch (err) {
+      throw device ? new NetworkUnavailableError(UNREACHABLE) : (err as Error);
+    }
+    if (socket.readyState !== WebSocket.OPEN) {
+      throw device ? new NetworkUnavailableError(UNREACHABLE) : new Error(`sandbox ${UNREACHABLE}`);
+    }
+    return new Promise((resolve, reject) => {
+      const rid = this.nextId++;
+      this.pending.set(rid, { resolve, reject, device });
+      socket.send(JSON.stringify({ ...frame, rid }));
+    });
+  }
+
+  control(op: ControlOp, ...args: unknown[]): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('sandbox client is closed'));
+    return this.request({ t: 'control', rid: 0, op, args });
+  }
+
+  forget(cid: number): void {
+    this.connections.delete(cid);
+  }
+
+  sendIfOpen(frame: ClientFrame): void {
+    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
+  }
+
+  private open(): Promise<WebSocket> {
+    if (this.closed) return Promise.reject(new Error('sandbox client is closed'));
+    if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket);
+    if (this.opening) return this.opening;
+    const socket = new WebSocket(this.url, { maxPayload: MAX_FRAME_BYTES });
+    this.socket = socket;
+    const opening = new Promise<WebSocket>((resolve, reject) => {
+      let failure = '';
+      socket.on('open', () => resolve(socket));
+      socket.on('message', (data) => this.onFrame(String(data)));
+      socket.on('error', (err) => (failure = err.message));
+      socket.on('close', () => {
+        reject(new Error(`sandbox ${UNREACHABLE}${failure ? `: ${failure}` : ''}`));
+        this.onDrop(socket);
+      });
+    });
+    this.opening = opening;
+    const settled = () => {
+      if (this.opening === opening) this.opening = null;
+    };
+    opening.then(settled, settled);
+    return opening;
+  }
+
+  private onFrame(text: string): void {
+    let frame: ServerFrame;
+    try {
+      frame = JSON.parse(text) as ServerFrame;
+    } catch {
+      console.error('sandbox client: ignoring a frame that is not JSON');
+      return;
+    }
+    if (frame.t === 'event') {
+      this.connections.get(frame.cid)?.receive(decodeEvent(frame.event));
+      return;
+    }
+    const pending = this.pending.get(frame.rid);
+    if (!pending) return;
+    this.pending.delete(frame.rid);
+    if (frame.ok) pending.resolve(frame.value);
+    else pending.reject(decodeError(frame.error));
+  }
+
+  /** The socket is gone: every call in flight fails and every device connection hears it. */
+  private onDrop(socket: WebSocket): void {
+    if (this.socket !== socket) return;
+    this.socket = null;
+    for (const [rid, pending] of this.pending) {
+      this.pending.delete(rid);
+      pending.reject(pending.device ? new NetworkUnavailableError(UNREACHABLE) : new Error(`sandbox ${UNREACHABLE}`));
+    }
+    for (const connection of [...this.connections.values()]) {
+      connection.end(this.closed ? undefined : { type: 'disconnected', reason: UNREACHABLE });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const connection of [...this.connections.values()]) connection.end();
+    const socket = this.socket;
+    if (!socket) return;
+    if (socket.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      socket.once('close', () => resolve());
+      socket.terminate();
+    });
+  }
+}
+
+export function connectSandboxNetwork(url: string): Network & { readonly sandbox: SandboxControl } {
+  const client = new SandboxClient(url);
+  const control = (op: ControlOp, ...args: unknown[]) => client.control(op, ...args);
+  return {
+    description: `sandbox (simulated network at ${url})`,
+    connect: (options, onEvent) => client.connect(options, onEvent),
+    sandbox: {
+      scan: (qr, phone) => control('scan', qr, phone) as Promise<{ device_phone: string }>,
+      upsertPhone: (settings) => control('upsertPhone', settings) as Promise<SandboxPhone>,
+      getPhone: (phone) => control('getPhone', phone) as Promise<SandboxPhone>,
+      sendFromPhone: (phone, to, text) => control('sendFromPhone', phone, to, text) as Promise<{ message_id: string }>,
+      readMessage: async (phone, messageId) => {
+        await control('readMessage', phone, messageId);
+      },
+      createGroup: (name, members) => control('createGroup', name, members) as Promise<NetworkGroup>,
+      disconnectDevice: async (deviceId, options) => {
+        await control('disconnectDevice', deviceId, options);
+      },
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The sandbox as its own process: hosts one SandboxWorld behind a WebSocket
+ * server that several gateway nodes can share.
+ *
+ * Owns: mapping each client socket's connection ids to world links and
+ * answering its calls. Must never: keep a link alive after its socket is gone
+ * (the devices of a vanished gateway node are simply no longer connected).
+ */
+import type { AddressInfo } from 'node:net';
+import type { RawData, WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
+import type { ConnectOptions, NetworkGroupId, PhoneNumber } from '../network.js';
+import { NetworkUnavailableError } from '../network.js';
+import type { SandboxPhoneSettings } from './control.js';
+import type { ClientFrame, ServerFrame } from './ws-protocol.js';
+import { decodeMessage, encodeError, isFinalEvent, MAX_FRAME_BYTES } from './ws-protocol.js';
+import type { SandboxLink, SandboxOptions } from './world.js';
+import { SandboxWorld } from './world.js';
+
+export interface SandboxServerOptions extends SandboxOptions {
+  /** Interface to listen on; loopback unless told otherwise, as the protocol has no authentication. */
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+}
+
+export interface SandboxServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+type Args = readonly unknown[];
+
+function callLink(link: SandboxLink, op: string, a: Args): unknown {
+  switch (op) {
+    case 'sendMessage':
+      return link.sendMessage(decodeMessage(a[0]));
+    case 'sendTyping':
+      return link.sendTyping(a[0] as string, a[1] as number);
+    case 'listGroups':
+      return link.listGroups();
+    case 'getGroup':
+      return link.getGroup(a[0] as NetworkGroupId);
+    case 'createGroup':
+      return link.createGroup(a[0] as string, a[1] as PhoneNumber[]);
+    case 'addParticipants':
+      return link.addParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[]);
+    case 'updateGroup':
+      return link.updateGroup(a[0] as NetworkGroupId, a[1] as { subject?: string; description?: string });
+    case 'checkNumbers':
+      return link.checkNumbers(a[0] as PhoneNumber[]);
+    case 'logout':
+      return link.logout();
+    default:
+      throw new Error(`unknown operation ${op}`);
+  }
+}
+
+function callControl(world: SandboxWorld, op: string, a: Args): unknown {
+  switch (op) {
+    case 'scan':
+      return world.scan(a[0] as string, a[1] as PhoneNumber);
+    case 'upsertPhone':
+      return world.upsertPhone(a[0] as SandboxPhoneSettings);
+    case 'getPhone':
+      return world.getPhone(a[0] as PhoneNumber);
+    case 'sendFromPhone':
+      return world.sendFromPhone(a[0] as PhoneNumber, a[1] as PhoneNumber, a[2] as string);
+    case 'readMessage':
+      return world.readMessage(a[0] as PhoneNumber, a[1] as string);
+    case 'createGroup':
+      return world.createGroup(a[0] as string, a[1] as Array<{ phone: PhoneNumber; admin?: boolean }>);
+    case 'disconnectDevice':
+      return world.disconnectDevice(a[0] as number, a[1] as { logout: boolean });
+    default:
+      throw new Error(`unknown operation ${op}`);
+  }
+}
+
+/** Serves one client socket: its links live exactly as long as it does. */
+function serveClient(world: SandboxWorld, socket: WebSocket): void {
+  const links = new Map<number, SandboxLink>();
+  const send = (frame: ServerFrame) => {
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
+  };
+
+  const handle = (frame: ClientFrame) => {
+    if (frame.t === 'connect') {
+      if (links.has(frame.cid)) return;
+      const { cid } = frame;
+      const link = world.connect(frame.options as ConnectOptions, (event) => {
+        if (isFinalEvent(event)) links.delete(cid);
+        send({ t: 'event', cid, event });
+      });
+      links.set(cid, link);
+    } else if (frame.t === 'close') {
+      links.get(frame.cid)?.close();
+      links.delete(frame.cid);
+    } else {
+      let value: unknown;
+      try {
+        if (frame.t === 'control') {
+          value = callControl(world, frame.op, frame.args);
+        } else {
+          const link = links.get(frame.cid);
+          if (!link) throw new NetworkUnavailableError();
+          value = callLink(link, frame.op, frame.args);
+        }
+      } catch (err) {
+        send({ t: 'result', rid: frame.rid, ok: false, error: encodeError(err) });
+        return;
+      }
+      send({ t: 'result', rid: frame.rid, ok: true, value: value ?? null });
+    }
+  };
+
+  socket.on('message', (data: RawData) => {
+    let frame: ClientFrame;
+    try {
+      frame = JSON.parse(data.toString()) as ClientFrame;
+    } catch {
+      socket.close(1003, 'frames must be JSON');
+      return;
+    }
+    try {
+      handle(frame);
+    } catch (err) {
+      // A malformed frame from one client must not take down the world every other client shares.
+      console.error('sandbox server: bad frame: %s', (err as Error).message);
+      socket.close(1008, 'malformed frame');
+    }
+  });
+  socket.on('error', () => socket.terminate());
+  socket.on('close', () => {
+    for (const link of links.values()) link.close();
+    links.clear();
+  });
+}
+
+export async function startSandboxServer(options: SandboxServerOptions): Promise<SandboxServer> {
+  const world = new SandboxWorld(options);
+  const wss = new WebSocketServer({
+    host: options.host ?? '127.0.0.1',
+    port: options.port,
+    maxPayload: MAX_FRAME_BYTES,
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      wss.once('listening', resolve);
+      wss.once('error', reject);
+    });
+  } catch (err) {
+    world.close();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    throw err;
+  }
+  wss.on('connection', (socket) => serveClient(world, socket));
+  let closing: Promise<void> | null = null;
+  return {
+    port: (wss.address() as AddressInfo).port,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => {
+          world.close();
+          resolve();
+        });
+      });
+      return closing;
+    },
+  };
+}

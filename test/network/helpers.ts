@@ -1,0 +1,72 @@
+/**
+ * Test helpers for the sandbox network: an event recorder with polling waits,
+ * and a one-call pairing of a device. Not a test file itself.
+ */
+import type { Network, NetworkConnection, NetworkEvent } from '../../src/network/network.js';
+import type { SandboxControl } from '../../src/network/sandbox/control.js';
+
+export type SandboxNetwork = Network & { readonly sandbox: SandboxControl };
+
+/** Polls until `probe` returns something other than undefined/false; fails after `timeoutMs`. */
+export async function waitFor<T>(probe: () => T | undefined | false, timeoutMs = 2000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export class Recorder {
+  readonly events: NetworkEvent[] = [];
+  readonly handler = (event: NetworkEvent): void => {
+    this.events.push(event);
+  };
+
+  of<K extends NetworkEvent['type']>(type: K): Array<Extract<NetworkEvent, { type: K }>> {
+    return this.events.filter((e): e is Extract<NetworkEvent, { type: K }> => e.type === type);
+  }
+
+  /** The n-th (0-based) event of this type that matches, waiting for it. */
+  wait<K extends NetworkEvent['type']>(
+    type: K,
+    match: (e: Extract<NetworkEvent, { type: K }>) => boolean = () => true,
+    nth = 0,
+  ): Promise<Extract<NetworkEvent, { type: K }>> {
+    return waitFor(() => this.of(type).filter(match)[nth], 2000, `event ${type} #${nth}`);
+  }
+
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
+}
+
+export interface Paired {
+  readonly connection: NetworkConnection;
+  readonly recorder: Recorder;
+  readonly session: string;
+  readonly phone: string;
+}
+
+export async function pair(network: SandboxNetwork, deviceId: number, phone: string): Promise<Paired> {
+  const recorder = new Recorder();
+  const connection = network.connect({ deviceId, session: null }, recorder.handler);
+  const { qr } = await recorder.wait('qr');
+  await network.sandbox.scan(qr, phone);
+  const paired = await recorder.wait('paired');
+  await recorder.wait('connected');
+  return { connection, recorder, session: paired.session, phone };
+}
+
+/** Reconnects with a stored session and waits until `connected`. */
+export async function reconnect(network: SandboxNetwork, deviceId: number, session: string): Promise<Paired> {
+  const recorder = new Recorder();
+  const connection = network.connect({ deviceId, session }, recorder.handler);
+  const connected = await recorder.wait('connected');
+  return { connection, recorder, session, phone: connected.phone };
+}

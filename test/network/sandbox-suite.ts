@@ -1,0 +1,380 @@
+/**
+ * The behaviour suite every sandbox transport must pass: the same tests run
+ * against the in-process network and against the WebSocket client + server.
+ * Not a test file itself; the *.unit.test.ts files call sandboxSuite().
+ */
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSendError,
+  NetworkUnavailableError,
+} from '../../src/network/network.js';
+import { SandboxControlError } from '../../src/network/sandbox/control.js';
+import type { SandboxOptions } from '../../src/network/sandbox/state.js';
+import type { SandboxNetwork } from './helpers.js';
+import { pair, reconnect, Recorder, sleep, waitFor } from './helpers.js';
+
+export type MakeNetwork = (options: SandboxOptions) => Promise<{ network: SandboxNetwork; close(): Promise<void> }>;
+
+const DEVICE = '4915112345678';
+const OTHER_DEVICE = '4915187654321';
+const FRIEND = '4917612345678';
+const FAST: SandboxOptions = { qrRotateMs: 5000, deliveryDelayMs: 3, readDelayMs: 3 };
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => expect.fail('expected a rejection'),
+    (err: unknown) => err,
+  );
+}
+
+export function sandboxSuite(label: string, make: MakeNetwork): void {
+  describe(`sandbox behaviour (${label})`, () => {
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+    async function start(options: SandboxOptions = FAST): Promise<SandboxNetwork> {
+      const made = await make(options);
+      cleanups.push(() => made.close());
+      return made.network;
+    }
+
+    describe('pairing', () => {
+      it('emits a WhatsApp-like QR asynchronously and rotates it', async () => {
+        const network = await start({ ...FAST, qrRotateMs: 50 });
+        const rec = new Recorder();
+        network.connect({ deviceId: 1, session: null }, rec.handler);
+        expect(rec.events).toHaveLength(0);
+        const first = await rec.wait('qr');
+        const second = await rec.wait('qr', () => true, 1);
+        expect(second.qr).not.toBe(first.qr);
+        for (const { qr } of [first, second]) {
+          expect(qr).toMatch(/^2@[A-Za-z0-9+/=]+,[A-Za-z0-9+/=]+,[A-Za-z0-9+/=]+,[A-Za-z0-9+/=]+$/);
+          expect(qr.length).toBeGreaterThanOrEqual(100);
+          expect(qr.length).toBeLessThanOrEqual(160);
+        }
+        const err = await rejection(network.sandbox.scan(first.qr, DEVICE));
+        expect(err).toBeInstanceOf(SandboxControlError);
+        expect(err).toMatchObject({ status: 400, message: 'Invalid QR code' });
+      });
+
+      it('pairs on a scan of the current QR: paired, then connected', async () => {
+        const network = await start();
+        const rec = new Recorder();
+        network.connect({ deviceId: 1, session: null }, rec.handler);
+        const { qr } = await rec.wait('qr');
+        await expect(network.sandbox.scan(qr, DEVICE)).resolves.toEqual({ device_phone: DEVICE });
+        await rec.wait('connected');
+        expect(rec.types()).toEqual(['qr', 'paired', 'connected']);
+        expect(rec.of('paired')[0]).toMatchObject({ phone: DEVICE, session: expect.any(String) });
+        const again = await rejection(network.sandbox.scan(qr, DEVICE));
+        expect(again).toMatchObject({ status: 400, message: 'Invalid QR code' });
+      });
+
+      it('refuses unknown codes, malformed phones and the wrong phone', async () => {
+        const network = await start();
+        await expect(network.sandbox.scan('2@nope', DEVICE)).rejects.toMatchObject({
+          status: 400,
+          message: 'Invalid QR code',
+        });
+        const rec = new Recorder();
+        network.connect({ deviceId: 1, session: null, expectedPhone: DEVICE }, rec.handler);
+        const { qr } = await rec.wait('qr');
+        const malformed = await rejection(network.sandbox.scan(qr, '+49 151'));
+        expect(malformed).toBeInstanceOf(SandboxControlError);
+        expect(malformed).toMatchObject({ status: 400, message: 'Invalid phone number format' });
+        const mismatch = await rejection(network.sandbox.scan(qr, OTHER_DEVICE));
+        expect(mismatch).toMatchObject({
+          status: 400,
+          message: 'Phone number mismatch',
+          detail: `this device must be paired from ${DEVICE}`,
+        });
+        await expect(network.sandbox.scan(qr, DEVICE)).resolves.toEqual({ device_phone: DEVICE });
+      });
+
+      it('reconnects with a session, replaces an older connection, refuses an unknown session', async () => {
+        const network = await start();
+        const first = await pair(network, 1, DEVICE);
+        first.connection.close();
+        const second = await reconnect(network, 1, first.session);
+        expect(second.phone).toBe(DEVICE);
+        const third = await reconnect(network, 1, first.session);
+        await second.recorder.wait('disconnected', (e) => e.reason === 'replaced');
+        await expect(second.connection.listGroups()).rejects.toBeInstanceOf(NetworkUnavailableError);
+        await expect(third.connection.listGroups()).resolves.toEqual([]);
+        const bogus = new Recorder();
+        network.connect({ deviceId: 2, session: 'not-a-session' }, bogus.handler);
+        await bogus.wait('logged_out');
+      });
+
+      it('logout ends the session; close is quiet; closed connections reject', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await device.connection.logout();
+        await device.recorder.wait('logged_out');
+        await expect(
+          device.connection.sendMessage({ id: 'm', to: FRIEND, content: { type: 'chat', text: 'x' } }),
+        ).rejects.toBeInstanceOf(NetworkUnavailableError);
+        const after = new Recorder();
+        network.connect({ deviceId: 1, session: device.session }, after.handler);
+        await after.wait('logged_out');
+
+        const quiet = await pair(network, 2, OTHER_DEVICE);
+        const before = quiet.recorder.events.length;
+        quiet.connection.close();
+        await network.sandbox.disconnectDevice(2, { logout: false }).catch(() => undefined);
+        await sleep(20);
+        expect(quiet.recorder.events).toHaveLength(before);
+        await expect(quiet.connection.listGroups()).rejects.toBeInstanceOf(NetworkUnavailableError);
+      });
+
+      it('disconnectDevice drops (session kept) or logs out (session ended)', async () => {
+        const network = await start();
+        const device = await pair(network, 7, DEVICE);
+        await network.sandbox.disconnectDevice(7, { logout: false });
+        await device.recorder.wait('disconnected');
+        const back = await reconnect(network, 7, device.session);
+        await network.sandbox.disconnectDevice(7, { logout: true });
+        await back.recorder.wait('logged_out');
+        const after = new Recorder();
+        network.connect({ deviceId: 7, session: device.session }, after.handler);
+        await after.wait('logged_out');
+        const missing = await rejection(network.sandbox.disconnectDevice(99, { logout: false }));
+        expect(missing).toBeInstanceOf(SandboxControlError);
+        expect(missing).toMatchObject({ status: 404, message: 'Device not connected' });
+      });
+    });
+
+    describe('messages', () => {
+      it('sends, delivers into the inbox and reads (auto_read and readMessage)', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await device.connection.sendTyping(FRIEND, 1200);
+        await device.connection.sendMessage({ id: 'm1', to: FRIEND, content: { type: 'chat', text: 'hello' } });
+        await device.recorder.wait('message_status', (e) => e.id === 'm1' && e.status === 'delivered');
+        const phone = await network.sandbox.getPhone(FRIEND);
+        expect(phone.inbox).toEqual([
+          expect.objectContaining({ message_id: 'm1', from: DEVICE, type: 'chat', content: { text: 'hello' } }),
+        ]);
+        expect(phone.inbox[0]?.typing_ms).toBe(1200);
+        expect(phone.inbox[0]?.read_at).toBeNull();
+        expect(device.recorder.of('message_status').filter((e) => e.status === 'read')).toHaveLength(0);
+
+        await network.sandbox.readMessage(FRIEND, 'm1');
+        const read = await device.recorder.wait('message_status', (e) => e.id === 'm1' && e.status === 'read');
+        expect(read.at).toBeInstanceOf(Date);
+        expect((await network.sandbox.getPhone(FRIEND)).inbox[0]?.read_at).toEqual(expect.any(String));
+        await expect(network.sandbox.readMessage(FRIEND, 'nope')).rejects.toMatchObject({
+          status: 404,
+          message: 'Message not found',
+        });
+
+        const reader = '4917699998888';
+        await network.sandbox.upsertPhone({ phone: reader, auto_read: true, name: 'Reader' });
+        await device.connection.sendMessage({ id: 'm2', to: reader, content: { type: 'chat', text: 'hi' } });
+        await device.recorder.wait('message_status', (e) => e.id === 'm2' && e.status === 'read');
+        const statuses = device.recorder.of('message_status').filter((e) => e.id === 'm2');
+        expect(statuses.map((e) => e.status)).toEqual(['delivered', 'read']);
+      });
+
+      it('summarises media and keeps list content as given', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const media = new Uint8Array([1, 2, 3, 4, 5]);
+        await device.connection.sendMessage({
+          id: 'img',
+          to: FRIEND,
+          content: { type: 'image', media, mimetype: 'image/png', caption: 'look' },
+        });
+        const sections = [{ title: 'S', rows: [{ title: 'R', rowId: 'r1' }] }];
+        await device.connection.sendMessage({
+          id: 'list',
+          to: FRIEND,
+          content: { type: 'list', title: 'T', text: 'pick', buttonText: 'Go', sections },
+        });
+        await device.recorder.wait('message_status', (e) => e.id === 'list');
+        await device.recorder.wait('message_status', (e) => e.id === 'img');
+        const { inbox } = await network.sandbox.getPhone(FRIEND);
+        expect(inbox.find((e) => e.message_id === 'img')?.content).toEqual({
+          mimetype: 'image/png',
+          caption: 'look',
+          size: 5,
+          sha256: createHash('sha256').update(media).digest('hex'),
+        });
+        expect(inbox.find((e) => e.message_id === 'list')?.content).toEqual({
+          title: 'T',
+          text: 'pick',
+          buttonText: 'Go',
+          sections,
+        });
+      });
+
+      it('is idempotent by message id', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const message = { id: 'same', to: FRIEND, content: { type: 'chat', text: 'once' } } as const;
+        await device.connection.sendMessage(message);
+        await device.connection.sendMessage(message);
+        await device.recorder.wait('message_status', (e) => e.id === 'same');
+        await device.connection.sendMessage(message);
+        await sleep(20);
+        expect((await network.sandbox.getPhone(FRIEND)).inbox).toHaveLength(1);
+        expect(device.recorder.of('message_status').filter((e) => e.status === 'delivered')).toHaveLength(1);
+      });
+
+      it('applies the magic numbers', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const send = (id: string, to: string) =>
+          device.connection.sendMessage({ id, to, content: { type: 'chat', text: id } });
+
+        const unregistered = await rejection(send('a', '4917600000000'));
+        expect(unregistered).toBeInstanceOf(NetworkSendError);
+        expect(unregistered).toMatchObject({ kind: 'permanent', message: 'recipient is not registered' });
+
+        await send('b', '4917600000001');
+        const limited = await rejection(send('e', '4917600000004'));
+        expect(limited).toBeInstanceOf(NetworkSendError);
+        expect(limited).toMatchObject({ kind: 'transient', message: 'rate limited by the network' });
+        await send('e', '4917600000004');
+        await device.recorder.wait('message_status', (e) => e.id === 'e' && e.status === 'delivered');
+
+        await send('d', '4917600000003');
+        await sleep(20);
+        expect(device.recorder.of('message_status').map((e) => e.id)).toEqual(['e']);
+        expect((await network.sandbox.getPhone('4917600000001')).inbox).toHaveLength(0);
+        expect((await network.sandbox.getPhone('4917600000003')).inbox).toHaveLength(0);
+        const offline = await network.sandbox.getPhone('4917600000003');
+        expect(offline).toMatchObject({ online: false, registered: true });
+        await network.sandbox.upsertPhone({ phone: '4917600000003', online: true });
+        await device.recorder.wait('message_status', (e) => e.id === 'd' && e.status === 'delivered');
+        expect((await network.sandbox.getPhone('4917600000003')).inbox).toHaveLength(1);
+
+        const magic = await network.sandbox.getPhone('4917655550002');
+        expect(magic).toMatchObject({ privacy: 'nobody', registered: true, inbox: [] });
+        await expect(network.sandbox.getPhone('4917655551234')).rejects.toMatchObject({ status: 404 });
+        expect(await device.connection.checkNumbers(['4917600000000', FRIEND, '0123'])).toEqual([
+          { phone: '4917600000000', registered: false },
+          { phone: FRIEND, registered: true },
+          { phone: '0123', registered: false },
+        ]);
+      });
+
+      it('queues statuses while the device is offline and emits them after connected', async () => {
+        const network = await start({ ...FAST, deliveryDelayMs: 20 });
+        const device = await pair(network, 1, DEVICE);
+        await device.connection.sendMessage({ id: 'q', to: FRIEND, content: { type: 'chat', text: 'later' } });
+        device.connection.close();
+        await waitFor(async () => (await network.sandbox.getPhone(FRIEND)).inbox.length > 0);
+        await sleep(10);
+        const back = await reconnect(network, 1, device.session);
+        await back.recorder.wait('message_status', (e) => e.id === 'q');
+        expect(back.recorder.types()).toEqual(['connected', 'message_status']);
+        expect(device.recorder.of('message_status')).toHaveLength(0);
+      });
+
+      it('delivers a phone-sent message as incoming to the paired device', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const { message_id } = await network.sandbox.sendFromPhone(FRIEND, DEVICE, 'hey');
+        const incoming = await device.recorder.wait('incoming_message');
+        expect(incoming).toMatchObject({ id: message_id, from: FRIEND, content: { type: 'chat', text: 'hey' } });
+        expect(incoming.at).toBeInstanceOf(Date);
+        await expect(network.sandbox.sendFromPhone(FRIEND, OTHER_DEVICE, 'x')).rejects.toMatchObject({
+          status: 404,
+          message: 'Device not found',
+        });
+      });
+    });
+
+    describe('groups', () => {
+      it('creates, lists, updates and notifies', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await network.sandbox.upsertPhone({ phone: FRIEND, name: 'Friend' });
+        const group = await network.sandbox.createGroup('Team', [{ phone: DEVICE, admin: true }, { phone: FRIEND }]);
+        expect(group.id).toMatch(/^120363\d{12}@g\.us$/);
+        expect(group.participants).toEqual([
+          { phone: DEVICE, role: 'superadmin' },
+          { phone: FRIEND, name: 'Friend', role: null },
+        ]);
+        await device.recorder.wait('groups_changed', (e) => e.groupIds.includes(group.id));
+        expect(await device.connection.listGroups()).toEqual([group]);
+        const updated = await device.connection.updateGroup(group.id, { subject: 'Team 2', description: 'd' });
+        expect(updated).toMatchObject({ subject: 'Team 2', description: 'd', capacity: 1024 });
+        await device.recorder.wait('groups_changed', () => true, 1);
+
+        const own = await device.connection.createGroup('Mine', [FRIEND, '4917600000000', 'bad']);
+        expect(own.participants.map((p) => [p.phone, p.role])).toEqual([
+          [DEVICE, 'superadmin'],
+          [FRIEND, null],
+        ]);
+        expect(await device.connection.getGroup(own.id)).toEqual(own);
+
+        await device.connection.sendMessage({ id: 'g1', to: group.id, content: { type: 'chat', text: 'all' } });
+        await device.recorder.wait('message_status', (e) => e.id === 'g1');
+        const inbox = (await network.sandbox.getPhone(FRIEND)).inbox;
+        expect(inbox).toEqual([expect.objectContaining({ message_id: 'g1', group_id: group.id, from: DEVICE })]);
+      });
+
+      it('reports every add outcome and request-level errors', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await network.sandbox.upsertPhone({ phone: '4917611112222', privacy: 'nobody' });
+        await network.sandbox.upsertPhone({ phone: '4917633334444', name: 'Ann' });
+        const group = await device.connection.createGroup('G', []);
+        const outcomes = await device.connection.addParticipants(group.id, [
+          '12ab',
+          '4917600000000',
+          DEVICE,
+          '4917600000001',
+          '4917600000002',
+          '4917611112222',
+          '4917600000004',
+          '4917633334444',
+          '4917655556666',
+        ]);
+        expect(outcomes.map((o) => (o.ok ? 'OK' : o.code))).toEqual([
+          'INVALID_NUMBER',
+          'USER_NOT_FOUND',
+          'ALREADY_MEMBER',
+          'USER_BLOCKED',
+          'PRIVACY_SETTINGS',
+          'PRIVACY_SETTINGS',
+          'RATE_LIMITED',
+          'OK',
+          'OK',
+        ]);
+        expect(outcomes[7]).toEqual({ phone: '4917633334444', ok: true, name: 'Ann' });
+        for (const outcome of outcomes) if (!outcome.ok) expect(outcome.error).toEqual(expect.any(String));
+
+        const notAdmin = await network.sandbox.createGroup('NoAdmin', [{ phone: DEVICE }, { phone: FRIEND }]);
+        const forbidden = await rejection(device.connection.addParticipants(notAdmin.id, [OTHER_DEVICE]));
+        expect(forbidden).toBeInstanceOf(NetworkForbiddenError);
+        await expect(device.connection.updateGroup(notAdmin.id, { subject: 'x' })).rejects.toBeInstanceOf(
+          NetworkForbiddenError,
+        );
+        const outsider = await network.sandbox.createGroup('Outside', [{ phone: FRIEND, admin: true }]);
+        for (const id of [outsider.id, '120363000000000000@g.us']) {
+          await expect(device.connection.getGroup(id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+          await expect(device.connection.addParticipants(id, [FRIEND])).rejects.toBeInstanceOf(NetworkNotFoundError);
+        }
+      });
+
+      it('fills up at 1024 members (GROUP_FULL)', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const members = [{ phone: DEVICE, admin: true }];
+        for (let i = 0; i < 1022; i++) members.push({ phone: `4915100${5000 + i}`, admin: false });
+        const group = await network.sandbox.createGroup('Big', members);
+        expect(group.participants).toHaveLength(1023);
+        const outcomes = await device.connection.addParticipants(group.id, ['4917700005555', '4917700006666']);
+        expect(outcomes.map((o) => (o.ok ? 'OK' : o.code))).toEqual(['OK', 'GROUP_FULL']);
+        expect((await device.connection.getGroup(group.id)).participants).toHaveLength(1024);
+      });
+    });
+  });
+}
