@@ -1,0 +1,16 @@
+// The outbound HTTP guard's public surface: address policy, the guarded dispatcher shared by media
+// fetching and webhook delivery, media download and format sniffing. It must never add behaviour
+// of its own; importers outside src/outbound/ go through this file, not the modules behind it.
+export { isPublicAddress } from './address-policy.js';
+export type { AddressPolicy } from './address-policy.js';
+export {
+  BlockedAddressError,
+  createGuardedDispatcher,
+  createGuardedLookup,
+  findBlockedAddressError,
+} from './guarded-agent.js';
+export type { GuardedDispatcherOptions } from './guarded-agent.js';
+export { fetchMedia, MediaFetchError } from './fetch-media.js';
+export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure } from './fetch-media.js';
+export { sniffImageType, sniffMediaType } from './sniff.js';
+export type { ImageType } from './sniff.js';
