@@ -16,6 +16,12 @@ import { AccountsService } from './accounts/service.js';
 import { tokenRoutes } from './accounts/routes.js';
 import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
+import { ConnectionManager } from './devices/connections.js';
+import { PairingService } from './devices/pairing.js';
+import { createNetwork } from './network/create.js';
+import type { Network } from './network/network.js';
+import type { SandboxOptions } from './network/sandbox/index.js';
+import { sandboxRoutes } from './sandbox-control/routes.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
@@ -31,11 +37,19 @@ export interface BuildOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** SQLite file name under the data dir (tests use their own). */
   readonly sqliteFile?: string;
+  /** A network to use instead of the configured one (tests). Closed with the app. */
+  readonly network?: Network;
+  /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
+  readonly sandbox?: SandboxOptions;
+  /** Connection manager timings (tests shorten them). */
+  readonly connections?: { qrWaitMs?: number; reconnectBaseMs?: number; reconnectMaxMs?: number };
 }
 
 export interface Services {
   readonly accounts: AccountsService;
   readonly devices: DevicesService;
+  readonly connections: ConnectionManager;
+  readonly network: Network;
 }
 
 export interface RouteInfo {
@@ -123,7 +137,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteFile: options.sqliteFile });
   app.decorate('store', store);
-  app.addHook('onClose', async () => store.close());
   await store.migrate();
 
   const accounts = new AccountsService(store, clock, (error) =>
@@ -136,8 +149,25 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash).',
     );
   }
-  const devices = new DevicesService(store, clock);
-  app.decorate('services', { accounts, devices } satisfies Services);
+  const network = options.network ?? createNetwork(config, options.sandbox);
+  const connections = new ConnectionManager({
+    store,
+    clock,
+    network,
+    serverName: config.serverName,
+    logger: app.log,
+    pairingWindowMs: config.pairingWindowS * 1000,
+    ...options.connections,
+  });
+  // Closed in reverse order of use: connections first, then the network, then the store.
+  app.addHook('onClose', async () => {
+    await connections.close();
+    await network.close();
+    await store.close();
+  });
+  const devices = new DevicesService(store, clock, () => connections);
+  const pairing = new PairingService(devices, connections);
+  app.decorate('services', { accounts, devices, connections, network } satisfies Services);
 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
@@ -149,10 +179,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await app.register(
       async (api) => {
         await api.register(tokenRoutes, { accounts });
-        await api.register(deviceRoutes, { devices, serverName: config.serverName });
+        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
+        if (network.sandbox !== undefined) await api.register(sandboxRoutes, { sandbox: network.sandbox, devices });
       },
       { prefix },
     );
   }
+  app.addHook('onReady', async () => connections.start());
   return app;
 }

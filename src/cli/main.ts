@@ -30,12 +30,12 @@ const processIo: CliIo = {
 
 async function withAccounts<T>(
   config: Config,
-  work: (accounts: AccountsService, store: Store) => Promise<T>,
+  work: (accounts: AccountsService, store: Store, migrated: string[]) => Promise<T>,
 ): Promise<T> {
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    await store.migrate();
-    return await work(new AccountsService(store, systemClock), store);
+    const migrated = await store.migrate();
+    return await work(new AccountsService(store, systemClock), store, migrated);
   } finally {
     await store.close();
   }
@@ -151,8 +151,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('migrate')
     .description('Run pending store migrations (the server also does this at start-up)')
     .action(async () => {
-      await withAccounts(config, async (_service, store) => {
-        const ran = await store.migrate();
+      await withAccounts(config, async (_service, _store, ran) => {
         io.out(ran.length === 0 ? 'Nothing to migrate.' : `Ran: ${ran.join(', ')}`);
       });
     });

@@ -10,11 +10,22 @@ import { DeviceEnvelope, IdParams, Nullable, PageMeta, PageQuery, errorResponses
 import { PACKAGE_CODES } from './packages.js';
 import { DeviceSchema, presentDevice } from './present.js';
 import type { DevicesService } from './service.js';
+import type { PairingService } from './pairing.js';
 
 export interface DeviceRoutesOptions {
   readonly devices: DevicesService;
+  readonly pairing: PairingService;
   readonly serverName: string;
 }
+
+const QrQuery = Type.Object({
+  response_type: Type.String({ enum: ['url'], description: 'Only `url` (a PNG data URL) is supported' }),
+});
+
+const QrAnswer = Type.Union([
+  DeviceEnvelope(Type.Object({ qr: Type.String({ description: 'data:image/png;base64,...' }) })),
+  Type.Object({ code: Type.Literal(200), message: Type.Literal('Device connected') }),
+]);
 
 const CreateDeviceBody = Type.Object({
   package: Type.String({ enum: PACKAGE_CODES, description: 'Package code (spec 2.2)' }),
@@ -36,7 +47,10 @@ const UpdateDeviceBody = Type.Object({
 const notFoundById = { id: 'DEVICE_NOT_FOUND' } as const;
 const tags = ['Devices'];
 
-export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (app, { devices, serverName }) => {
+export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (
+  app,
+  { devices, pairing, serverName },
+) => {
   const present = (row: Parameters<typeof presentDevice>[0]) => presentDevice(row, serverName);
 
   app.post(
@@ -127,6 +141,44 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (request) => {
       const row = await devices.delete(accountOf(request), request.params.id);
       return { status: 200, message: 'Device deleted', data: present(row) };
+    },
+  );
+
+  app.get(
+    '/devices/:id/qr',
+    {
+      schema: {
+        tags,
+        summary: 'Get the current pairing QR code (starts a pairing attempt when none runs)',
+        description:
+          'A paired device answers `{code: 200, message: "Device connected"}` with no QR. The network rotates the code; each call returns the current one.',
+        params: IdParams,
+        querystring: QrQuery,
+        response: { 200: QrAnswer, ...errorResponses(400, 401, 403, 404, 500) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const answer = await pairing.qr(accountOf(request), request.params.id);
+      if (answer.kind === 'connected') return { code: 200 as const, message: 'Device connected' as const };
+      return { status: 200, message: 'QR code generated', data: { qr: answer.dataUrl } };
+    },
+  );
+
+  app.post(
+    '/devices/:id/logout',
+    {
+      schema: {
+        tags,
+        summary: 'Log the device out of the network (it becomes UNPAIRED)',
+        params: IdParams,
+        response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const row = await pairing.logout(accountOf(request), request.params.id);
+      return { status: 200, message: 'Device logged out', data: present(row) };
     },
   );
 };

@@ -123,6 +123,19 @@ export class DevicesService {
     return row;
   }
 
+  /** Administrative state (operators, through the CLI): a SUSPENDED device cannot send or pair. */
+  async setStatus(id: number, status: 'ACTIVE' | 'SUSPENDED'): Promise<DeviceRow> {
+    const existing = await devicesRepository.findById(this.store.db, id);
+    if (existing === undefined || existing.deleted_at !== null) throw new ApiError('DEVICE_NOT_FOUND');
+    if (status === 'SUSPENDED') await this.connections().release(id, { logout: false });
+    const row = await devicesRepository.update(this.store.db, existing.account_id, id, {
+      status,
+      updated_at: this.clock.now(),
+    });
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return row;
+  }
+
   async delete(accountId: number, id: number): Promise<DeviceRow> {
     const existing = await this.get(accountId, id);
     await this.connections().release(existing.id, { logout: true });

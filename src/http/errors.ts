@@ -27,6 +27,8 @@ export const ERRORS = {
   INVALID_PHONE: [400, 'Invalid phone number format'],
   // Tokens (DECISIONS 2)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
+  // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).
+  SANDBOX_REJECTED: [400, 'Sandbox request rejected'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -45,11 +47,13 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail: ErrorDetail = {},
+    /** Only for SANDBOX_REJECTED: the sandbox's own status and message. */
+    override?: { statusCode: number; message: string },
   ) {
     const [statusCode, message] = ERRORS[code];
-    super(message);
+    super(override?.message ?? message);
     this.name = 'ApiError';
-    this.statusCode = statusCode;
+    this.statusCode = override?.statusCode ?? statusCode;
   }
 }
 

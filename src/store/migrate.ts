@@ -10,10 +10,14 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as m001 from './migrations/001-foundation.js';
+import * as m002 from './migrations/002-events.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
-const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [['001-foundation', m001]];
+const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
+  ['001-foundation', m001],
+  ['002-events', m002],
+];
 
 class StaticProvider implements MigrationProvider {
   constructor(private readonly dialect: MigrationDialect) {}

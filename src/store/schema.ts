@@ -56,8 +56,39 @@ export interface DevicesTable {
   deleted_at: number | null;
 }
 
+export interface WebhookEventsTable {
+  /** Also the `webhook-id` header: receivers dedupe by it. */
+  id: string;
+  account_id: number;
+  device_id: number;
+  type: string;
+  /** The exact JSON body that is signed and sent. */
+  payload: string;
+  /** The device's webhook_url when the event happened. */
+  url: string;
+  /** pending, delivered or failed. */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  locked_until: number | null;
+  created_at: number;
+  delivered_at: number | null;
+  failed_at: number | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  event_id: string;
+  attempted_at: number;
+  http_status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;
   devices: DevicesTable;
+  webhook_events: WebhookEventsTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

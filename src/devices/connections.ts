@@ -1,0 +1,453 @@
+/**
+ * Live network connections of the devices this node holds (DECISIONS 3).
+ *
+ * Owns: pairing attempts (current QR, pairing window, EXPIRED), turning
+ * network events into device state (PAIRED, connected, logged out) together
+ * with their webhook events in one transaction, reconnecting dropped devices
+ * with exponential backoff and jitter under a cap on simultaneous connects,
+ * and reconnecting every paired device after a restart from its stored
+ * session.
+ *
+ * State machine of one device here:
+ *   (none) --currentQr--> pairing --paired--> session --connected--> open
+ *   pairing --window over--> (none), device EXPIRED
+ *   open --disconnected--> session (reconnect after backoff) --connected--> open
+ *   any --logged_out--> (none), device UNPAIRED
+ *
+ * Must never: hold the only copy of anything (the store is the truth; this is
+ * a cache of sockets and timers, a few hundred bytes per device), or let a
+ * stale connection's late events change state (each connection has a
+ * generation number).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { recordEvent } from '../events/record.js';
+import type { Network, NetworkConnection, NetworkEvent } from '../network/network.js';
+import type { Store } from '../store/store.js';
+import { devicesRepository, type DeviceRow } from './repository.js';
+import type { DeviceConnections } from './service.js';
+
+export interface ConnectionManagerOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly network: Network;
+  readonly serverName: string;
+  readonly logger: FastifyBaseLogger;
+  readonly pairingWindowMs: number;
+  /** How long a QR request waits for the network's first code. */
+  readonly qrWaitMs?: number;
+  readonly maxConcurrentConnects?: number;
+  readonly reconnectBaseMs?: number;
+  readonly reconnectMaxMs?: number;
+}
+
+/** Events other features listen to (message receipts, incoming messages, group changes, connection open). */
+export type DeviceNetworkListener = (deviceId: number, event: NetworkEvent) => void;
+
+export class QrUnavailableError extends Error {}
+
+interface QrWaiter {
+  resolve(qr: string): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+interface Live {
+  mode: 'pairing' | 'session';
+  generation: number;
+  conn: NetworkConnection | null;
+  open: boolean;
+  qr: string | null;
+  qrWaiters: QrWaiter[];
+  pairingTimer: NodeJS.Timeout | null;
+  reconnectTimer: NodeJS.Timeout | null;
+  failures: number;
+  holdsSlot: boolean;
+  /** Network events of one device are applied in order. */
+  chain: Promise<void>;
+}
+
+export class ConnectionManager implements DeviceConnections {
+  private readonly live = new Map<number, Live>();
+  private readonly listeners = new Set<DeviceNetworkListener>();
+  private generation = 0;
+  private slotsInUse = 0;
+  private readonly slotQueue: Array<() => void> = [];
+  private closed = false;
+  private readonly qrWaitMs: number;
+  private readonly maxConcurrentConnects: number;
+  private readonly reconnectBaseMs: number;
+  private readonly reconnectMaxMs: number;
+
+  constructor(private readonly options: ConnectionManagerOptions) {
+    this.qrWaitMs = options.qrWaitMs ?? 10_000;
+    this.maxConcurrentConnects = options.maxConcurrentConnects ?? 16;
+    this.reconnectBaseMs = options.reconnectBaseMs ?? 1_000;
+    this.reconnectMaxMs = options.reconnectMaxMs ?? 60_000;
+  }
+
+  onEvent(listener: DeviceNetworkListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** After start-up: every paired device of this store reconnects from its stored session. */
+  async start(): Promise<void> {
+    const { db } = this.options.store;
+    // A crash leaves `connected` set; nothing is connected until the network says so again.
+    await db
+      .updateTable('devices')
+      .set({ connected: 0 })
+      .where('connected', '=', 1)
+      .where((eb) => eb.or([eb('server_name', '=', this.options.serverName), eb('server_name', 'is', null)]))
+      .execute();
+    const paired = await db
+      .selectFrom('devices')
+      .select(['id'])
+      .where('paired_status', '=', 'PAIRED')
+      .where('network_session', 'is not', null)
+      .where('deleted_at', 'is', null)
+      .where('status', '=', 'ACTIVE')
+      .execute();
+    for (const { id } of paired) this.connectSession(id, 0);
+  }
+
+  /** The open connection of a device, or null. */
+  connection(deviceId: number): NetworkConnection | null {
+    const live = this.live.get(deviceId);
+    return live?.open === true ? live.conn : null;
+  }
+
+  isConnected(deviceId: number): boolean {
+    return this.connection(deviceId) !== null;
+  }
+
+  /** The current QR text of the device's pairing attempt, starting one if none runs. */
+  async currentQr(device: DeviceRow): Promise<string> {
+    let live = this.live.get(device.id);
+    if (live?.mode === 'pairing' && live.qr !== null) return live.qr;
+    if (live === undefined || live.mode !== 'pairing') {
+      this.drop(device.id);
+      live = this.startPairing(device);
+      if (device.paired_status === 'EXPIRED') {
+        await devicesRepository.update(this.options.store.db, device.account_id, device.id, {
+          paired_status: 'UNPAIRED',
+          updated_at: this.options.clock.now(),
+        });
+      }
+    }
+    const attempt = live;
+    if (attempt.qr !== null) return attempt.qr;
+    return new Promise<string>((resolve, reject) => {
+      const waiter: QrWaiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          attempt.qrWaiters = attempt.qrWaiters.filter((w) => w !== waiter);
+          reject(new QrUnavailableError('the network sent no QR code in time'));
+        }, this.qrWaitMs),
+      };
+      attempt.qrWaiters.push(waiter);
+    });
+  }
+
+  /** Ends the device's connection here; with `logout`, its network session too. */
+  async release(deviceId: number, { logout }: { logout: boolean }): Promise<void> {
+    const live = this.live.get(deviceId);
+    if (logout && live?.open === true && live.conn !== null) {
+      // An offline device cannot be logged out on the network; its stored session is forgotten all the same.
+      await live.conn
+        .logout()
+        .catch((error: unknown) => this.options.logger.warn({ err: error, deviceId }, 'logout failed'));
+    }
+    this.drop(deviceId);
+  }
+
+  /** Logs a device out (API `POST /devices/{id}/logout`): the session ends and the device is UNPAIRED. */
+  async logout(device: DeviceRow): Promise<void> {
+    await this.release(device.id, { logout: true });
+    await this.markLoggedOut(device.id, 'logout requested through the API');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const id of [...this.live.keys()]) this.drop(id);
+    await Promise.all([...this.live.values()].map((live) => live.chain));
+  }
+
+  // --- pairing -------------------------------------------------------------
+
+  private startPairing(device: DeviceRow): Live {
+    const live = this.newLive('pairing');
+    this.live.set(device.id, live);
+    live.pairingTimer = setTimeout(() => this.expirePairing(device.id, live.generation), this.options.pairingWindowMs);
+    live.conn = this.options.network.connect(
+      { deviceId: device.id, session: null, expectedPhone: device.expected_phone },
+      (event) => this.enqueue(device.id, live.generation, event),
+    );
+    return live;
+  }
+
+  private expirePairing(deviceId: number, generation: number): void {
+    const live = this.live.get(deviceId);
+    if (live === undefined || live.generation !== generation || live.mode !== 'pairing') return;
+    this.drop(deviceId);
+    void this.serial(live, async () => {
+      const { db } = this.options.store;
+      const now = this.options.clock.now();
+      await db.transaction().execute(async (trx) => {
+        const device = await devicesRepository.findById(trx, deviceId);
+        if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return;
+        await trx
+          .updateTable('devices')
+          .set({ paired_status: 'EXPIRED', updated_at: now })
+          .where('id', '=', deviceId)
+          .execute();
+        await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
+      });
+    });
+  }
+
+  // --- sessions and reconnects --------------------------------------------
+
+  private connectSession(deviceId: number, delayMs: number): void {
+    if (this.closed) return;
+    const live = this.live.get(deviceId) ?? this.newLive('session');
+    live.mode = 'session';
+    this.live.set(deviceId, live);
+    if (live.reconnectTimer !== null) clearTimeout(live.reconnectTimer);
+    live.reconnectTimer = setTimeout(() => {
+      live.reconnectTimer = null;
+      this.acquireSlot(() => void this.openSession(deviceId, live));
+    }, delayMs);
+  }
+
+  private async openSession(deviceId: number, live: Live): Promise<void> {
+    live.holdsSlot = true;
+    if (this.closed || this.live.get(deviceId) !== live) return this.releaseSlot(live);
+    const device = await devicesRepository.findById(this.options.store.db, deviceId).catch(() => undefined);
+    if (
+      device === undefined ||
+      device.network_session === null ||
+      device.deleted_at !== null ||
+      device.status !== 'ACTIVE'
+    ) {
+      this.releaseSlot(live);
+      this.drop(deviceId);
+      return;
+    }
+    if (this.live.get(deviceId) !== live) return this.releaseSlot(live);
+    live.generation = ++this.generation;
+    const generation = live.generation;
+    live.conn = this.options.network.connect({ deviceId, session: device.network_session }, (event) =>
+      this.enqueue(deviceId, generation, event),
+    );
+  }
+
+  private scheduleReconnect(deviceId: number, live: Live): void {
+    live.failures += 1;
+    const ceiling = Math.min(this.reconnectMaxMs, this.reconnectBaseMs * 2 ** Math.min(live.failures - 1, 20));
+    // Equal jitter: half fixed, half random, so a fleet that dropped together does not return together.
+    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    this.connectSession(deviceId, delay);
+  }
+
+  private acquireSlot(run: () => void): void {
+    if (this.slotsInUse < this.maxConcurrentConnects) {
+      this.slotsInUse += 1;
+      run();
+    } else {
+      this.slotQueue.push(() => {
+        this.slotsInUse += 1;
+        run();
+      });
+    }
+  }
+
+  private releaseSlot(live: Live): void {
+    if (!live.holdsSlot) return;
+    live.holdsSlot = false;
+    this.slotsInUse -= 1;
+    const next = this.slotQueue.shift();
+    if (next !== undefined && !this.closed) next();
+  }
+
+  // --- events ---------------------------------------------------------------
+
+  private enqueue(deviceId: number, generation: number, event: NetworkEvent): void {
+    const live = this.live.get(deviceId);
+    if (live === undefined || live.generation !== generation) return;
+    void this.serial(live, () => this.apply(deviceId, live, event));
+  }
+
+  private serial(live: Live, work: () => Promise<void>): Promise<void> {
+    live.chain = live.chain.then(work).catch((error: unknown) => {
+      this.options.logger.error({ err: error }, 'applying a network event failed');
+    });
+    return live.chain;
+  }
+
+  private async apply(deviceId: number, live: Live, event: NetworkEvent): Promise<void> {
+    switch (event.type) {
+      case 'qr': {
+        live.qr = event.qr;
+        for (const waiter of live.qrWaiters.splice(0)) {
+          clearTimeout(waiter.timer);
+          waiter.resolve(event.qr);
+        }
+        return;
+      }
+      case 'paired':
+        return this.onPaired(deviceId, live, event.phone, event.session);
+      case 'connected': {
+        live.open = true;
+        live.failures = 0;
+        this.releaseSlot(live);
+        await this.options.store.db
+          .updateTable('devices')
+          .set({ connected: 1, server_name: this.options.serverName })
+          .where('id', '=', deviceId)
+          .execute();
+        break;
+      }
+      case 'disconnected': {
+        live.open = false;
+        this.releaseSlot(live);
+        if (live.mode === 'pairing') {
+          this.failQrWaiters(live, `the network is unavailable (${event.reason})`);
+          this.drop(deviceId);
+          return;
+        }
+        await this.options.store.db.updateTable('devices').set({ connected: 0 }).where('id', '=', deviceId).execute();
+        if (this.live.get(deviceId) === live && !this.closed) this.scheduleReconnect(deviceId, live);
+        break;
+      }
+      case 'logged_out': {
+        live.open = false;
+        this.releaseSlot(live);
+        this.drop(deviceId);
+        await this.markLoggedOut(deviceId, event.reason);
+        break;
+      }
+      default:
+        break;
+    }
+    for (const listener of this.listeners) listener(deviceId, event);
+  }
+
+  private async onPaired(deviceId: number, live: Live, phone: string, session: string): Promise<void> {
+    const { db } = this.options.store;
+    const now = this.options.clock.now();
+    const refused = await db.transaction().execute(async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null) return 'device is gone';
+      if (device.expected_phone !== null && device.expected_phone !== phone) return 'another number scanned the QR';
+      const twin = await trx
+        .selectFrom('devices')
+        .select('id')
+        .where('account_id', '=', device.account_id)
+        .where('phone', '=', phone)
+        .where('id', '!=', deviceId)
+        .where('deleted_at', 'is', null)
+        .where('paired_status', '=', 'PAIRED')
+        .executeTakeFirst();
+      if (twin !== undefined) return `number already paired to device ${twin.id}`;
+      const paired = await trx
+        .updateTable('devices')
+        .set({
+          phone,
+          network_session: session,
+          paired_status: 'PAIRED',
+          server_name: this.options.serverName,
+          updated_at: now,
+        })
+        .where('id', '=', deviceId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await recordEvent(trx, paired, 'device.paired', { paired_status: 'PAIRED', phone }, now);
+      return null;
+    });
+    if (refused !== null) {
+      this.options.logger.warn({ deviceId, reason: refused }, 'pairing refused');
+      await live.conn?.logout().catch(() => undefined);
+      this.drop(deviceId);
+      return;
+    }
+    live.mode = 'session';
+    live.qr = null;
+    if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
+    live.pairingTimer = null;
+  }
+
+  private async markLoggedOut(deviceId: number, reason: string): Promise<void> {
+    const { db } = this.options.store;
+    const now = this.options.clock.now();
+    await db.transaction().execute(async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return;
+      const updated = await trx
+        .updateTable('devices')
+        .set({
+          paired_status: 'UNPAIRED',
+          network_session: null,
+          connected: 0,
+          phone: device.expected_phone,
+          updated_at: now,
+        })
+        .where('id', '=', deviceId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      // The event names the number that was logged out, not the one the row falls back to.
+      await recordEvent(
+        trx,
+        { ...updated, phone: device.phone },
+        'device.disconnected',
+        { paired_status: 'UNPAIRED', reason },
+        now,
+      );
+    });
+  }
+
+  // --- bookkeeping ------------------------------------------------------------
+
+  private newLive(mode: Live['mode']): Live {
+    return {
+      mode,
+      generation: ++this.generation,
+      conn: null,
+      open: false,
+      qr: null,
+      qrWaiters: [],
+      pairingTimer: null,
+      reconnectTimer: null,
+      failures: 0,
+      holdsSlot: false,
+      chain: Promise.resolve(),
+    };
+  }
+
+  private failQrWaiters(live: Live, message: string): void {
+    for (const waiter of live.qrWaiters.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new QrUnavailableError(message));
+    }
+  }
+
+  /** Forgets the device here: closes its connection quietly and clears its timers. */
+  private drop(deviceId: number): void {
+    const live = this.live.get(deviceId);
+    if (live === undefined) return;
+    this.live.delete(deviceId);
+    live.generation = -1;
+    live.open = false;
+    if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
+    if (live.reconnectTimer !== null) clearTimeout(live.reconnectTimer);
+    this.failQrWaiters(live, 'the pairing attempt ended');
+    this.releaseSlot(live);
+    try {
+      live.conn?.close();
+    } catch {
+      // Closing a connection that is already gone is fine.
+    }
+  }
+}

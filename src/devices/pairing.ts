@@ -1,0 +1,52 @@
+/**
+ * Pairing a device by QR code, and logging it out (spec 4.4; DECISIONS 3).
+ *
+ * Owns: the rules around the QR: a suspended device gets none, a paired one
+ * is "connected", otherwise the current code of the running attempt, drawn as
+ * a PNG data URL.
+ * Must never: answer with a stale code (the network rotates it; each call asks
+ * for the current one).
+ */
+import QRCode from 'qrcode';
+import { ApiError } from '../http/errors.js';
+import type { ConnectionManager } from './connections.js';
+import type { DeviceRow } from './repository.js';
+import type { DevicesService } from './service.js';
+
+export type QrAnswer = { readonly kind: 'connected' } | { readonly kind: 'qr'; readonly dataUrl: string };
+
+export class PairingService {
+  constructor(
+    private readonly devices: DevicesService,
+    private readonly connections: ConnectionManager,
+  ) {}
+
+  async qr(accountId: number, deviceId: number): Promise<QrAnswer> {
+    const device = await this.devices.get(accountId, deviceId);
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    if (device.paired_status === 'PAIRED') return { kind: 'connected' };
+    let text: string;
+    try {
+      text = await this.connections.currentQr(device);
+    } catch (error) {
+      throw new ApiError('QR_FAILED', { error: (error as Error).message });
+    }
+    try {
+      const dataUrl = await QRCode.toDataURL(text, {
+        errorCorrectionLevel: 'M',
+        margin: 2,
+        scale: 6,
+        type: 'image/png',
+      });
+      return { kind: 'qr', dataUrl };
+    } catch {
+      throw new ApiError('QR_FAILED', { error: 'the QR image could not be drawn' });
+    }
+  }
+
+  async logout(accountId: number, deviceId: number): Promise<DeviceRow> {
+    const device = await this.devices.get(accountId, deviceId);
+    await this.connections.logout(device);
+    return this.devices.get(accountId, deviceId);
+  }
+}

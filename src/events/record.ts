@@ -1,0 +1,73 @@
+/**
+ * Recording webhook events (DECISIONS 6), inside the transaction of the state
+ * change that causes them, so an event exists exactly when its change does.
+ *
+ * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`
+ * and the event types. Delivery is the deliverer's job.
+ * Must never: record for a device without a webhook_url (there is nowhere to
+ * deliver; setting a URL later does not replay history).
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { ulid } from 'ulid';
+import { iso } from '../clock.js';
+import type { Database } from '../store/schema.js';
+
+export type EventType =
+  | 'message.incoming'
+  | 'message.sent'
+  | 'message.delivered'
+  | 'message.read'
+  | 'message.failed'
+  | 'device.paired'
+  | 'device.disconnected'
+  | 'device.qr_expired'
+  | 'group.participants_added';
+
+export interface EventDevice {
+  readonly id: number;
+  readonly account_id: number;
+  readonly phone: string | null;
+  readonly webhook_url: string | null;
+}
+
+export function newEventId(): string {
+  return `evt_${ulid()}`;
+}
+
+/** Records one event for the device if it has a webhook URL. Returns the event id, or null. */
+export async function recordEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  device: EventDevice,
+  type: EventType,
+  data: unknown,
+  now: number,
+): Promise<string | null> {
+  if (device.webhook_url === null) return null;
+  const id = newEventId();
+  const payload = JSON.stringify({
+    id,
+    type,
+    device: { id: device.id, phone: device.phone },
+    created_at: iso(now),
+    data,
+  });
+  await db
+    .insertInto('webhook_events')
+    .values({
+      id,
+      account_id: device.account_id,
+      device_id: device.id,
+      type,
+      payload,
+      url: device.webhook_url,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: null,
+      created_at: now,
+      delivered_at: null,
+      failed_at: null,
+    })
+    .execute();
+  return id;
+}

@@ -1,0 +1,178 @@
+/**
+ * The sandbox control API (DECISIONS 8): scan a QR, manage virtual phones,
+ * make phones send and read, create network groups, drop or log out a device.
+ *
+ * Owns: the `/sandbox/...` paths. Registered only when the network has the
+ * sandbox capability; every route needs a token like any other.
+ * Must never: let an account drop another account's device.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { accountOf } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
+import { SandboxControlError, type SandboxControl } from '../network/sandbox/control.js';
+import type { DevicesService } from '../devices/service.js';
+
+const Phone = Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Digits only, country code first' });
+const PhoneParams = Type.Object({ phone: Type.String({ maxLength: 32 }) });
+
+const PhoneSettings = Type.Object({
+  phone: Phone,
+  name: Type.Optional(Type.String({ maxLength: 100 })),
+  registered: Type.Optional(Type.Boolean()),
+  privacy: Type.Optional(Type.Union([Type.Literal('everyone'), Type.Literal('nobody')])),
+  online: Type.Optional(Type.Boolean()),
+  auto_read: Type.Optional(Type.Boolean()),
+});
+
+const Anything = Type.Object({}, { additionalProperties: true });
+
+const tags = ['Sandbox'];
+
+/** Sandbox refusals carry their own status and message; anything else is a real failure. */
+async function control<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof SandboxControlError) {
+      throw new ApiError('SANDBOX_REJECTED', error.detail === undefined ? {} : { error: error.detail }, {
+        statusCode: error.status,
+        message: error.message,
+      });
+    }
+    throw error;
+  }
+}
+
+export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandbox: SandboxControl; devices: DevicesService }> = async (
+  app,
+  { sandbox, devices },
+) => {
+  app.post(
+    '/sandbox/scan',
+    {
+      schema: {
+        tags,
+        summary: 'A phone scans a pairing QR code (`qr` is the text the QR image decodes to)',
+        body: Type.Object({ qr: Type.String({ minLength: 1, maxLength: 1000 }), phone: Phone }),
+        response: { 200: CodeEnvelope(Type.Object({ device_phone: Type.String() })), ...errorResponses(400, 401) },
+      },
+      config: { fieldErrors: { phone: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const data = await control(() => sandbox.scan(request.body.qr, request.body.phone));
+      return { code: 200, message: 'QR code scanned', data };
+    },
+  );
+
+  app.post(
+    '/sandbox/phones',
+    {
+      schema: {
+        tags,
+        summary: 'Create or update a virtual phone',
+        body: PhoneSettings,
+        response: { 200: CodeEnvelope(Anything), ...errorResponses(400, 401) },
+      },
+      config: { fieldErrors: { phone: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const data = await control(() => sandbox.upsertPhone(request.body));
+      return { code: 200, message: 'Phone saved', data };
+    },
+  );
+
+  app.get(
+    '/sandbox/phones/:phone',
+    {
+      schema: {
+        tags,
+        summary: 'A virtual phone with its inbox (every message it received)',
+        params: PhoneParams,
+        response: { 200: CodeEnvelope(Anything), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => {
+      const data = await control(() => sandbox.getPhone(request.params.phone));
+      return { code: 200, message: 'OK', data };
+    },
+  );
+
+  app.post(
+    '/sandbox/phones/:phone/messages',
+    {
+      schema: {
+        tags,
+        summary: 'The phone sends a text to a device (it arrives as an incoming message)',
+        params: PhoneParams,
+        body: Type.Object({ to: Phone, text: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        response: { 200: CodeEnvelope(Type.Object({ message_id: Type.String() })), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: { to: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const data = await control(() => sandbox.sendFromPhone(request.params.phone, request.body.to, request.body.text));
+      return { code: 200, message: 'Message sent', data };
+    },
+  );
+
+  app.post(
+    '/sandbox/phones/:phone/read',
+    {
+      schema: {
+        tags,
+        summary: 'The phone reads a message it received (the sender gets a read receipt)',
+        params: PhoneParams,
+        body: Type.Object({ message_id: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: { 200: CodeEnvelope(Type.Null()), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      await control(() => sandbox.readMessage(request.params.phone, request.body.message_id));
+      return { code: 200, message: 'Message read', data: null };
+    },
+  );
+
+  app.post(
+    '/sandbox/groups',
+    {
+      schema: {
+        tags,
+        summary: 'Create a group on the network; member devices see it after their next sync',
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 100 }),
+          members: Type.Array(Type.Object({ phone: Phone, admin: Type.Optional(Type.Boolean()) }), {
+            minItems: 1,
+            maxItems: 1024,
+          }),
+        }),
+        response: { 201: CodeEnvelope(Anything), ...errorResponses(400, 401) },
+      },
+    },
+    async (request, reply) => {
+      const data = await control(() => sandbox.createGroup(request.body.name, request.body.members));
+      return reply.code(201).send({ code: 201, message: 'Group created', data });
+    },
+  );
+
+  app.post(
+    '/sandbox/devices/:id/disconnect',
+    {
+      schema: {
+        tags,
+        summary: 'Drop a device connection (it comes back by itself), or log it out from the phone',
+        params: IdParams,
+        body: Type.Optional(Type.Object({ logout: Type.Optional(Type.Boolean()) })),
+        response: { 200: CodeEnvelope(Type.Null()), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: { id: 'DEVICE_NOT_FOUND' } },
+    },
+    async (request) => {
+      const device = await devices.get(accountOf(request), request.params.id);
+      const logout = request.body?.logout === true;
+      await control(() => sandbox.disconnectDevice(device.id, { logout }));
+      return { code: 200, message: logout ? 'Device logged out from the phone' : 'Connection dropped', data: null };
+    },
+  );
+};
