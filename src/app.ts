@@ -42,7 +42,12 @@ export interface BuildOptions {
   /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
   readonly sandbox?: SandboxOptions;
   /** Connection manager timings (tests shorten them). */
-  readonly connections?: { qrWaitMs?: number; reconnectBaseMs?: number; reconnectMaxMs?: number };
+  readonly connections?: {
+    qrWaitMs?: number;
+    reconnectBaseMs?: number;
+    reconnectMaxMs?: number;
+    maxConcurrentConnects?: number;
+  };
 }
 
 export interface Services {

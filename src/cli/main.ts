@@ -15,6 +15,9 @@ import { loadConfig, type Config } from '../config.js';
 import { systemClock } from '../clock.js';
 import { openStore, type Store } from '../store/store.js';
 import { AccountsError, AccountsService } from '../accounts/service.js';
+import { DevicesService } from '../devices/service.js';
+import { ApiError } from '../http/errors.js';
+import { startSandboxServer } from '../network/sandbox/index.js';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -144,6 +147,52 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
           throw new AccountsError(`account "${account.name}" has no active token ${id}`);
         }
         io.out(`Token ${id} revoked.`);
+      });
+    });
+
+  const devices = program.command('devices').description('Devices (administrative state)');
+  for (const [name, status] of [
+    ['suspend', 'SUSPENDED'],
+    ['resume', 'ACTIVE'],
+  ] as const) {
+    devices
+      .command(`${name} <id>`)
+      .description(
+        name === 'suspend' ? 'Suspend a device: it can neither send nor pair' : 'Make a suspended device active again',
+      )
+      .action(async (id: string) => {
+        await withAccounts(config, async (_service, store) => {
+          try {
+            await new DevicesService(store, systemClock).setStatus(wholeNumber(id), status);
+          } catch (error) {
+            if (error instanceof ApiError) throw new AccountsError(`no device ${id}`);
+            throw error;
+          }
+          io.out(`Device ${id} is now ${status}.`);
+        });
+      });
+  }
+
+  const sandbox = program.command('sandbox').description('The simulated network');
+  sandbox
+    .command('serve')
+    .description('Run the sandbox network as its own process; gateways use GATEWAY_NETWORK=sandbox+ws://host:port')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0: any free port)', '4000')
+    .option('--state <file>', 'keep phones, groups and sessions in this JSON file across restarts')
+    .option('--qr-rotate-ms <ms>', 'how often a pairing QR code rotates', '20000')
+    .action(async (options: { host: string; port: string; state?: string; qrRotateMs: string }) => {
+      const server = await startSandboxServer({
+        host: options.host,
+        port: wholeNumber(options.port),
+        qrRotateMs: wholeNumber(options.qrRotateMs),
+        ...(options.state === undefined ? {} : { statePath: options.state }),
+      });
+      io.out(JSON.stringify({ msg: 'sandbox listening', url: `ws://${options.host}:${server.port}` }));
+      await new Promise<void>((resolve) => {
+        const stop = () => void server.close().then(resolve, resolve);
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
       });
     });
 

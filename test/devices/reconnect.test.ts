@@ -1,0 +1,132 @@
+// DECISIONS 3 and the architecture's lesson from other gateways: reconnects
+// back off exponentially with jitter, and only a few devices connect at once,
+// so a restart or a network blip does not stampede the network.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Network, NetworkConnection, NetworkEventHandler, ConnectOptions } from '../../src/network/network.js';
+import { NetworkUnavailableError } from '../../src/network/network.js';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** A network at the edge of the outside world, scripted by the test. */
+class ScriptedNetwork implements Network {
+  readonly description = 'scripted test network';
+  readonly connects: Array<{ deviceId: number; at: number }> = [];
+  inFlight = 0;
+  maxInFlight = 0;
+  constructor(private readonly behaviour: (options: ConnectOptions, attempt: number) => 'connect' | 'fail') {}
+
+  connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
+    const attempt = this.connects.filter((c) => c.deviceId === options.deviceId).length + 1;
+    this.connects.push({ deviceId: options.deviceId, at: Date.now() });
+    this.inFlight += 1;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    let closed = false;
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      this.inFlight -= 1;
+      if (closed) return;
+      if (this.behaviour(options, attempt) === 'connect') onEvent({ type: 'connected', phone: '628100000000' });
+      else onEvent({ type: 'disconnected', reason: 'refused by test' });
+    }, 15);
+    const unavailable = () => Promise.reject(new NetworkUnavailableError());
+    return {
+      sendMessage: unavailable,
+      sendTyping: unavailable,
+      listGroups: unavailable,
+      getGroup: unavailable,
+      createGroup: unavailable,
+      addParticipants: unavailable,
+      updateGroup: unavailable,
+      checkNumbers: unavailable,
+      logout: unavailable,
+      close: () => {
+        closed = true;
+        clearTimeout(timer);
+        if (!settled) this.inFlight -= 1;
+        settled = true;
+      },
+    };
+  }
+  async close(): Promise<void> {}
+}
+
+async function seedPairedDevices(gw: TestGateway, count: number): Promise<number[]> {
+  await gw.app.services.accounts.setMaxDevices('default', count);
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = (await gw.request('POST', '/devices', { package: 'BETA', name: `fleet ${i}` })).body.data.id as number;
+    await gw.app.store.db
+      .updateTable('devices')
+      .set({
+        paired_status: 'PAIRED',
+        network_session: `session-${id}`,
+        phone: `62810000${String(id).padStart(4, '0')}`,
+      })
+      .where('id', '=', id)
+      .execute();
+    ids.push(id);
+  }
+  return ids;
+}
+
+describe.skipIf(noStoreAvailable)('reconnecting', () => {
+  const open: TestGateway[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((gw) => gw.close()));
+  });
+
+  it('reconnects 60 paired devices after a restart with at most 5 connecting at once', async () => {
+    const seed = await startGateway();
+    open.push(seed);
+    await seedPairedDevices(seed, 60);
+    await seed.close({ keepStore: true });
+    open.pop();
+
+    const network = new ScriptedNetwork(() => 'connect');
+    const gw = await startGateway({
+      location: seed.location,
+      build: { network, connections: { maxConcurrentConnects: 5 } },
+    });
+    open.push(gw);
+    await gw.app.ready();
+    await waitFor(
+      async () => (await gw.request('GET', '/devices?per_page=100')).body.data.filter((d: any) => d.connected).length,
+      (n) => n === 60,
+      { what: 'all 60 connected', timeoutMs: 10_000 },
+    );
+    expect(network.maxInFlight).toBeLessThanOrEqual(5);
+    expect(network.maxInFlight).toBe(5);
+    expect(network.connects).toHaveLength(60);
+  });
+
+  it('backs off exponentially with jitter between failed attempts', async () => {
+    const seed = await startGateway();
+    open.push(seed);
+    const [id] = await seedPairedDevices(seed, 1);
+    await seed.close({ keepStore: true });
+    open.pop();
+
+    const network = new ScriptedNetwork((_options, attempt) => (attempt <= 5 ? 'fail' : 'connect'));
+    const gw = await startGateway({
+      location: seed.location,
+      build: { network, connections: { reconnectBaseMs: 40, reconnectMaxMs: 10_000 } },
+    });
+    open.push(gw);
+    await gw.app.ready();
+    await waitFor(
+      async () => (await gw.request('GET', `/devices/${id}`)).body.data.connected,
+      (connected) => connected === true,
+      { what: 'connected after 5 failures', timeoutMs: 10_000 },
+    );
+    const times = network.connects.map((c) => c.at);
+    expect(times).toHaveLength(6);
+    // Gap n (after the nth failure) lies within [ceiling/2, ceiling] plus the 15 ms the attempt itself took.
+    for (let n = 1; n <= 5; n++) {
+      const gap = times[n]! - times[n - 1]! - 15;
+      const ceiling = 40 * 2 ** (n - 1);
+      expect(gap, `gap ${n}`).toBeGreaterThanOrEqual(ceiling / 2 - 5);
+      expect(gap, `gap ${n}`).toBeLessThanOrEqual(ceiling + 60);
+    }
+  });
+});
