@@ -3,11 +3,11 @@
  *
  * Owns: the ordered list of migrations and running the pending ones. Safe from
  * two processes at once: on PostgreSQL Kysely's migrator holds a row lock for
- * the whole run; on SQLite every transaction begins IMMEDIATE, so the second
- * process waits for the first and then finds nothing left to do.
+ * the whole run; on SQLite the whole run is one IMMEDIATE transaction, so the
+ * second process waits for the first and then finds nothing left to do.
  * Must never: edit a migration that has shipped; add a new one instead.
  */
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, SqliteAdapter, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-events.js';
@@ -49,9 +49,36 @@ export async function migrateToLatest(
   // Creating the bookkeeping tables happens outside the locked run and can race
   // with another process doing the same; such a race is harmless to retry.
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = await (db.getExecutor().adapter instanceof SqliteAdapter
+      ? holdingSqliteWriteLock(db, () => migrator.migrateToLatest())
+      : migrator.migrateToLatest());
     if (error === undefined) return (results ?? []).map((r) => r.migrationName);
     if (attempt >= 5 || !isBusy(error)) throw error;
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
   }
+}
+
+/**
+ * Kysely's migrator takes no lock and opens no transaction on SQLite, so two
+ * processes could both find a migration pending and both run it. Running the
+ * whole migration inside one `BEGIN IMMEDIATE` makes the second process wait
+ * for the first (busy_timeout) and then find nothing left to do; it also makes
+ * each run atomic. The SQLite dialect has a single connection, so every query
+ * of the run goes through this transaction.
+ */
+async function holdingSqliteWriteLock<T extends { error?: unknown }>(
+  db: Kysely<unknown>,
+  run: () => Promise<T>,
+): Promise<T> {
+  await sql`begin immediate`.execute(db);
+  let outcome: T;
+  try {
+    outcome = await run();
+  } catch (error) {
+    await sql`rollback`.execute(db).catch(() => undefined);
+    throw error;
+  }
+  if (outcome.error === undefined) await sql`commit`.execute(db);
+  else await sql`rollback`.execute(db).catch(() => undefined);
+  return outcome;
 }

@@ -49,12 +49,31 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * Switching a fresh file to WAL needs an exclusive lock, and SQLite answers
+ * SQLITE_BUSY at once (without waiting on busy_timeout) when another process is
+ * switching it at the same moment; WAL is then set by the other one, or the
+ * next attempt succeeds.
+ */
+function enableWal(raw: BetterSqlite): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      raw.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || attempt >= 100) throw error;
+      Atomics.wait(pause, 0, 0, 20);
+    }
+  }
+}
+
 export function openSqlite(file: string): { dialect: SqliteDialect; raw: BetterSqlite } {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const raw = new Database(file);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = FULL');
   raw.pragma('busy_timeout = 10000');
+  enableWal(raw);
+  raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   return { dialect: new ImmediateSqliteDialect(withStatementCache(raw)), raw };
 }

@@ -144,6 +144,7 @@ describe.skipIf(noStoreAvailable)('when the store fails', () => {
   it('answers 500 Internal server error with no internal detail, and /readyz 503', async () => {
     const gw = await startGateway();
     try {
+      await gw.app.ready();
       await gw.app.store.close();
       const res = await gw.request('GET', '/devices');
       expect(res.status).toBe(500);

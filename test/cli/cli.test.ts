@@ -1,0 +1,231 @@
+// DECISIONS 2 and 9: the operator CLI works on the same store as the server:
+// accounts, device limits, tokens (shown once, listed without secrets,
+// revocable) and migrations, with clear errors and exit codes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, type CliIo } from '../../src/cli/main.js';
+import {
+  TEST_TOKEN,
+  newStoreLocation,
+  noStoreAvailable,
+  startGateway,
+  type StoreLocation,
+  type TestGateway,
+} from '../helpers/gateway.js';
+
+interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+const TOKEN = /mgw_[A-Za-z0-9_-]{20,}/;
+
+function envFor(location: StoreLocation): Record<string, string> {
+  return {
+    GATEWAY_DATA_DIR: location.dataDir,
+    ...(location.databaseUrl === null ? {} : { DATABASE_URL: location.databaseUrl }),
+  };
+}
+
+async function cli(location: StoreLocation, ...argv: string[]): Promise<CliResult> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { env: envFor(location), out: (line) => out.push(line), err: (line) => err.push(line) };
+  const code = await runCli(argv, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+function tokenIn(text: string): string {
+  const match = TOKEN.exec(text);
+  if (match === null) throw new Error(`no token in ${JSON.stringify(text)}`);
+  return match[0];
+}
+
+describe.skipIf(noStoreAvailable)('gateway CLI', () => {
+  let location: StoreLocation;
+  let gw: TestGateway;
+  let acmeToken: string;
+
+  beforeAll(async () => {
+    location = await newStoreLocation();
+    gw = await startGateway({ location });
+  });
+  afterAll(async () => {
+    await gw?.close({ keepStore: true });
+    await location?.drop();
+  });
+
+  it('creates an account and prints a token that authenticates against the server', async () => {
+    const created = await cli(location, 'accounts', 'create', 'acme', '--max-devices', '3');
+    expect(created).toMatchObject({ code: 0, err: '' });
+    expect(created.out).toMatch(/Created account "acme" \(id \d+, device limit 3\)\./);
+    acmeToken = tokenIn(created.out);
+    expect(acmeToken).toMatch(/^mgw_[A-Za-z0-9_-]{43}$/);
+
+    const devices = await gw.request('GET', '/devices', undefined, acmeToken);
+    expect(devices.status).toBe(200);
+    expect(devices.body.data).toEqual([]);
+    expect(devices.body.meta.total).toBe(0);
+  });
+
+  it('lists accounts with their device limits', async () => {
+    const listed = await cli(location, 'accounts', 'list');
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.out.split('\n');
+    expect(header).toBe('id\tname\tmax_devices');
+    const byName = new Map(rows.map((row) => row.split('\t')).map(([id, name, max]) => [name, { id, max }]));
+    expect(byName.get('acme')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '3' });
+    expect(byName.get('default')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '10' });
+  });
+
+  it("sets an account's device limit, which the server then enforces", async () => {
+    const set = await cli(location, 'accounts', 'set-limit', 'acme', '1');
+    expect(set).toEqual({ code: 0, out: 'Account "acme" may now have 1 devices.', err: '' });
+    expect((await cli(location, 'accounts', 'list')).out).toMatch(/\tacme\t1$/m);
+
+    const first = await gw.request('POST', '/devices', { package: 'BETA', name: 'one' }, acmeToken);
+    expect(first.status).toBe(201);
+    const second = await gw.request('POST', '/devices', { package: 'BETA', name: 'two' }, acmeToken);
+    expect(second.status).toBe(403);
+    expect(second.body).toMatchObject({ code: 403, message: 'Device limit exceeded' });
+    // The default account is not affected by acme's limit.
+    expect((await gw.request('POST', '/devices', { package: 'BETA', name: 'd' }, TEST_TOKEN)).status).toBe(201);
+  });
+
+  it('creates a named token that works', async () => {
+    const created = await cli(location, 'tokens', 'create', '--account', 'acme', '--name', 'ci');
+    expect(created.code).toBe(0);
+    expect(created.out).toMatch(/^Token \d+ "ci" for account "acme" \(shown once, keep it\):\n/);
+    const token = tokenIn(created.out);
+    expect(token).not.toBe(acmeToken);
+    const devices = await gw.request('GET', '/devices', undefined, token);
+    expect(devices.status).toBe(200);
+    expect(devices.body.data.map((d: { name: string }) => d.name)).toEqual(['one']);
+  });
+
+  it('lists tokens with their prefixes and never a secret', async () => {
+    const other = tokenIn((await cli(location, 'tokens', 'create', '--account', 'acme')).out);
+    const listed = await cli(location, 'tokens', 'list', '--account', 'acme');
+    expect(listed.code).toBe(0);
+    const [header, ...rows] = listed.out.split('\n');
+    expect(header).toBe('id\tname\tprefix\tcreated_at\tlast_used_at');
+    const entries = rows.map((row) => row.split('\t'));
+    expect(entries.map((e) => e[1])).toEqual(expect.arrayContaining(['initial', 'ci', 'cli']));
+    for (const entry of entries) {
+      expect(entry).toHaveLength(5);
+      expect(entry[2]).toMatch(/^mgw_.{1,12}$/);
+      expect(entry[3]).toMatch(/^\d{4}-\d\d-\d\dT.*Z$/);
+    }
+    expect(entries.map((e) => e[2])).toContain(acmeToken.slice(0, 12));
+    expect(entries.map((e) => e[2])).toContain(other.slice(0, 12));
+    expect(listed.out).not.toContain(acmeToken);
+    expect(listed.out).not.toContain(other);
+    expect(listed.out).not.toMatch(/mgw_[A-Za-z0-9_-]{20,}/);
+    // Another account's tokens are not listed.
+    const defaults = await cli(location, 'tokens', 'list', '--account', 'default');
+    expect(defaults.out).not.toContain(acmeToken.slice(0, 12));
+  });
+
+  it('revokes a token: it is refused with 401 from then on', async () => {
+    const created = await cli(location, 'tokens', 'create', '--account', 'acme', '--name', 'doomed');
+    const token = tokenIn(created.out);
+    const id = /^Token (\d+) /.exec(created.out)?.[1] ?? '';
+    expect(id).toMatch(/^\d+$/);
+    // Never used through `gw`, so its short authentication cache cannot hide the revocation.
+    const revoked = await cli(location, 'tokens', 'revoke', id, '--account', 'acme');
+    expect(revoked).toEqual({ code: 0, out: `Token ${id} revoked.`, err: '' });
+    const refused = await gw.request('GET', '/devices', undefined, token);
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ code: 401, message: 'Unauthorized' });
+    expect((await cli(location, 'tokens', 'list', '--account', 'acme')).out).not.toMatch(/\tdoomed\t/);
+    // The account's other tokens still work.
+    expect((await gw.request('GET', '/devices', undefined, acmeToken)).status).toBe(200);
+
+    // A token in use is refused too, at the latest by a server that has not cached it.
+    const used = await cli(location, 'tokens', 'create', '--account', 'acme', '--name', 'used');
+    const usedToken = tokenIn(used.out);
+    expect((await gw.request('GET', '/devices', undefined, usedToken)).status).toBe(200);
+    const usedId = /^Token (\d+) /.exec(used.out)?.[1] ?? '';
+    expect((await cli(location, 'tokens', 'revoke', usedId, '--account', 'acme')).code).toBe(0);
+    const fresh = await startGateway({ location });
+    try {
+      expect((await fresh.request('GET', '/devices', undefined, usedToken)).status).toBe(401);
+    } finally {
+      await fresh.close({ keepStore: true });
+    }
+
+    const again = await cli(location, 'tokens', 'revoke', id, '--account', 'acme');
+    expect(again.code).toBe(1);
+    expect(again.err).toBe(`error: account "acme" has no active token ${id}`);
+  });
+
+  it("cannot revoke another account's token", async () => {
+    const created = await cli(location, 'tokens', 'create', '--account', 'acme', '--name', 'mine');
+    const token = tokenIn(created.out);
+    const id = /^Token (\d+) /.exec(created.out)?.[1] ?? '';
+    const attempt = await cli(location, 'tokens', 'revoke', id, '--account', 'default');
+    expect(attempt.code).toBe(1);
+    expect(attempt.err).toContain(`has no active token ${id}`);
+    expect((await gw.request('GET', '/devices', undefined, token)).status).toBe(200);
+  });
+
+  it.each([
+    [['tokens', 'create', '--account', 'nobody'], 'error: no account named "nobody"'],
+    [['tokens', 'list', '--account', 'nobody'], 'error: no account named "nobody"'],
+    [['tokens', 'revoke', '1', '--account', 'nobody'], 'error: no account named "nobody"'],
+    [['accounts', 'set-limit', 'nobody', '5'], 'error: no account named "nobody"'],
+    [['accounts', 'create', 'acme'], 'error: account "acme" already exists'],
+    [['accounts', 'create', 'bad name!'], 'error: account names are 1-64 letters'],
+    [['accounts', 'create', 'numbers', '--max-devices', 'lots'], 'error: "lots" is not a whole number'],
+    [['accounts', 'set-limit', 'acme', '2.5'], 'error: "2.5" is not a whole number'],
+    [['tokens', 'revoke', 'abc', '--account', 'acme'], 'error: "abc" is not a whole number'],
+  ])('%j exits 1 with a clear message', async (argv, message) => {
+    const result = await cli(location, ...argv);
+    expect(result.code).toBe(1);
+    expect(result.err).toContain(message);
+    expect(result.out).toBe('');
+  });
+
+  it('changes nothing when a command fails', async () => {
+    const listed = (await cli(location, 'accounts', 'list')).out;
+    expect(listed).not.toMatch(/\tnumbers\t/);
+    expect(listed).not.toMatch(/\tbad name!\t/);
+    expect(listed).toMatch(/\tacme\t1$/m);
+  });
+
+  it.each([
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['accounts', 'delete', 'acme'], /unknown command 'delete'/],
+    [['tokens', 'list'], /required option '--account <name>' not specified/],
+    [['accounts', 'create'], /missing required argument 'name'/],
+  ])('usage error %j exits 2', async (argv, message) => {
+    const result = await cli(location, ...argv);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(message);
+  });
+
+  it('prints help and exits 0', async () => {
+    const result = await cli(location, '--help');
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/Usage: gateway/);
+    expect(result.out).toContain('accounts');
+    expect(result.out).toContain('tokens');
+    expect(result.out).toContain('migrate');
+  });
+
+  it('migrate says there is nothing to do on a migrated store', async () => {
+    expect(await cli(location, 'migrate')).toEqual({ code: 0, out: 'Nothing to migrate.', err: '' });
+  });
+
+  it('migrate runs the migrations on a fresh store, then has nothing left', async () => {
+    const fresh = await newStoreLocation();
+    try {
+      const first = await cli(fresh, 'migrate');
+      expect(first.code).toBe(0);
+      expect(first.out).toMatch(/^Ran: 001-foundation/);
+      expect((await cli(fresh, 'migrate')).out).toBe('Nothing to migrate.');
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

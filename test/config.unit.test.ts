@@ -1,0 +1,135 @@
+// DECISIONS 9: settings come from the environment, have sensible defaults, and
+// a bad value stops start-up with a message naming the variable.
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('has the documented defaults with an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      dataDir: resolve('./data'),
+      databaseUrl: null,
+      network: 'sandbox',
+      bootstrapToken: null,
+      allowPrivateUrls: false,
+      sendIntervalMs: 1000,
+      pairingWindowS: 120,
+      serverName: hostname(),
+      logLevel: 'info',
+    });
+  });
+
+  it('treats empty and blank values as unset', () => {
+    expect(loadConfig({ PORT: '', HOST: '  ', LOG_LEVEL: '', DATABASE_URL: '' })).toMatchObject({
+      host: '127.0.0.1',
+      port: 3000,
+      logLevel: 'info',
+      databaseUrl: null,
+    });
+  });
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      HOST: '0.0.0.0',
+      PORT: '0',
+      GATEWAY_DATA_DIR: '/tmp/gw-data',
+      DATABASE_URL: 'postgres://u:p@db:5432/gw',
+      GATEWAY_NETWORK: 'sandbox+ws://127.0.0.1:4000',
+      GATEWAY_BOOTSTRAP_TOKEN: 'mgw_0123456789abcdef',
+      GATEWAY_ALLOW_PRIVATE_URLS: 'true',
+      GATEWAY_SEND_INTERVAL_MS: '0',
+      GATEWAY_PAIRING_WINDOW_S: '30',
+      GATEWAY_SERVER_NAME: 'node-7',
+      LOG_LEVEL: 'DEBUG',
+    });
+    expect(config).toEqual({
+      host: '0.0.0.0',
+      port: 0,
+      dataDir: '/tmp/gw-data',
+      databaseUrl: 'postgres://u:p@db:5432/gw',
+      network: 'sandbox+ws://127.0.0.1:4000',
+      bootstrapToken: 'mgw_0123456789abcdef',
+      allowPrivateUrls: true,
+      sendIntervalMs: 0,
+      pairingWindowS: 30,
+      serverName: 'node-7',
+      logLevel: 'debug',
+    });
+  });
+
+  it('resolves a relative data directory against the working directory', () => {
+    expect(loadConfig({ GATEWAY_DATA_DIR: 'some/dir' }).dataDir).toBe(resolve('some/dir'));
+  });
+
+  it.each([['sandbox'], ['whatsapp'], ['sandbox+ws://127.0.0.1:4000'], ['sandbox+wss://sandbox.example:443']])(
+    'accepts GATEWAY_NETWORK=%s',
+    (value) => {
+      expect(loadConfig({ GATEWAY_NETWORK: value }).network).toBe(value);
+    },
+  );
+
+  it.each([['postgres://x/db'], ['postgresql://user@host:5432/db']])('accepts DATABASE_URL=%s', (value) => {
+    expect(loadConfig({ DATABASE_URL: value }).databaseUrl).toBe(value);
+  });
+
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['YES', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
+  ])('reads GATEWAY_ALLOW_PRIVATE_URLS=%s as %s', (value, expected) => {
+    expect(loadConfig({ GATEWAY_ALLOW_PRIVATE_URLS: value }).allowPrivateUrls).toBe(expected);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '3000.5'],
+    ['GATEWAY_NETWORK', 'foo'],
+    ['GATEWAY_NETWORK', 'sandbox+http://127.0.0.1:4000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['GATEWAY_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['GATEWAY_BOOTSTRAP_TOKEN', 'short'],
+    ['GATEWAY_BOOTSTRAP_TOKEN', 'mgw_has some spaces in it'],
+    ['GATEWAY_SEND_INTERVAL_MS', '-5'],
+    ['GATEWAY_SEND_INTERVAL_MS', 'fast'],
+    ['GATEWAY_PAIRING_WINDOW_S', '0'],
+    ['GATEWAY_PAIRING_WINDOW_S', '86401'],
+  ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain(name);
+  });
+
+  it('says what was wrong with the value', () => {
+    expect(configError({ PORT: 'abc' }).message).toBe('PORT must be a whole number, got "abc"');
+    expect(configError({ PORT: '70000' }).message).toBe('PORT must be between 0 and 65535, got 70000');
+    expect(configError({ GATEWAY_PAIRING_WINDOW_S: '0' }).message).toMatch(/between 1 and/);
+  });
+
+  it('never repeats a refused bootstrap token in its message', () => {
+    const secret = 'mgw_secret with space';
+    expect(configError({ GATEWAY_BOOTSTRAP_TOKEN: secret }).message).not.toContain('secret with');
+  });
+
+  it('never repeats a refused database URL (it may hold a password)', () => {
+    expect(configError({ DATABASE_URL: 'mysql://root:hunter2@db/x' }).message).not.toContain('hunter2');
+  });
+});
