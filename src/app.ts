@@ -185,7 +185,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       async (api) => {
         await api.register(tokenRoutes, { accounts });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
-        if (network.sandbox !== undefined) await api.register(sandboxRoutes, { sandbox: network.sandbox, devices });
+        if (network.sandbox !== undefined)
+          await api.register(sandboxRoutes, { sandbox: network.sandbox, devices, pairing });
       },
       { prefix },
     );

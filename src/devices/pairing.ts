@@ -21,16 +21,21 @@ export class PairingService {
     private readonly connections: ConnectionManager,
   ) {}
 
-  async qr(accountId: number, deviceId: number): Promise<QrAnswer> {
+  /** The current QR text, or null when the device is already paired. */
+  async qrText(accountId: number, deviceId: number): Promise<string | null> {
     const device = await this.devices.get(accountId, deviceId);
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
-    if (device.paired_status === 'PAIRED') return { kind: 'connected' };
-    let text: string;
+    if (device.paired_status === 'PAIRED') return null;
     try {
-      text = await this.connections.currentQr(device);
+      return await this.connections.currentQr(device);
     } catch (error) {
       throw new ApiError('QR_FAILED', { error: (error as Error).message });
     }
+  }
+
+  async qr(accountId: number, deviceId: number): Promise<QrAnswer> {
+    const text = await this.qrText(accountId, deviceId);
+    if (text === null) return { kind: 'connected' };
     try {
       const dataUrl = await QRCode.toDataURL(text, {
         errorCorrectionLevel: 'M',

@@ -25,6 +25,20 @@ export const ERRORS = {
   DEVICE_SUSPENDED: [403, 'Device suspended'],
   QR_FAILED: [500, 'QR code generation failed'],
   INVALID_PHONE: [400, 'Invalid phone number format'],
+  // Messages (spec 7.2, DECISIONS 4 and 5)
+  INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],
+  MESSAGE_TOO_LONG: [400, 'Message too long'],
+  INVALID_LIST: [400, 'Invalid list parameters'],
+  INVALID_IMAGE_URL: [400, 'Invalid image URL'],
+  UNSUPPORTED_FORMAT: [400, 'Unsupported file format'],
+  FILE_TOO_LARGE: [400, 'File too large'],
+  IMAGE_DOWNLOAD_FAILED: [400, 'Unable to download image'],
+  INVALID_MEDIA_URL: [400, 'Invalid media URL'],
+  MEDIA_DOWNLOAD_FAILED: [400, 'Unable to download media'],
+  DEVICE_NOT_CONNECTED: [400, 'Device not connected'],
+  QUOTA_EXCEEDED: [403, 'Quota exceeded'],
+  MESSAGE_NOT_FOUND: [404, 'Message not found'],
+  IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
   // Tokens (DECISIONS 2)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
   // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).

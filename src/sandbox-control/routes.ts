@@ -13,6 +13,7 @@ import { ApiError } from '../http/errors.js';
 import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
 import { SandboxControlError, type SandboxControl } from '../network/sandbox/control.js';
 import type { DevicesService } from '../devices/service.js';
+import type { PairingService } from '../devices/pairing.js';
 
 const Phone = Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Digits only, country code first' });
 const PhoneParams = Type.Object({ phone: Type.String({ maxLength: 32 }) });
@@ -45,10 +46,34 @@ async function control<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export const sandboxRoutes: FastifyPluginAsyncTypebox<{ sandbox: SandboxControl; devices: DevicesService }> = async (
+export interface SandboxRoutesOptions {
+  readonly sandbox: SandboxControl;
+  readonly devices: DevicesService;
+  readonly pairing: PairingService;
+}
+
+export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (
   app,
-  { sandbox, devices },
+  { sandbox, devices, pairing },
 ) => {
+  app.get(
+    '/sandbox/devices/:id/qr',
+    {
+      schema: {
+        tags,
+        summary: 'The text of the device’s current pairing QR, for scanning without a camera',
+        description: 'Same attempt and same code as `GET /devices/{id}/qr`, as the text the image decodes to.',
+        params: IdParams,
+        response: { 200: CodeEnvelope(Type.Object({ qr: Type.String() })), ...errorResponses(401, 403, 404, 500) },
+      },
+      config: { fieldErrors: { id: 'DEVICE_NOT_FOUND' } },
+    },
+    async (request) => {
+      const answer = await pairing.qrText(accountOf(request), request.params.id);
+      return { code: 200, message: answer === null ? 'Device connected' : 'OK', data: { qr: answer ?? '' } };
+    },
+  );
+
   app.post(
     '/sandbox/scan',
     {

@@ -1,7 +1,7 @@
 // DECISIONS 8: the sandbox control API and its error cases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createPairedDevice } from '../helpers/pairing.js';
+import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
 import type { Network } from '../../src/network/network.js';
 
 describe.skipIf(noStoreAvailable)('sandbox control API', () => {
@@ -107,6 +107,27 @@ describe.skipIf(noStoreAvailable)('without the sandbox', () => {
       expect(res.body).toEqual({ code: 404, message: 'Not found' });
       const doc = (await gw.request('GET', '/openapi.json', undefined, null)).body;
       expect(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox'))).toBe(false);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe.skipIf(noStoreAvailable)('QR text for scanning without a camera', () => {
+  it('gives the same code the QR image decodes to', async () => {
+    const gw = await startGateway();
+    try {
+      const id = (await gw.request('POST', '/devices', { package: 'BETA', name: 'text' })).body.data.id;
+      const fromImage = await qrText(gw, id);
+      const res = await gw.request('GET', `/sandbox/devices/${id}/qr`);
+      expect(res.body).toEqual({ code: 200, message: 'OK', data: { qr: fromImage } });
+      await gw.request('POST', '/sandbox/scan', { qr: res.body.data.qr, phone: '6281230000077' });
+      await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED');
+      expect((await gw.request('GET', `/sandbox/devices/${id}/qr`)).body).toEqual({
+        code: 200,
+        message: 'Device connected',
+        data: { qr: '' },
+      });
     } finally {
       await gw.close();
     }
