@@ -22,6 +22,12 @@ import { createNetwork } from './network/create.js';
 import type { Network } from './network/network.js';
 import type { SandboxOptions } from './network/sandbox/index.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
+import { devicesRepository } from './devices/repository.js';
+import { WriteBatcher } from './store/batcher.js';
+import { MessagesService } from './messages/service.js';
+import { messageRoutes } from './messages/routes.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { createGuardedDispatcher, isPublicAddress } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
@@ -41,6 +47,8 @@ export interface BuildOptions {
   readonly network?: Network;
   /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
   readonly sandbox?: SandboxOptions;
+  /** Dispatcher retry timings (tests shorten them). */
+  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number };
   /** Connection manager timings (tests shorten them). */
   readonly connections?: {
     qrWaitMs?: number;
@@ -55,6 +63,8 @@ export interface Services {
   readonly devices: DevicesService;
   readonly connections: ConnectionManager;
   readonly network: Network;
+  readonly messages: MessagesService;
+  readonly dispatcher: Dispatcher;
 }
 
 export interface RouteInfo {
@@ -164,15 +174,39 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     pairingWindowMs: config.pairingWindowS * 1000,
     ...options.connections,
   });
-  // Closed in reverse order of use: connections first, then the network, then the store.
+  const batcher = new WriteBatcher(store.db);
+  const dispatcher = new Dispatcher({
+    store,
+    batcher,
+    clock,
+    connections,
+    logger: app.log,
+    sendIntervalMs: config.sendIntervalMs,
+    ...options.dispatch,
+  });
+  const mediaAgent = createGuardedDispatcher({ policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress });
+  // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
+    await dispatcher.close();
     await connections.close();
     await network.close();
+    await mediaAgent.close();
     await store.close();
   });
   const devices = new DevicesService(store, clock, () => connections);
   const pairing = new PairingService(devices, connections);
-  app.decorate('services', { accounts, devices, connections, network } satisfies Services);
+  const messages = new MessagesService({
+    store,
+    batcher,
+    clock,
+    senders: {
+      findByPhone: (accountId, phone) => devicesRepository.findByPhone(store.db, accountId, phone),
+      isConnected: (deviceId) => connections.isConnected(deviceId),
+    },
+    mediaDispatcher: mediaAgent,
+    onAccepted: (deviceId) => dispatcher.notify(deviceId),
+  });
+  app.decorate('services', { accounts, devices, connections, network, messages, dispatcher } satisfies Services);
 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
@@ -185,12 +219,16 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       async (api) => {
         await api.register(tokenRoutes, { accounts });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
+        await api.register(messageRoutes, { messages });
         if (network.sandbox !== undefined)
           await api.register(sandboxRoutes, { sandbox: network.sandbox, devices, pairing });
       },
       { prefix },
     );
   }
-  app.addHook('onReady', async () => connections.start());
+  app.addHook('onReady', async () => {
+    dispatcher.start();
+    await connections.start();
+  });
   return app;
 }

@@ -46,6 +46,19 @@ export const devicesRepository = {
       .where('deleted_at', 'is', null)
       .executeTakeFirst(),
 
+  findByPhone: (db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined> =>
+    db
+      .selectFrom('devices')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      // A device created for a number is known by it before it pairs.
+      .where((eb) =>
+        eb.or([eb('phone', '=', phone), eb.and([eb('phone', 'is', null), eb('expected_phone', '=', phone)])]),
+      )
+      .where('deleted_at', 'is', null)
+      .orderBy('id', 'desc')
+      .executeTakeFirst(),
+
   findById: (db: Db, id: number): Promise<DeviceRow | undefined> =>
     db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst(),
 

@@ -11,12 +11,14 @@ import { Migrator, SqliteAdapter, sql, type Kysely, type Migration, type Migrati
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-events.js';
+import * as m003 from './migrations/003-messages.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
 const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['001-foundation', m001],
   ['002-events', m002],
+  ['003-messages', m003],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -85,7 +85,59 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+export interface MessagesTable {
+  /** Commit order: the per-device sending order. */
+  seq: Generated<number>;
+  /** Public id: a ULID, time-sortable; also the network message id. */
+  id: string;
+  account_id: number;
+  device_id: number;
+  /** outgoing or incoming. */
+  direction: string;
+  type: string;
+  /** The device's number when the message was accepted (or received). */
+  device_phone: string;
+  /** A phone number, or a network group id for group sends. */
+  receiver: string;
+  /** Incoming only: who sent it. */
+  sender: string | null;
+  message: string | null;
+  file_url: string | null;
+  /** JSON. */
+  params: string;
+  simulate_typing: number;
+  /** pending, sent, delivered, read is a timestamp not a status, failed. */
+  status: string;
+  failed_reason: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  created_at: number;
+  sent_at: number | null;
+  delivered_at: number | null;
+  read_at: number | null;
+  failed_at: number | null;
+}
+
+export interface MessageMediaTable {
+  message_id: string;
+  mimetype: string;
+  /** The bytes fetched and validated at acceptance; what gets sent. Deleted once the message leaves. */
+  bytes: Uint8Array;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  request_hash: string;
+  /** JSON of the first answer. */
+  response: string;
+  created_at: number;
+}
+
 export interface Database {
+  messages: MessagesTable;
+  message_media: MessageMediaTable;
+  idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;
   devices: DevicesTable;

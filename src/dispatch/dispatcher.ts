@@ -1,0 +1,320 @@
+/**
+ * The outbound queue worker (DECISIONS 5): turns committed `pending` messages
+ * into network sends, per device, in acceptance order.
+ *
+ * State machine of one message (stored in `messages.status`):
+ *   pending --network took it--> sent --receipt--> delivered (read_at set by a read receipt)
+ *   pending --permanent refusal, or retry budget / 24 h spent--> failed (quota unit given back)
+ *   pending --transient failure--> pending (attempts+1, next_attempt_at = now + backoff)
+ * Receipts may overtake the `sent` write; every update only moves forward.
+ *
+ * One lane per device holding a connection on this node: it sends the head of
+ * the device's queue, waits `send_interval` between sends, shows typing first
+ * when asked, and blocks behind a head that waits for its retry (order is kept).
+ * A retry reuses the message id, which is also the network id, so the
+ * recipient never sees a message twice; after a crash, messages whose `sent`
+ * was not yet written are sent again under the same id for the same reason.
+ *
+ * Must never: send a message of one device out of order, or hold the only copy
+ * of anything (a lane is a cursor and a timer; the store has the queue).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { ConnectionManager } from '../devices/connections.js';
+import { devicesRepository } from '../devices/repository.js';
+import { recordEvent, type EventType } from '../events/record.js';
+import {
+  NetworkSendError,
+  NetworkUnavailableError,
+  type NetworkConnection,
+  type NetworkEvent,
+} from '../network/network.js';
+import type { WriteBatcher } from '../store/batcher.js';
+import type { Store } from '../store/store.js';
+import { messagesRepository, type MessageRow } from '../messages/repository.js';
+import { presentMessage } from '../messages/present.js';
+import { networkContent } from '../messages/service.js';
+
+export interface DispatcherOptions {
+  readonly store: Store;
+  readonly batcher: WriteBatcher;
+  readonly clock: Clock;
+  readonly connections: ConnectionManager;
+  readonly logger: FastifyBaseLogger;
+  /** Default gap between two sends of one device; a device's own `send_interval_ms` wins. */
+  readonly sendIntervalMs: number;
+  readonly maxAttempts?: number;
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  readonly maxQueuedMs?: number;
+}
+
+interface Lane {
+  running: boolean;
+  wake: boolean;
+  /** seq of the last message this lane finished with (sent or failed). */
+  cursor: number;
+  buffer: MessageRow[];
+  timer: NodeJS.Timeout | null;
+  lastSentAt: number;
+  intervalMs: number | null;
+}
+
+const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
+const BATCH = 100;
+
+/** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
+export function typingDurationMs(text: string | null): number {
+  return Math.min(5000, Math.max(1000, 50 * [...(text ?? '')].length));
+}
+
+export class Dispatcher {
+  private readonly lanes = new Map<number, Lane>();
+  private readonly writes = new Set<Promise<unknown>>();
+  private closed = false;
+  private unsubscribe: (() => void) | null = null;
+  private readonly maxAttempts: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly maxQueuedMs: number;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.maxAttempts = options.maxAttempts ?? 12;
+    this.retryBaseMs = options.retryBaseMs ?? 2_000;
+    this.retryMaxMs = options.retryMaxMs ?? 10 * 60_000;
+    this.maxQueuedMs = options.maxQueuedMs ?? 24 * 60 * 60_000;
+  }
+
+  start(): void {
+    this.unsubscribe = this.options.connections.onEvent((deviceId, event) => this.onNetworkEvent(deviceId, event));
+  }
+
+  /** A message was committed for this device (or its connection opened): move its queue. */
+  notify(deviceId: number): void {
+    if (this.closed) return;
+    let lane = this.lanes.get(deviceId);
+    if (lane === undefined) {
+      lane = { running: false, wake: false, cursor: 0, buffer: [], timer: null, lastSentAt: 0, intervalMs: null };
+      this.lanes.set(deviceId, lane);
+    }
+    void this.run(deviceId, lane);
+  }
+
+  /** Stops taking new work, lets each lane finish the send it is in, and waits for every status write. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    for (const lane of this.lanes.values()) if (lane.timer !== null) clearTimeout(lane.timer);
+    while ([...this.lanes.values()].some((lane) => lane.running) || this.writes.size > 0) {
+      await Promise.allSettled([...this.writes]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // --- lanes ----------------------------------------------------------------------
+
+  private async run(deviceId: number, lane: Lane): Promise<void> {
+    if (lane.running) {
+      lane.wake = true;
+      return;
+    }
+    lane.running = true;
+    try {
+      await this.drive(deviceId, lane);
+    } catch (error) {
+      this.options.logger.error({ err: error, deviceId }, 'dispatch lane failed; retrying shortly');
+      this.schedule(deviceId, lane, 1000);
+    } finally {
+      lane.running = false;
+      if (lane.wake && !this.closed) {
+        lane.wake = false;
+        void this.run(deviceId, lane);
+      }
+    }
+  }
+
+  private async drive(deviceId: number, lane: Lane): Promise<void> {
+    const { db } = this.options.store;
+    for (;;) {
+      lane.wake = false;
+      if (this.closed) return;
+      const conn = this.options.connections.connection(deviceId);
+      if (conn === null) return; // woken again when the device connects
+      if (lane.buffer.length === 0) {
+        lane.buffer = await messagesRepository.pendingAfter(db, deviceId, lane.cursor, BATCH);
+        if (lane.buffer.length === 0) {
+          if (lane.wake) continue;
+          return;
+        }
+      }
+      const head = lane.buffer[0]!;
+      const now = Date.now();
+      if (head.next_attempt_at > now) return this.schedule(deviceId, lane, head.next_attempt_at - now);
+      lane.intervalMs ??= await this.intervalOf(deviceId);
+      const wait = lane.lastSentAt + lane.intervalMs - now;
+      if (wait > 0) return this.schedule(deviceId, lane, wait);
+      const outcome = await this.sendOne(conn, head);
+      if (outcome === 'retry') {
+        lane.buffer = [];
+        continue;
+      }
+      lane.buffer.shift();
+      lane.cursor = head.seq;
+      if (outcome === 'sent') lane.lastSentAt = Date.now();
+    }
+  }
+
+  private schedule(deviceId: number, lane: Lane, delayMs: number): void {
+    if (this.closed) return;
+    if (lane.timer !== null) clearTimeout(lane.timer);
+    lane.timer = setTimeout(
+      () => {
+        lane.timer = null;
+        void this.run(deviceId, lane);
+      },
+      Math.max(0, Math.ceil(delayMs)),
+    );
+  }
+
+  private async intervalOf(deviceId: number): Promise<number> {
+    const device = await devicesRepository.findById(this.options.store.db, deviceId);
+    return device?.send_interval_ms ?? this.options.sendIntervalMs;
+  }
+
+  // --- one send ---------------------------------------------------------------------
+
+  private async sendOne(conn: NetworkConnection, row: MessageRow): Promise<'sent' | 'failed' | 'retry'> {
+    const { db } = this.options.store;
+    const media = MEDIA_TYPES.has(row.type) ? await messagesRepository.media(db, row.id) : undefined;
+    if (MEDIA_TYPES.has(row.type) && media === undefined) {
+      this.track(this.fail(row, 'the media of this message is missing'));
+      return 'failed';
+    }
+    try {
+      if (row.simulate_typing === 1) {
+        const ms = typingDurationMs(row.message);
+        await conn.sendTyping(row.receiver, ms).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+      }
+      await conn.sendMessage({ id: row.id, to: row.receiver, content: networkContent(row, media) });
+    } catch (error) {
+      const now = Date.now();
+      // The connection went away mid-send: not the message's fault; the lane resumes when the device reconnects.
+      if (error instanceof NetworkUnavailableError) return 'retry';
+      if (error instanceof NetworkSendError && error.kind === 'permanent') {
+        this.track(this.fail(row, error.message));
+        return 'failed';
+      }
+      const attempts = row.attempts + 1;
+      const reason = error instanceof Error ? error.message : 'send failed';
+      if (attempts >= this.maxAttempts || now - row.created_at >= this.maxQueuedMs) {
+        this.track(this.fail(row, `gave up after ${attempts} attempts: ${reason}`));
+        return 'failed';
+      }
+      const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempts - 1));
+      const next = now + ceiling / 2 + Math.random() * (ceiling / 2);
+      await db
+        .updateTable('messages')
+        .set({ attempts, next_attempt_at: Math.round(next) })
+        .where('id', '=', row.id)
+        .execute();
+      return 'retry';
+    }
+    this.track(this.markSent(row.id));
+    return 'sent';
+  }
+
+  private track(write: Promise<unknown>): void {
+    this.writes.add(write);
+    void write
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'writing a message status failed'))
+      .finally(() => this.writes.delete(write));
+  }
+
+  // --- status writes (group-committed, each with its webhook event) -----------------
+
+  private markSent(id: string): Promise<void> {
+    const at = this.options.clock.now();
+    return this.options.batcher.run(async (trx) => {
+      const row = await trx
+        .updateTable('messages')
+        .set({ status: 'sent', sent_at: at })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      await trx.deleteFrom('message_media').where('message_id', '=', id).execute();
+      if (row !== undefined) await this.event(trx, row, 'message.sent', at);
+    });
+  }
+
+  private fail(row: MessageRow, reason: string): Promise<void> {
+    const at = this.options.clock.now();
+    return this.options.batcher.run(async (trx) => {
+      const failed = await trx
+        .updateTable('messages')
+        .set({ status: 'failed', failed_at: at, failed_reason: reason })
+        .where('id', '=', row.id)
+        .where('status', '=', 'pending')
+        .returningAll()
+        .executeTakeFirst();
+      await trx.deleteFrom('message_media').where('message_id', '=', row.id).execute();
+      if (failed === undefined) return;
+      // It never reached the network: its unit of quota comes back.
+      await messagesRepository.giveBackQuota(trx, row.device_id);
+      await this.event(trx, failed, 'message.failed', at);
+    });
+  }
+
+  private onNetworkEvent(deviceId: number, event: NetworkEvent): void {
+    if (event.type === 'connected') {
+      this.notify(deviceId);
+      return;
+    }
+    if (event.type !== 'message_status') return;
+    const at = event.at.getTime();
+    const id = event.id;
+    this.track(
+      this.options.batcher.run(async (trx) => {
+        if (event.status === 'delivered') {
+          const row = await trx
+            .updateTable('messages')
+            .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
+            .where('id', '=', id)
+            .where('device_id', '=', deviceId)
+            .where('status', 'in', ['pending', 'sent'])
+            .returningAll()
+            .executeTakeFirst();
+          if (row !== undefined) await this.event(trx, row, 'message.delivered', at);
+          return;
+        }
+        const row = await trx
+          .updateTable('messages')
+          .set((eb) => ({
+            status: 'delivered',
+            read_at: at,
+            delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
+            sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+          }))
+          .where('id', '=', id)
+          .where('device_id', '=', deviceId)
+          .where('read_at', 'is', null)
+          .where('status', '!=', 'failed')
+          .returningAll()
+          .executeTakeFirst();
+        if (row !== undefined) await this.event(trx, row, 'message.read', at);
+      }),
+    );
+  }
+
+  private async event(
+    trx: Parameters<Parameters<WriteBatcher['run']>[0]>[0],
+    row: MessageRow,
+    type: EventType,
+    at: number,
+  ): Promise<void> {
+    const device = await devicesRepository.findById(trx, row.device_id);
+    if (device === undefined) return;
+    await recordEvent(trx, device, type, presentMessage(row), at);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * HTTP routes of messages (spec 4.5; DECISIONS 5): send, get one, list.
+ *
+ * Owns: paths, schemas, status codes and the Idempotency-Key header. The body
+ * of `POST /messages` is validated by the service, not by a schema here,
+ * because its shape depends on `type` and the contract names a specific
+ * message for each kind of mistake.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { accountOf } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import { CodeEnvelope, Nullable, errorResponses } from '../http/schemas.js';
+import { MessageSchema } from './present.js';
+import type { MessagesService } from './service.js';
+
+const tags = ['Messages'];
+
+const SendBody = Type.Object(
+  {
+    device: Type.String({ description: 'The sending device’s number' }),
+    receiver: Type.String({ description: 'Recipient number, international format without +' }),
+    type: Type.String({ enum: ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] }),
+    params: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    message: Type.Optional(Type.String({ description: 'chat only: the text, when params.text is absent' })),
+    simulate_typing: Type.Optional(Type.Integer({ enum: [0, 1] })),
+  },
+  { additionalProperties: true },
+);
+
+export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesService }> = async (app, { messages }) => {
+  app.post(
+    '/messages',
+    {
+      schema: {
+        tags,
+        summary: 'Send a message (accepted durably, sent in the background)',
+        description:
+          'Answers after the message is committed, with status `pending`. Optional header `Idempotency-Key`: the same key and body within 24 h returns the first answer and sends nothing again.',
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
+        // Documented for OpenAPI; validation is the service's (see the header of this file).
+        ...{ 'x-body': SendBody },
+        response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
+        throw new ApiError('VALIDATION_FAILED', { errors: { 'Idempotency-Key': ['1 to 255 characters'] } });
+      }
+      return messages.send(accountOf(request), request.body, key);
+    },
+  );
+
+  app.get(
+    '/messages/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Look up a message and its status',
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+        response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(401, 404) },
+      },
+    },
+    async (request) => ({ code: 200, message: 'OK', data: await messages.get(accountOf(request), request.params.id) }),
+  );
+
+  app.get(
+    '/messages',
+    {
+      schema: {
+        tags,
+        summary: 'List messages, newest first',
+        querystring: Type.Object({
+          device: Type.Optional(Type.String({ maxLength: 32 })),
+          status: Type.Optional(Type.String({ enum: ['pending', 'sent', 'delivered', 'failed'] })),
+          direction: Type.Optional(Type.String({ enum: ['outgoing', 'incoming'] })),
+          limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+          cursor: Type.Optional(Type.String({ maxLength: 64 })),
+        }),
+        response: {
+          200: CodeEnvelope(Type.Array(MessageSchema), { next_cursor: Nullable(Type.String()) }),
+          ...errorResponses(400, 401),
+        },
+      },
+    },
+    async (request) => {
+      const page = await messages.list(accountOf(request), request.query);
+      return { code: 200, message: 'OK', data: page.data, next_cursor: page.next_cursor };
+    },
+  );
+};

@@ -1,0 +1,328 @@
+/**
+ * Accepting messages (spec 4.5; DECISIONS 4 and 5) and looking them up.
+ *
+ * Owns: the order of checks of `POST /messages` (validation, idempotency,
+ * the sending device, media fetched and checked, quota), and durable
+ * acceptance: the answer is given only after the message, its media and its
+ * quota unit are committed, in a transaction shared with concurrent requests
+ * (group commit). Sending is the dispatcher's job; it is told after commit.
+ * Must never: answer 200 for a message that is not committed, or take quota
+ * for one that is not stored.
+ */
+import { createHash } from 'node:crypto';
+import type { Dispatcher as HttpDispatcher } from 'undici';
+import { monotonicFactory } from 'ulid';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../http/errors.js';
+import type { NetworkMessageContent } from '../network/network.js';
+import { MediaFetchError, fetchMedia, sniffImageType, sniffMediaType } from '../outbound/index.js';
+import type { Store } from '../store/store.js';
+import type { WriteBatcher } from '../store/batcher.js';
+import type { DeviceRow } from '../devices/repository.js';
+import { messagesRepository, type MessageRow } from './repository.js';
+import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
+import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const nextId = monotonicFactory();
+
+export interface SendAnswer {
+  readonly code: 200;
+  readonly message: string;
+  readonly data: MessageJson;
+}
+
+/** What the message service needs to know about devices and their connections. */
+export interface SenderDirectory {
+  /** The account's device with this number (not deleted), if any. */
+  findByPhone(accountId: number, phone: string): Promise<DeviceRow | undefined>;
+  isConnected(deviceId: number): boolean;
+}
+
+export interface MessagesServiceOptions {
+  readonly store: Store;
+  readonly batcher: WriteBatcher;
+  readonly clock: Clock;
+  readonly senders: SenderDirectory;
+  readonly mediaDispatcher: HttpDispatcher;
+  /** Told after each commit so the device's queue moves. */
+  readonly onAccepted: (deviceId: number) => void;
+  readonly mediaTimeoutMs?: number;
+}
+
+interface FetchedMedia {
+  readonly bytes: Uint8Array;
+  readonly mimetype: string;
+}
+
+export class MessagesService {
+  constructor(private readonly options: MessagesServiceOptions) {}
+
+  async send(accountId: number, body: unknown, idempotencyKey: string | undefined): Promise<SendAnswer> {
+    const request = validateSendRequest(body, { requireReceiver: true });
+    const requestHash = idempotencyKey === undefined ? '' : hashBody(body);
+    if (idempotencyKey !== undefined) {
+      const replay = await this.replay(accountId, idempotencyKey, requestHash);
+      if (replay !== null) return replay;
+    }
+    const device = await this.options.senders.findByPhone(accountId, request.device);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    if (device.paired_status !== 'PAIRED' || !this.options.senders.isConnected(device.id)) {
+      throw new ApiError('DEVICE_NOT_CONNECTED');
+    }
+    const media = request.media === null ? null : await this.fetch(request.media);
+    const outcome = await this.options.batcher.run((trx) =>
+      this.accept(trx, accountId, device, request, media, idempotencyKey, requestHash),
+    );
+    if (outcome.kind === 'quota')
+      throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
+    if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
+    this.options.onAccepted(device.id);
+    return outcome.answer;
+  }
+
+  async get(accountId: number, id: string): Promise<MessageJson> {
+    const row = await messagesRepository.find(this.options.store.db, accountId, id);
+    if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
+    return presentMessage(row);
+  }
+
+  async list(
+    accountId: number,
+    filter: { device?: string; status?: string; direction?: string; limit: number; cursor?: string },
+  ): Promise<{ data: MessageJson[]; next_cursor: string | null }> {
+    let deviceId: number | undefined;
+    if (filter.device !== undefined) {
+      const device = await this.options.senders.findByPhone(accountId, filter.device);
+      if (device === undefined) return { data: [], next_cursor: null };
+      deviceId = device.id;
+    }
+    const beforeSeq = filter.cursor === undefined ? undefined : decodeCursor(filter.cursor);
+    const rows = await messagesRepository.list(this.options.store.db, accountId, {
+      deviceId,
+      status: filter.status,
+      direction: filter.direction,
+      beforeSeq,
+      limit: filter.limit + 1,
+    });
+    const page = rows.slice(0, filter.limit);
+    const last = page.at(-1);
+    return {
+      data: page.map(presentMessage),
+      next_cursor: rows.length > filter.limit && last !== undefined ? encodeCursor(last.seq) : null,
+    };
+  }
+
+  // --- acceptance -------------------------------------------------------------
+
+  private async accept(
+    trx: Parameters<Parameters<WriteBatcher['run']>[0]>[0],
+    accountId: number,
+    device: DeviceRow,
+    request: ValidatedMessage,
+    media: FetchedMedia | null,
+    idempotencyKey: string | undefined,
+    requestHash: string,
+  ): Promise<
+    { kind: 'ok'; answer: SendAnswer } | { kind: 'quota' } | { kind: 'replay'; requestHash: string; response: string }
+  > {
+    const now = this.options.clock.now();
+    if (idempotencyKey !== undefined) {
+      const claim = await messagesRepository.claimIdempotencyKey(
+        trx,
+        accountId,
+        idempotencyKey,
+        requestHash,
+        now,
+        now - IDEMPOTENCY_WINDOW_MS,
+      );
+      if (!claim.claimed) return { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
+    }
+    if (!(await messagesRepository.takeQuota(trx, device.id))) {
+      if (idempotencyKey !== undefined) {
+        await trx
+          .deleteFrom('idempotency_keys')
+          .where('account_id', '=', accountId)
+          .where('key', '=', idempotencyKey)
+          .execute();
+      }
+      return { kind: 'quota' };
+    }
+    const id = nextId(now);
+    const row = await messagesRepository.insert(trx, {
+      id,
+      account_id: accountId,
+      device_id: device.id,
+      direction: 'outgoing',
+      type: request.type,
+      device_phone: request.device,
+      receiver: request.receiver ?? '',
+      sender: null,
+      message: request.message,
+      file_url: request.media?.url ?? null,
+      params: JSON.stringify(request.params),
+      simulate_typing: request.simulateTyping,
+      status: 'pending',
+      failed_reason: null,
+      attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+      sent_at: null,
+      delivered_at: null,
+      read_at: null,
+      failed_at: null,
+    });
+    if (media !== null) await messagesRepository.insertMedia(trx, id, media.mimetype, media.bytes);
+    const answer: SendAnswer = {
+      code: 200,
+      message: SUCCESS_MESSAGES[request.type] ?? 'Message sent successfully',
+      data: presentMessage(row),
+    };
+    if (idempotencyKey !== undefined) {
+      await messagesRepository.saveIdempotentResponse(trx, accountId, idempotencyKey, JSON.stringify(answer));
+    }
+    return { kind: 'ok', answer };
+  }
+
+  private async replay(accountId: number, key: string, requestHash: string): Promise<SendAnswer | null> {
+    const existing = await this.options.store.db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'response', 'created_at'])
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (existing === undefined || existing.created_at < this.options.clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
+    return this.decodeReplay(existing.request_hash, requestHash, existing.response);
+  }
+
+  private decodeReplay(storedHash: string, requestHash: string, response: string): SendAnswer {
+    if (storedHash !== requestHash) {
+      throw new ApiError('IDEMPOTENCY_REUSE', { error: 'this Idempotency-Key was used with a different body' });
+    }
+    return JSON.parse(response) as SendAnswer;
+  }
+
+  // --- media -------------------------------------------------------------------
+
+  private async fetch(media: MediaRequest): Promise<FetchedMedia> {
+    const image = media.kind === 'image';
+    let bytes: Uint8Array;
+    try {
+      ({ bytes } = await fetchMedia(media.url, {
+        maxBytes: media.maxBytes,
+        timeoutMs: this.options.mediaTimeoutMs ?? 10_000,
+        dispatcher: this.options.mediaDispatcher,
+      }));
+    } catch (error) {
+      if (!(error instanceof MediaFetchError)) throw error;
+      const detail = { error: error.detail };
+      switch (error.reason) {
+        case 'invalid_url':
+        case 'blocked_address':
+          throw new ApiError(image ? 'INVALID_IMAGE_URL' : 'INVALID_MEDIA_URL', detail);
+        case 'too_large':
+          throw new ApiError('FILE_TOO_LARGE', { error: `larger than ${media.maxBytes / 1024 / 1024} MB` });
+        default:
+          throw new ApiError(image ? 'IMAGE_DOWNLOAD_FAILED' : 'MEDIA_DOWNLOAD_FAILED', detail);
+      }
+    }
+    const sniffed = image ? sniffImageType(bytes) : sniffMediaType(bytes);
+    if (image && sniffed === null) {
+      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the image is not JPEG, PNG, GIF or WebP' });
+    }
+    if (media.kind === 'video' && (sniffed === null || !sniffed.startsWith('video/'))) {
+      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the video is not a recognised video format' });
+    }
+    if (media.kind === 'audio' && (sniffed === null || !sniffed.startsWith('audio/'))) {
+      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the audio is not a recognised audio format' });
+    }
+    return { bytes, mimetype: media.mimetype ?? sniffed ?? 'application/octet-stream' };
+  }
+}
+
+/** The network content of a stored message, with its media bytes when it has some. */
+export function networkContent(
+  row: MessageRow,
+  media: { mimetype: string; bytes: Uint8Array } | undefined,
+): NetworkMessageContent {
+  // Stored params were validated at acceptance; their shape per type is the validator's.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const params = JSON.parse(row.params) as Record<string, any>;
+  switch (row.type) {
+    case 'chat':
+      return { type: 'chat', text: String(params.text) };
+    case 'image':
+      return {
+        type: 'image',
+        media: media!.bytes,
+        mimetype: media!.mimetype,
+        caption: params.caption,
+        viewOnce: params.viewOnce,
+      };
+    case 'video':
+      return {
+        type: 'video',
+        media: media!.bytes,
+        mimetype: media!.mimetype,
+        caption: params.caption,
+        viewOnce: params.viewOnce,
+      };
+    case 'audio':
+      return { type: 'audio', media: media!.bytes, mimetype: media!.mimetype };
+    case 'file':
+      return {
+        type: 'file',
+        media: media!.bytes,
+        mimetype: media!.mimetype,
+        fileName: params.fileName,
+        caption: params.caption,
+      };
+    case 'location':
+      return {
+        type: 'location',
+        latitude: params.location.degreesLatitude,
+        longitude: params.location.degreesLongitude,
+        name: params.location.name,
+        address: params.location.address,
+      };
+    case 'list':
+      return {
+        type: 'list',
+        title: params.title,
+        text: params.text,
+        footer: params.footer,
+        buttonText: params.buttonText,
+        sections: params.sections,
+      };
+    case 'template':
+      return { type: 'template', text: params.text, footer: params.footer, buttons: params.templateButtons };
+    default:
+      throw new Error(`unknown message type ${row.type}`);
+  }
+}
+
+function hashBody(body: unknown): string {
+  return createHash('sha256').update(stableJson(body)).digest('hex');
+}
+
+/** JSON with object keys sorted, so the same body in another key order is the same request. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(String(seq)).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const seq = Number(Buffer.from(cursor, 'base64url').toString());
+  if (!Number.isSafeInteger(seq) || seq < 1)
+    throw new ApiError('VALIDATION_FAILED', { errors: { cursor: ['is not a cursor from this API'] } });
+  return seq;
+}
