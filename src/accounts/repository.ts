@@ -4,10 +4,8 @@
  * Owns: reading and writing the `accounts` and `api_tokens` tables.
  * Must never: decide a rule (limits, who may do what); that is the service's.
  */
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../store/schema.js';
-
-type Db = Kysely<Database> | Transaction<Database>;
+import type { Transaction } from 'kysely';
+import type { Database, Db } from '../store/schema.js';
 
 export interface AccountRow {
   id: number;

@@ -94,22 +94,9 @@ export class ConnectionManager implements DeviceConnections {
   /** After start-up: every paired device of this store reconnects from its stored session. */
   async start(): Promise<void> {
     const { db } = this.options.store;
-    // A crash leaves `connected` set; nothing is connected until the network says so again.
-    await db
-      .updateTable('devices')
-      .set({ connected: 0 })
-      .where('connected', '=', 1)
-      .where((eb) => eb.or([eb('server_name', '=', this.options.serverName), eb('server_name', 'is', null)]))
-      .execute();
-    const paired = await db
-      .selectFrom('devices')
-      .select(['id'])
-      .where('paired_status', '=', 'PAIRED')
-      .where('network_session', 'is not', null)
-      .where('deleted_at', 'is', null)
-      .where('status', '=', 'ACTIVE')
-      .execute();
-    for (const { id } of paired) this.connectSession(id, 0);
+    await devicesRepository.clearConnectedOf(db, this.options.serverName);
+    const paired = await devicesRepository.pairedIds(db);
+    for (const id of paired) this.connectSession(id, 0);
   }
 
   /** The open connection of a device, or null. */
@@ -198,11 +185,7 @@ export class ConnectionManager implements DeviceConnections {
       await db.transaction().execute(async (trx) => {
         const device = await devicesRepository.findById(trx, deviceId);
         if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return;
-        await trx
-          .updateTable('devices')
-          .set({ paired_status: 'EXPIRED', updated_at: now })
-          .where('id', '=', deviceId)
-          .execute();
+        await devicesRepository.markExpired(trx, deviceId, now);
         await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
       });
     });
@@ -303,11 +286,7 @@ export class ConnectionManager implements DeviceConnections {
         live.open = true;
         live.failures = 0;
         this.releaseSlot(live);
-        await this.options.store.db
-          .updateTable('devices')
-          .set({ connected: 1, server_name: this.options.serverName })
-          .where('id', '=', deviceId)
-          .execute();
+        await devicesRepository.setConnected(this.options.store.db, deviceId, true, this.options.serverName);
         break;
       }
       case 'disconnected': {
@@ -318,7 +297,7 @@ export class ConnectionManager implements DeviceConnections {
           this.drop(deviceId);
           return;
         }
-        await this.options.store.db.updateTable('devices').set({ connected: 0 }).where('id', '=', deviceId).execute();
+        await devicesRepository.setConnected(this.options.store.db, deviceId, false);
         if (this.live.get(deviceId) === live && !this.closed) this.scheduleReconnect(deviceId, live);
         break;
       }
@@ -342,28 +321,9 @@ export class ConnectionManager implements DeviceConnections {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null) return 'device is gone';
       if (device.expected_phone !== null && device.expected_phone !== phone) return 'another number scanned the QR';
-      const twin = await trx
-        .selectFrom('devices')
-        .select('id')
-        .where('account_id', '=', device.account_id)
-        .where('phone', '=', phone)
-        .where('id', '!=', deviceId)
-        .where('deleted_at', 'is', null)
-        .where('paired_status', '=', 'PAIRED')
-        .executeTakeFirst();
+      const twin = await devicesRepository.pairedTwin(trx, device.account_id, phone, deviceId);
       if (twin !== undefined) return `number already paired to device ${twin.id}`;
-      const paired = await trx
-        .updateTable('devices')
-        .set({
-          phone,
-          network_session: session,
-          paired_status: 'PAIRED',
-          server_name: this.options.serverName,
-          updated_at: now,
-        })
-        .where('id', '=', deviceId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const paired = await devicesRepository.markPaired(trx, deviceId, phone, session, this.options.serverName, now);
       await recordEvent(trx, paired, 'device.paired', { paired_status: 'PAIRED', phone }, now);
       return null;
     });
@@ -385,18 +345,7 @@ export class ConnectionManager implements DeviceConnections {
     await db.transaction().execute(async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return;
-      const updated = await trx
-        .updateTable('devices')
-        .set({
-          paired_status: 'UNPAIRED',
-          network_session: null,
-          connected: 0,
-          phone: device.expected_phone,
-          updated_at: now,
-        })
-        .where('id', '=', deviceId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
       // The event names the number that was logged out, not the one the row falls back to.
       await recordEvent(
         trx,

@@ -6,10 +6,9 @@
  * that ask for them.
  * Must never: decide a rule; that is the service's.
  */
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, DevicesTable } from '../store/schema.js';
+import type { Selectable } from 'kysely';
+import type { Db, DevicesTable } from '../store/schema.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 export type DeviceRow = Selectable<DevicesTable>;
 
 export const devicesRepository = {
@@ -76,4 +75,68 @@ export const devicesRepository = {
       .where('deleted_at', 'is', null)
       .returningAll()
       .executeTakeFirst(),
+
+  setConnected: async (db: Db, id: number, connected: boolean, serverName?: string): Promise<void> => {
+    await db
+      .updateTable('devices')
+      .set({ connected: connected ? 1 : 0, ...(serverName === undefined ? {} : { server_name: serverName }) })
+      .where('id', '=', id)
+      .execute();
+  },
+
+  /** After a crash `connected` may still be set; nothing of this node is connected until the network says so. */
+  clearConnectedOf: async (db: Db, serverName: string): Promise<void> => {
+    await db
+      .updateTable('devices')
+      .set({ connected: 0 })
+      .where('connected', '=', 1)
+      .where((eb) => eb.or([eb('server_name', '=', serverName), eb('server_name', 'is', null)]))
+      .execute();
+  },
+
+  /** Devices with a stored session that should be connected. */
+  pairedIds: async (db: Db): Promise<number[]> => {
+    const rows = await db
+      .selectFrom('devices')
+      .select('id')
+      .where('paired_status', '=', 'PAIRED')
+      .where('network_session', 'is not', null)
+      .where('deleted_at', 'is', null)
+      .where('status', '=', 'ACTIVE')
+      .execute();
+    return rows.map((row) => row.id);
+  },
+
+  /** Another live device of the account already paired with this number. */
+  pairedTwin: (db: Db, accountId: number, phone: string, exceptId: number) =>
+    db
+      .selectFrom('devices')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('phone', '=', phone)
+      .where('id', '!=', exceptId)
+      .where('deleted_at', 'is', null)
+      .where('paired_status', '=', 'PAIRED')
+      .executeTakeFirst(),
+
+  markPaired: (db: Db, id: number, phone: string, session: string, serverName: string, now: number) =>
+    db
+      .updateTable('devices')
+      .set({ phone, network_session: session, paired_status: 'PAIRED', server_name: serverName, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow(),
+
+  markExpired: async (db: Db, id: number, now: number): Promise<void> => {
+    await db.updateTable('devices').set({ paired_status: 'EXPIRED', updated_at: now }).where('id', '=', id).execute();
+  },
+
+  /** Session gone: UNPAIRED, and the number falls back to the one the device was created for. */
+  markLoggedOut: (db: Db, id: number, fallbackPhone: string | null, now: number) =>
+    db
+      .updateTable('devices')
+      .set({ paired_status: 'UNPAIRED', network_session: null, connected: 0, phone: fallbackPhone, updated_at: now })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow(),
 };

@@ -213,11 +213,7 @@ export class Dispatcher {
       }
       const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempts - 1));
       const next = now + ceiling / 2 + Math.random() * (ceiling / 2);
-      await db
-        .updateTable('messages')
-        .set({ attempts, next_attempt_at: Math.round(next) })
-        .where('id', '=', row.id)
-        .execute();
+      await messagesRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
       return 'retry';
     }
     this.track(this.markSent(row.id));
@@ -236,14 +232,7 @@ export class Dispatcher {
   private markSent(id: string): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
-      const row = await trx
-        .updateTable('messages')
-        .set({ status: 'sent', sent_at: at })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
-      await trx.deleteFrom('message_media').where('message_id', '=', id).execute();
+      const row = await messagesRepository.markSent(trx, id, at);
       if (row !== undefined) await this.event(trx, row, 'message.sent', at);
     });
   }
@@ -251,14 +240,7 @@ export class Dispatcher {
   private fail(row: MessageRow, reason: string): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
-      const failed = await trx
-        .updateTable('messages')
-        .set({ status: 'failed', failed_at: at, failed_reason: reason })
-        .where('id', '=', row.id)
-        .where('status', '=', 'pending')
-        .returningAll()
-        .executeTakeFirst();
-      await trx.deleteFrom('message_media').where('message_id', '=', row.id).execute();
+      const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
       if (failed === undefined) return;
       // It never reached the network: its unit of quota comes back.
       await messagesRepository.giveBackQuota(trx, row.device_id);
@@ -273,36 +255,15 @@ export class Dispatcher {
     }
     if (event.type !== 'message_status') return;
     const at = event.at.getTime();
-    const id = event.id;
+    const { id, status } = event;
     this.track(
       this.options.batcher.run(async (trx) => {
-        if (event.status === 'delivered') {
-          const row = await trx
-            .updateTable('messages')
-            .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
-            .where('id', '=', id)
-            .where('device_id', '=', deviceId)
-            .where('status', 'in', ['pending', 'sent'])
-            .returningAll()
-            .executeTakeFirst();
-          if (row !== undefined) await this.event(trx, row, 'message.delivered', at);
-          return;
-        }
-        const row = await trx
-          .updateTable('messages')
-          .set((eb) => ({
-            status: 'delivered',
-            read_at: at,
-            delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
-            sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
-          }))
-          .where('id', '=', id)
-          .where('device_id', '=', deviceId)
-          .where('read_at', 'is', null)
-          .where('status', '!=', 'failed')
-          .returningAll()
-          .executeTakeFirst();
-        if (row !== undefined) await this.event(trx, row, 'message.read', at);
+        const row =
+          status === 'delivered'
+            ? await messagesRepository.markDelivered(trx, deviceId, id, at)
+            : await messagesRepository.markRead(trx, deviceId, id, at);
+        if (row !== undefined)
+          await this.event(trx, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
       }),
     );
   }

@@ -5,10 +5,9 @@
  * the quota counter's atomic take and give-back on `devices`.
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, MessagesTable } from '../store/schema.js';
+import type { Selectable } from 'kysely';
+import type { Db, MessagesTable } from '../store/schema.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
 export type MessageRow = Selectable<MessagesTable>;
 
 export const messagesRepository = {
@@ -74,6 +73,19 @@ export const messagesRepository = {
       .limit(limit)
       .execute(),
 
+  findIdempotencyKey: (db: Db, accountId: number, key: string) =>
+    db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'response', 'created_at'])
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .executeTakeFirst(),
+
+  releaseIdempotencyKey: async (db: Db, accountId: number, key: string): Promise<void> => {
+    await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).execute();
+  },
+
+  /** Takes the key for this request, or tells what the live earlier request with it stored. */
   claimIdempotencyKey: async (
     db: Db,
     accountId: number,
@@ -82,18 +94,11 @@ export const messagesRepository = {
     now: number,
     expiredBefore: number,
   ): Promise<{ claimed: true } | { claimed: false; requestHash: string; response: string }> => {
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'response', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const existing = await messagesRepository.findIdempotencyKey(db, accountId, key);
     if (existing !== undefined && existing.created_at >= expiredBefore) {
       return { claimed: false, requestHash: existing.request_hash, response: existing.response };
     }
-    if (existing !== undefined) {
-      await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).execute();
-    }
+    if (existing !== undefined) await messagesRepository.releaseIdempotencyKey(db, accountId, key);
     await db
       .insertInto('idempotency_keys')
       .values({ account_id: accountId, key, request_hash: requestHash, response: '', created_at: now })
@@ -109,4 +114,64 @@ export const messagesRepository = {
       .where('key', '=', key)
       .execute();
   },
+
+  // --- the outbound state machine (see src/dispatch/dispatcher.ts); every change only moves forward ---
+
+  scheduleRetry: async (db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> => {
+    await db.updateTable('messages').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+  },
+
+  /** pending → sent; the media is no longer needed. Undefined when the message had moved on already. */
+  markSent: async (db: Db, id: string, at: number): Promise<MessageRow | undefined> => {
+    const row = await db
+      .updateTable('messages')
+      .set({ status: 'sent', sent_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst();
+    await messagesRepository.deleteMedia(db, id);
+    return row;
+  },
+
+  /** pending → failed; the media is no longer needed. */
+  markFailed: async (db: Db, id: string, at: number, reason: string): Promise<MessageRow | undefined> => {
+    const row = await db
+      .updateTable('messages')
+      .set({ status: 'failed', failed_at: at, failed_reason: reason })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst();
+    await messagesRepository.deleteMedia(db, id);
+    return row;
+  },
+
+  /** pending|sent → delivered (a receipt may overtake the `sent` write). */
+  markDelivered: (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
+    db
+      .updateTable('messages')
+      .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
+      .where('id', '=', id)
+      .where('device_id', '=', deviceId)
+      .where('status', 'in', ['pending', 'sent'])
+      .returningAll()
+      .executeTakeFirst(),
+
+  /** A read receipt: read_at set once; reading implies delivery. */
+  markRead: (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
+    db
+      .updateTable('messages')
+      .set((eb) => ({
+        status: 'delivered',
+        read_at: at,
+        delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
+        sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+      }))
+      .where('id', '=', id)
+      .where('device_id', '=', deviceId)
+      .where('read_at', 'is', null)
+      .where('status', '!=', 'failed')
+      .returningAll()
+      .executeTakeFirst(),
 };

@@ -141,11 +141,7 @@ export class MessagesService {
     }
     if (!(await messagesRepository.takeQuota(trx, device.id))) {
       if (idempotencyKey !== undefined) {
-        await trx
-          .deleteFrom('idempotency_keys')
-          .where('account_id', '=', accountId)
-          .where('key', '=', idempotencyKey)
-          .execute();
+        await messagesRepository.releaseIdempotencyKey(trx, accountId, idempotencyKey);
       }
       return { kind: 'quota' };
     }
@@ -186,12 +182,7 @@ export class MessagesService {
   }
 
   private async replay(accountId: number, key: string, requestHash: string): Promise<SendAnswer | null> {
-    const existing = await this.options.store.db
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'response', 'created_at'])
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const existing = await messagesRepository.findIdempotencyKey(this.options.store.db, accountId, key);
     if (existing === undefined || existing.created_at < this.options.clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
     return this.decodeReplay(existing.request_hash, requestHash, existing.response);
   }

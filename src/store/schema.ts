@@ -6,7 +6,7 @@
  * text, ids are integers from the database except where a table says
  * otherwise.
  */
-import type { Generated } from 'kysely';
+import type { Generated, Kysely, Transaction } from 'kysely';
 
 export interface AccountsTable {
   id: Generated<number>;
@@ -144,3 +144,6 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
 }
+
+/** A handle repositories take: the database, or a transaction on it. */
+export type Db = Kysely<Database> | Transaction<Database>;

@@ -68,12 +68,12 @@ function enableWal(raw: BetterSqlite): void {
   }
 }
 
-export function openSqlite(file: string): { dialect: SqliteDialect; raw: BetterSqlite } {
+export function openSqlite(file: string): SqliteDialect {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const raw = new Database(file);
   raw.pragma('busy_timeout = 10000');
   enableWal(raw);
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
-  return { dialect: new ImmediateSqliteDialect(withStatementCache(raw)), raw };
+  return new ImmediateSqliteDialect(withStatementCache(raw));
 }

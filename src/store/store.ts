@@ -55,7 +55,7 @@ export function openStore(options: StoreOptions): Store {
     });
   }
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
-  const { dialect } = openSqlite(file);
+  const dialect = openSqlite(file);
   const db = new Kysely<Database>({ dialect });
   return build(db, { sharedByProcesses: false }, `sqlite ${file}`, () =>
     migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
