@@ -193,7 +193,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await mediaAgent.close();
     await store.close();
   });
-  const devices = new DevicesService(store, clock, () => connections);
+  const devices = new DevicesService(
+    store,
+    clock,
+    () => connections,
+    (deviceId) => dispatcher.deviceChanged(deviceId),
+  );
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,

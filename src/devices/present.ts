@@ -21,6 +21,7 @@ export const DeviceSchema = Type.Object(
     version: Type.Literal('multidevice'),
     paired_status: Type.Union([Type.Literal('UNPAIRED'), Type.Literal('PAIRED'), Type.Literal('EXPIRED')]),
     connected: Type.Boolean({ description: 'Whether the live connection to the network is open now' }),
+    send_interval_ms: Nullable(Type.Integer({ description: 'This device’s gap between sends; null: the default' })),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     server: Type.Object({
@@ -51,6 +52,7 @@ export function presentDevice(row: DeviceRow, serverName: string): DeviceJson {
     version: 'multidevice',
     paired_status: row.paired_status as DeviceJson['paired_status'],
     connected: row.connected === 1,
+    send_interval_ms: row.send_interval_ms,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     // Single node: the node holding the connection is this one, and it is up while it answers.

@@ -42,6 +42,15 @@ const UpdateDeviceBody = Type.Object({
       Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
     ),
   ),
+  send_interval_ms: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 0,
+        maximum: 3_600_000,
+        description: 'Minimum gap between two sends of this device; null for the gateway default',
+      }),
+    ),
+  ),
 });
 
 const notFoundById = { id: 'DEVICE_NOT_FOUND' } as const;

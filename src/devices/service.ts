@@ -34,6 +34,7 @@ export interface CreateDeviceInput {
 export interface UpdateDeviceInput {
   readonly name?: string;
   readonly webhook_url?: string | null;
+  readonly send_interval_ms?: number | null;
 }
 
 export function newWebhookSecret(): string {
@@ -55,6 +56,8 @@ export class DevicesService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly connections: () => DeviceConnections = () => noConnections,
+    /** Told after a device's settings change (the dispatcher re-reads its send interval). */
+    private readonly onChanged: (deviceId: number) => void = () => undefined,
   ) {}
 
   async create(accountId: number, input: CreateDeviceInput): Promise<DeviceRow> {
@@ -117,9 +120,11 @@ export class DevicesService {
       }
       changes.webhook_url = input.webhook_url;
     }
+    if (input.send_interval_ms !== undefined) changes.send_interval_ms = input.send_interval_ms;
     changes.updated_at = this.clock.now();
     const row = await devicesRepository.update(this.store.db, accountId, id, changes);
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    this.onChanged(id);
     return row;
   }
 

@@ -100,6 +100,12 @@ export class Dispatcher {
     void this.run(deviceId, lane);
   }
 
+  /** The device's settings changed: its send interval is read again before the next send. */
+  deviceChanged(deviceId: number): void {
+    const lane = this.lanes.get(deviceId);
+    if (lane !== undefined) lane.intervalMs = null;
+  }
+
   /** Stops taking new work, lets each lane finish the send it is in, and waits for every status write. */
   async close(): Promise<void> {
     this.closed = true;

@@ -28,6 +28,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
         version: 'multidevice',
         paired_status: 'UNPAIRED',
         connected: false,
+        send_interval_ms: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.stringMatching(/Z$/),
         server: { name: 'test-node', status: 'ACTIVE' },
@@ -161,6 +162,16 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       expect(bad.body.message).toBe('Validation failed');
       expect(bad.body.errors.webhook_url).toBeDefined();
     }
+    const paced = await gw.request('PATCH', `/devices/${id}`, { send_interval_ms: 2500 });
+    expect(paced.body.data.send_interval_ms).toBe(2500);
+    for (const bad of [-1, 3_600_001, 1.5, '100']) {
+      const res = await gw.request('PATCH', `/devices/${id}`, { send_interval_ms: bad });
+      expect(res.status, String(bad)).toBe(400);
+      expect(res.body.errors.send_interval_ms).toBeDefined();
+    }
+    expect(
+      (await gw.request('PATCH', `/devices/${id}`, { send_interval_ms: null })).body.data.send_interval_ms,
+    ).toBeNull();
     const cleared = await gw.request('PATCH', `/devices/${id}`, { webhook_url: null });
     expect(cleared.body.data.webhook_url).toBeNull();
     expect((await gw.request('PATCH', '/devices/999999', { name: 'x' })).body).toEqual({
