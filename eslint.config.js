@@ -18,8 +18,8 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    // Tests read JSON answers loosely and assert on their shape.
-    files: ['test/**'],
+    // Tests and benchmarks read JSON answers loosely and assert on their shape.
+    files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

@@ -8,7 +8,7 @@
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ulid } from 'ulid';
+import { newRequestId } from './ids.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { openStore, type Store } from './store/store.js';
@@ -22,7 +22,8 @@ import { createNetwork } from './network/create.js';
 import type { Network } from './network/network.js';
 import type { SandboxOptions } from './network/sandbox/index.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
-import { devicesRepository } from './devices/repository.js';
+import { DeviceDirectory } from './devices/directory.js';
+import { AcceptanceWriter } from './messages/acceptance.js';
 import { WriteBatcher } from './store/batcher.js';
 import { MessagesService } from './messages/service.js';
 import { messageRoutes } from './messages/routes.js';
@@ -116,7 +117,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : ulid();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
     },
     routerOptions: { ignoreTrailingSlash: true },
     // A URL that cannot be decoded never reaches a route; answer it in the envelope too.
@@ -193,19 +194,27 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await mediaAgent.close();
     await store.close();
   });
+  const directory = new DeviceDirectory(store);
+  // Pairing and logout change which device a number names.
+  connections.onEvent((_deviceId, event) => {
+    if (event.type === 'connected' || event.type === 'logged_out') directory.invalidate();
+  });
   const devices = new DevicesService(
     store,
     clock,
     () => connections,
-    (deviceId) => dispatcher.deviceChanged(deviceId),
+    (deviceId) => {
+      directory.invalidate();
+      dispatcher.deviceChanged(deviceId);
+    },
   );
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,
-    batcher,
+    writer: new AcceptanceWriter(store.db, clock),
     clock,
     senders: {
-      findByPhone: (accountId, phone) => devicesRepository.findByPhone(store.db, accountId, phone),
+      findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
       isConnected: (deviceId) => connections.isConnected(deviceId),
     },
     mediaDispatcher: mediaAgent,

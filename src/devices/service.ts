@@ -138,6 +138,7 @@ export class DevicesService {
       updated_at: this.clock.now(),
     });
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    this.onChanged(id);
     return row;
   }
 
@@ -153,6 +154,7 @@ export class DevicesService {
       network_session: null,
     });
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    this.onChanged(id);
     return row;
   }
 }

@@ -8,7 +8,7 @@
  * deliver; setting a URL later does not replay history).
  */
 import type { Kysely, Transaction } from 'kysely';
-import { ulid } from 'ulid';
+import { newUlid } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/schema.js';
 
@@ -31,7 +31,7 @@ export interface EventDevice {
 }
 
 export function newEventId(): string {
-  return `evt_${ulid()}`;
+  return `evt_${newUlid()}`;
 }
 
 /** Records one event for the device if it has a webhook URL. Returns the event id, or null. */

@@ -22,6 +22,37 @@ export const messagesRepository = {
     return Number(result.numUpdatedRows) === 1;
   },
 
+  /**
+   * Locks the devices' rows for the rest of the transaction and reads their
+   * quota (a no-op UPDATE: a row lock on PostgreSQL; SQLite's write transaction
+   * already excludes others), so a whole batch can be allotted exactly.
+   */
+  lockQuotas: (db: Db, deviceIds: readonly number[]) =>
+    db
+      .updateTable('devices')
+      .set((eb) => ({ quote_used: eb.ref('quote_used') }))
+      .where('id', 'in', deviceIds)
+      .returning(['id', 'quota_limit', 'quote_used'])
+      .execute(),
+
+  addQuotaUsed: async (db: Db, deviceId: number, units: number): Promise<void> => {
+    await db
+      .updateTable('devices')
+      .set((eb) => ({ quote_used: eb('quote_used', '+', units) }))
+      .where('id', '=', deviceId)
+      .execute();
+  },
+
+  /** Many messages in few statements (chunks keep under SQLite's limit on bound values). */
+  insertMany: async (db: Db, rows: ReadonlyArray<Omit<MessageRow, 'seq'>>): Promise<void> => {
+    for (let i = 0; i < rows.length; i += 500) {
+      await db
+        .insertInto('messages')
+        .values(rows.slice(i, i + 500) as Array<Omit<MessageRow, 'seq'>>)
+        .execute();
+    }
+  },
+
   giveBackQuota: async (db: Db, deviceId: number): Promise<void> => {
     await db
       .updateTable('devices')

@@ -11,26 +11,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { Dispatcher as HttpDispatcher } from 'undici';
-import { monotonicFactory } from 'ulid';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
 import type { NetworkMessageContent } from '../network/network.js';
 import { MediaFetchError, fetchMedia, sniffImageType, sniffMediaType } from '../outbound/index.js';
 import type { Store } from '../store/store.js';
-import type { WriteBatcher } from '../store/batcher.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
-import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
-import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
-
-const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
-const nextId = monotonicFactory();
-
-export interface SendAnswer {
-  readonly code: 200;
-  readonly message: string;
-  readonly data: MessageJson;
-}
+import { validateSendRequest, type MediaRequest } from './validate.js';
+import { presentMessage, type MessageJson } from './present.js';
+import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
 /** What the message service needs to know about devices and their connections. */
 export interface SenderDirectory {
@@ -41,7 +31,7 @@ export interface SenderDirectory {
 
 export interface MessagesServiceOptions {
   readonly store: Store;
-  readonly batcher: WriteBatcher;
+  readonly writer: AcceptanceWriter;
   readonly clock: Clock;
   readonly senders: SenderDirectory;
   readonly mediaDispatcher: HttpDispatcher;
@@ -68,13 +58,19 @@ export class MessagesService {
     const device = await this.options.senders.findByPhone(accountId, request.device);
     if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
-    if (device.paired_status !== 'PAIRED' || !this.options.senders.isConnected(device.id)) {
+    // An open connection means paired; a device not connected right now cannot take messages.
+    if (!this.options.senders.isConnected(device.id)) {
       throw new ApiError('DEVICE_NOT_CONNECTED');
     }
     const media = request.media === null ? null : await this.fetch(request.media);
-    const outcome = await this.options.batcher.run((trx) =>
-      this.accept(trx, accountId, device, request, media, idempotencyKey, requestHash),
-    );
+    const outcome = await this.options.writer.accept({
+      accountId,
+      device,
+      request,
+      media,
+      idempotencyKey,
+      requestHash,
+    });
     if (outcome.kind === 'quota')
       throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
     if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
@@ -112,73 +108,6 @@ export class MessagesService {
       data: page.map(presentMessage),
       next_cursor: rows.length > filter.limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
-  }
-
-  // --- acceptance -------------------------------------------------------------
-
-  private async accept(
-    trx: Parameters<Parameters<WriteBatcher['run']>[0]>[0],
-    accountId: number,
-    device: DeviceRow,
-    request: ValidatedMessage,
-    media: FetchedMedia | null,
-    idempotencyKey: string | undefined,
-    requestHash: string,
-  ): Promise<
-    { kind: 'ok'; answer: SendAnswer } | { kind: 'quota' } | { kind: 'replay'; requestHash: string; response: string }
-  > {
-    const now = this.options.clock.now();
-    if (idempotencyKey !== undefined) {
-      const claim = await messagesRepository.claimIdempotencyKey(
-        trx,
-        accountId,
-        idempotencyKey,
-        requestHash,
-        now,
-        now - IDEMPOTENCY_WINDOW_MS,
-      );
-      if (!claim.claimed) return { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
-    }
-    if (!(await messagesRepository.takeQuota(trx, device.id))) {
-      if (idempotencyKey !== undefined) {
-        await messagesRepository.releaseIdempotencyKey(trx, accountId, idempotencyKey);
-      }
-      return { kind: 'quota' };
-    }
-    const id = nextId(now);
-    const row = await messagesRepository.insert(trx, {
-      id,
-      account_id: accountId,
-      device_id: device.id,
-      direction: 'outgoing',
-      type: request.type,
-      device_phone: request.device,
-      receiver: request.receiver ?? '',
-      sender: null,
-      message: request.message,
-      file_url: request.media?.url ?? null,
-      params: JSON.stringify(request.params),
-      simulate_typing: request.simulateTyping,
-      status: 'pending',
-      failed_reason: null,
-      attempts: 0,
-      next_attempt_at: now,
-      created_at: now,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-    });
-    if (media !== null) await messagesRepository.insertMedia(trx, id, media.mimetype, media.bytes);
-    const answer: SendAnswer = {
-      code: 200,
-      message: SUCCESS_MESSAGES[request.type] ?? 'Message sent successfully',
-      data: presentMessage(row),
-    };
-    if (idempotencyKey !== undefined) {
-      await messagesRepository.saveIdempotentResponse(trx, accountId, idempotencyKey, JSON.stringify(answer));
-    }
-    return { kind: 'ok', answer };
   }
 
   private async replay(accountId: number, key: string, requestHash: string): Promise<SendAnswer | null> {

@@ -132,7 +132,9 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
 
   it('gives every answer a request id, and echoes a sane one given by the caller', async () => {
     const res = await gw.request('GET', '/healthz');
-    expect(String(res.headers['x-request-id'])).toMatch(/^[0-9A-Z]{26}$/);
+    const other = await gw.request('GET', '/healthz');
+    expect(String(res.headers['x-request-id'])).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
+    expect(other.headers['x-request-id']).not.toBe(res.headers['x-request-id']);
     const given = await gw.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'abc-123' } });
     expect(given.headers['x-request-id']).toBe('abc-123');
     const bad = await gw.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'a b\u0001' } });

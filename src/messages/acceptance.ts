@@ -1,0 +1,152 @@
+/**
+ * Durable acceptance of messages in batches: every request that arrives while
+ * a commit is in flight joins the next one, and a batch costs a few
+ * statements, not a few per message: one read-and-lock of the senders' quota
+ * rows, one quota update per device, one multi-row insert.
+ *
+ * Owns: the exact allotment of quota within a batch (requests are served in
+ * arrival order; a device with k units left accepts its first k), the
+ * Idempotency-Key claims, and the rows written for an accepted message.
+ * Must never: answer before the batch commits, or take quota for a message it
+ * does not store.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { DeviceRow } from '../devices/repository.js';
+import { newUlid } from '../ids.js';
+import { GroupCommit } from '../store/batcher.js';
+import type { Database } from '../store/schema.js';
+import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
+import { messagesRepository, type MessageRow } from './repository.js';
+import type { ValidatedMessage } from './validate.js';
+
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface SendAnswer {
+  readonly code: 200;
+  readonly message: string;
+  readonly data: MessageJson;
+}
+
+export interface AcceptRequest {
+  readonly accountId: number;
+  readonly device: DeviceRow;
+  readonly request: ValidatedMessage;
+  readonly media: { readonly bytes: Uint8Array; readonly mimetype: string } | null;
+  readonly idempotencyKey: string | undefined;
+  readonly requestHash: string;
+}
+
+export type AcceptOutcome =
+  | { readonly kind: 'ok'; readonly answer: SendAnswer }
+  | { readonly kind: 'quota' }
+  | { readonly kind: 'replay'; readonly requestHash: string; readonly response: string };
+
+export class AcceptanceWriter {
+  private readonly group: GroupCommit<AcceptRequest, AcceptOutcome>;
+
+  constructor(
+    db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {
+    this.group = new GroupCommit(db, (trx, items) => this.write(trx, items));
+  }
+
+  accept(request: AcceptRequest): Promise<AcceptOutcome> {
+    return this.group.submit(request);
+  }
+
+  private async write(trx: Transaction<Database>, items: AcceptRequest[]): Promise<AcceptOutcome[]> {
+    const now = this.clock.now();
+    const outcomes: Array<AcceptOutcome | undefined> = new Array(items.length);
+
+    for (const [i, item] of items.entries()) {
+      if (item.idempotencyKey === undefined) continue;
+      const claim = await messagesRepository.claimIdempotencyKey(
+        trx,
+        item.accountId,
+        item.idempotencyKey,
+        item.requestHash,
+        now,
+        now - IDEMPOTENCY_WINDOW_MS,
+      );
+      if (!claim.claimed) outcomes[i] = { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
+    }
+
+    const deviceIds = [...new Set(items.map((item) => item.device.id))];
+    const left = new Map<number, number>();
+    for (const row of await messagesRepository.lockQuotas(trx, deviceIds)) {
+      left.set(row.id, row.quota_limit < 0 ? Infinity : Math.max(0, row.quota_limit - row.quote_used));
+    }
+    const taken = new Map<number, number>();
+    const rows: Array<Omit<MessageRow, 'seq'>> = [];
+    for (const [i, item] of items.entries()) {
+      if (outcomes[i] !== undefined) continue;
+      const remaining = left.get(item.device.id) ?? 0;
+      if (remaining <= 0) {
+        outcomes[i] = { kind: 'quota' };
+        if (item.idempotencyKey !== undefined) {
+          await messagesRepository.releaseIdempotencyKey(trx, item.accountId, item.idempotencyKey);
+        }
+        continue;
+      }
+      left.set(item.device.id, remaining - 1);
+      taken.set(item.device.id, (taken.get(item.device.id) ?? 0) + 1);
+      const row = messageRow(item, now);
+      rows.push(row);
+      const answer: SendAnswer = {
+        code: 200,
+        message: SUCCESS_MESSAGES[item.request.type] ?? 'Message sent successfully',
+        data: presentMessage({ ...row, seq: 0 }),
+      };
+      outcomes[i] = { kind: 'ok', answer };
+    }
+
+    for (const [deviceId, units] of taken) await messagesRepository.addQuotaUsed(trx, deviceId, units);
+    await messagesRepository.insertMany(trx, rows);
+    for (const [i, item] of items.entries()) {
+      const outcome = outcomes[i];
+      if (outcome?.kind !== 'ok') continue;
+      if (item.media !== null) {
+        await messagesRepository.insertMedia(trx, outcome.answer.data.id, item.media.mimetype, item.media.bytes);
+      }
+      if (item.idempotencyKey !== undefined) {
+        await messagesRepository.saveIdempotentResponse(
+          trx,
+          item.accountId,
+          item.idempotencyKey,
+          JSON.stringify(outcome.answer),
+        );
+      }
+    }
+    return outcomes as AcceptOutcome[];
+  }
+}
+
+function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
+  const { request } = item;
+  return {
+    // Ids are drawn in arrival order inside the batch, so they sort as the queue does.
+    id: newUlid(now),
+    account_id: item.accountId,
+    device_id: item.device.id,
+    direction: 'outgoing',
+    type: request.type,
+    device_phone: request.device,
+    receiver: request.receiver ?? '',
+    sender: null,
+    message: request.message,
+    file_url: request.media?.url ?? null,
+    params: JSON.stringify(request.params),
+    simulate_typing: request.simulateTyping,
+    status: 'pending',
+    failed_reason: null,
+    attempts: 0,
+    next_attempt_at: now,
+    created_at: now,
+    sent_at: null,
+    delivered_at: null,
+    read_at: null,
+    failed_at: null,
+  };
+}
