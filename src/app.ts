@@ -24,7 +24,7 @@ import type { SandboxOptions } from './network/sandbox/index.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { DeviceDirectory } from './devices/directory.js';
 import { AcceptanceWriter } from './messages/acceptance.js';
-import { WriteBatcher } from './store/batcher.js';
+import { Committer, WriteBatcher } from './store/batcher.js';
 import { MessagesService } from './messages/service.js';
 import { messageRoutes } from './messages/routes.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
@@ -175,7 +175,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     pairingWindowMs: config.pairingWindowS * 1000,
     ...options.connections,
   });
-  const batcher = new WriteBatcher(store.db);
+  // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
+  const committer = new Committer(store.db);
+  const batcher = new WriteBatcher(committer);
   const dispatcher = new Dispatcher({
     store,
     batcher,
@@ -211,7 +213,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,
-    writer: new AcceptanceWriter(store.db, clock),
+    writer: new AcceptanceWriter(committer, clock),
     clock,
     senders: {
       findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),

@@ -21,7 +21,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { ConnectionManager } from '../devices/connections.js';
-import { devicesRepository } from '../devices/repository.js';
+import { devicesRepository, type DeviceRow } from '../devices/repository.js';
+import type { Db } from '../store/schema.js';
 import { recordEvent, type EventType } from '../events/record.js';
 import {
   NetworkSendError,
@@ -52,6 +53,13 @@ export interface DispatcherOptions {
 interface Lane {
   running: boolean;
   wake: boolean;
+  /**
+   * Something may be in the store that the buffer does not hold: set by every
+   * notify, by a full read (more may follow) and by a retry. Without it the
+   * lane does not read the queue again, which halves the reads when messages
+   * trickle in one at a time.
+   */
+  stale: boolean;
   /** seq of the last message this lane finished with (sent or failed). */
   cursor: number;
   buffer: MessageRow[];
@@ -61,6 +69,7 @@ interface Lane {
 }
 
 const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
+const DEVICE_CACHE_MS = 1000;
 const BATCH = 100;
 
 /** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
@@ -71,6 +80,7 @@ export function typingDurationMs(text: string | null): number {
 export class Dispatcher {
   private readonly lanes = new Map<number, Lane>();
   private readonly writes = new Set<Promise<unknown>>();
+  private readonly deviceCache = new Map<number, { row: DeviceRow; at: number }>();
   private closed = false;
   private unsubscribe: (() => void) | null = null;
   private readonly maxAttempts: number;
@@ -94,14 +104,25 @@ export class Dispatcher {
     if (this.closed) return;
     let lane = this.lanes.get(deviceId);
     if (lane === undefined) {
-      lane = { running: false, wake: false, cursor: 0, buffer: [], timer: null, lastSentAt: 0, intervalMs: null };
+      lane = {
+        running: false,
+        wake: false,
+        stale: true,
+        cursor: 0,
+        buffer: [],
+        timer: null,
+        lastSentAt: 0,
+        intervalMs: null,
+      };
       this.lanes.set(deviceId, lane);
     }
+    lane.stale = true;
     void this.run(deviceId, lane);
   }
 
   /** The device's settings changed: its send interval is read again before the next send. */
   deviceChanged(deviceId: number): void {
+    this.deviceCache.delete(deviceId);
     const lane = this.lanes.get(deviceId);
     if (lane !== undefined) lane.intervalMs = null;
   }
@@ -147,11 +168,11 @@ export class Dispatcher {
       const conn = this.options.connections.connection(deviceId);
       if (conn === null) return; // woken again when the device connects
       if (lane.buffer.length === 0) {
+        if (!lane.stale) return;
+        lane.stale = false;
         lane.buffer = await messagesRepository.pendingAfter(db, deviceId, lane.cursor, BATCH);
-        if (lane.buffer.length === 0) {
-          if (lane.wake) continue;
-          return;
-        }
+        if (lane.buffer.length === BATCH) lane.stale = true;
+        if (lane.buffer.length === 0) continue;
       }
       const head = lane.buffer[0]!;
       const now = Date.now();
@@ -162,6 +183,7 @@ export class Dispatcher {
       const outcome = await this.sendOne(conn, head);
       if (outcome === 'retry') {
         lane.buffer = [];
+        lane.stale = true;
         continue;
       }
       lane.buffer.shift();
@@ -183,8 +205,22 @@ export class Dispatcher {
   }
 
   private async intervalOf(deviceId: number): Promise<number> {
-    const device = await devicesRepository.findById(this.options.store.db, deviceId);
+    const device = await this.device(this.options.store.db, deviceId);
     return device?.send_interval_ms ?? this.options.sendIntervalMs;
+  }
+
+  /**
+   * The device row, kept briefly: every status change needs its webhook URL,
+   * and reading it per message was a large share of the dispatch cost.
+   * Changes through this process clear it at once (deviceChanged).
+   */
+  private async device(db: Db, deviceId: number): Promise<DeviceRow | undefined> {
+    const now = Date.now();
+    const hit = this.deviceCache.get(deviceId);
+    if (hit !== undefined && now - hit.at < DEVICE_CACHE_MS) return hit.row;
+    const row = await devicesRepository.findById(db, deviceId);
+    if (row !== undefined) this.deviceCache.set(deviceId, { row, at: now });
+    return row;
   }
 
   // --- one send ---------------------------------------------------------------------
@@ -222,7 +258,7 @@ export class Dispatcher {
       await messagesRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
       return 'retry';
     }
-    this.track(this.markSent(row.id));
+    this.track(this.markSent(row.id, MEDIA_TYPES.has(row.type)));
     return 'sent';
   }
 
@@ -235,10 +271,10 @@ export class Dispatcher {
 
   // --- status writes (group-committed, each with its webhook event) -----------------
 
-  private markSent(id: string): Promise<void> {
+  private markSent(id: string, hasMedia: boolean): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
-      const row = await messagesRepository.markSent(trx, id, at);
+      const row = await messagesRepository.markSent(trx, id, at, hasMedia);
       if (row !== undefined) await this.event(trx, row, 'message.sent', at);
     });
   }
@@ -280,7 +316,7 @@ export class Dispatcher {
     type: EventType,
     at: number,
   ): Promise<void> {
-    const device = await devicesRepository.findById(trx, row.device_id);
+    const device = await this.device(trx, row.device_id);
     if (device === undefined) return;
     await recordEvent(trx, device, type, presentMessage(row), at);
   }

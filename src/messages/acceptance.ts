@@ -10,11 +10,11 @@
  * Must never: answer before the batch commits, or take quota for a message it
  * does not store.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { newUlid } from '../ids.js';
-import { GroupCommit } from '../store/batcher.js';
+import type { Committer } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
 import { messagesRepository, type MessageRow } from './repository.js';
@@ -43,17 +43,17 @@ export type AcceptOutcome =
   | { readonly kind: 'replay'; readonly requestHash: string; readonly response: string };
 
 export class AcceptanceWriter {
-  private readonly group: GroupCommit<AcceptRequest, AcceptOutcome>;
+  private readonly submit: (request: AcceptRequest) => Promise<AcceptOutcome>;
 
   constructor(
-    db: Kysely<Database>,
+    committer: Committer,
     private readonly clock: Clock,
   ) {
-    this.group = new GroupCommit(db, (trx, items) => this.write(trx, items));
+    this.submit = committer.channel((trx, items: AcceptRequest[]) => this.write(trx, items));
   }
 
   accept(request: AcceptRequest): Promise<AcceptOutcome> {
-    return this.group.submit(request);
+    return this.submit(request);
   }
 
   private async write(trx: Transaction<Database>, items: AcceptRequest[]): Promise<AcceptOutcome[]> {

@@ -5,7 +5,7 @@
  * the quota counter's atomic take and give-back on `devices`.
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -98,7 +98,8 @@ export const messagesRepository = {
       .selectFrom('messages')
       .selectAll()
       .where('device_id', '=', deviceId)
-      .where('status', '=', 'pending')
+      // Written as a literal so the planner can use the partial index on pending messages.
+      .where(sql<boolean>`status = 'pending'`)
       .where('seq', '>', afterSeq)
       .orderBy('seq')
       .limit(limit)
@@ -153,7 +154,7 @@ export const messagesRepository = {
   },
 
   /** pending → sent; the media is no longer needed. Undefined when the message had moved on already. */
-  markSent: async (db: Db, id: string, at: number): Promise<MessageRow | undefined> => {
+  markSent: async (db: Db, id: string, at: number, hasMedia: boolean): Promise<MessageRow | undefined> => {
     const row = await db
       .updateTable('messages')
       .set({ status: 'sent', sent_at: at })
@@ -161,7 +162,7 @@ export const messagesRepository = {
       .where('status', '=', 'pending')
       .returningAll()
       .executeTakeFirst();
-    await messagesRepository.deleteMedia(db, id);
+    if (hasMedia) await messagesRepository.deleteMedia(db, id);
     return row;
   },
 

@@ -1,14 +1,15 @@
 /**
  * Group commit: many concurrent writers share one transaction, so durable
- * commits (an fsync each on SQLite with synchronous=FULL) do not cost one
- * fsync per request.
+ * commits (an fsync each on SQLite with synchronous=FULL, which also blocks
+ * the event loop while it lasts) are paid once per batch, not per request.
  *
- * Owns: collecting items while a commit is in flight, handing the next batch
- * to a processor inside one transaction, and answering each item once that
- * transaction has committed. A processor reports business outcomes as values;
- * if it throws, the transaction is rolled back and every item of the batch is
- * processed again in a transaction of its own, so one bad item cannot fail its
- * neighbours.
+ * Owns: one queue of pending work per purpose ("channel": acceptance, status
+ * changes, ...), and a single commit loop that takes what every channel has
+ * pending into the same transaction, then answers each item once it has
+ * committed. A channel's processor reports business outcomes as values; if
+ * any processor throws, the transaction is rolled back and every item is
+ * processed again in a transaction of its own, so one bad item cannot fail
+ * its neighbours.
  * Must never: answer an item before its transaction commits.
  */
 import type { Kysely, Transaction } from 'kysely';
@@ -22,70 +23,90 @@ interface Pending<I, O> {
   reject: (error: unknown) => void;
 }
 
-export class GroupCommit<I, O> {
-  private queue: Pending<I, O>[] = [];
+interface Channel<I, O> {
+  readonly process: Processor<I, O>;
+  queue: Pending<I, O>[];
+}
+
+type Taken = Array<{ channel: Channel<unknown, unknown>; batch: Pending<unknown, unknown>[] }>;
+
+export class Committer {
+  private readonly channels: Channel<unknown, unknown>[] = [];
   private running = false;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly process: Processor<I, O>,
     private readonly maxBatch = 512,
   ) {}
 
-  submit(item: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // Let the other requests of this turn of the event loop join the batch.
-        setImmediate(() => void this.drain());
-      }
-    });
+  /** A queue whose items are written by `process`, in commits shared with the other channels. */
+  channel<I, O>(process: Processor<I, O>): (item: I) => Promise<O> {
+    const channel: Channel<I, O> = { process, queue: [] };
+    this.channels.push(channel as Channel<unknown, unknown>);
+    return (item) =>
+      new Promise<O>((resolve, reject) => {
+        channel.queue.push({ item, resolve, reject });
+        if (!this.running) {
+          this.running = true;
+          // Let the other requests of this turn of the event loop join the batch.
+          setImmediate(() => void this.drain());
+        }
+      });
   }
 
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) await this.commit(this.queue.splice(0, this.maxBatch));
+    for (;;) {
+      const taken: Taken = this.channels
+        .filter((channel) => channel.queue.length > 0)
+        .map((channel) => ({ channel, batch: channel.queue.splice(0, this.maxBatch) }));
+      if (taken.length === 0) break;
+      await this.commit(taken);
+    }
     this.running = false;
   }
 
-  private async commit(batch: Pending<I, O>[]): Promise<void> {
+  private async commit(taken: Taken): Promise<void> {
     try {
-      const results = await this.db.transaction().execute((trx) =>
-        this.process(
-          trx,
-          batch.map((p) => p.item),
-        ),
-      );
-      batch.forEach((pending, i) => pending.resolve(results[i] as O));
+      const results = await this.db.transaction().execute(async (trx) => {
+        const out: unknown[][] = [];
+        for (const { channel, batch } of taken)
+          out.push(
+            await channel.process(
+              trx,
+              batch.map((p) => p.item),
+            ),
+          );
+        return out;
+      });
+      taken.forEach(({ batch }, c) => batch.forEach((pending, i) => pending.resolve(results[c]![i])));
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      const single = taken.length === 1 && taken[0]!.batch.length === 1;
+      if (single) {
+        taken[0]!.batch[0]!.reject(error);
         return;
       }
-      for (const pending of batch) await this.commit([pending]);
+      for (const { channel, batch } of taken) {
+        for (const pending of batch) await this.commit([{ channel, batch: [pending] }]);
+      }
     }
   }
 }
 
 type Job<T> = (trx: Transaction<Database>) => Promise<T>;
 
-/** Group commit of independent jobs, run one after another in the shared transaction. */
+/** Independent jobs, run one after another in the shared transaction. */
 export class WriteBatcher {
-  private readonly group: GroupCommit<Job<unknown>, unknown>;
+  private readonly submit: (job: Job<unknown>) => Promise<unknown>;
 
-  constructor(db: Kysely<Database>, maxBatch = 256) {
-    this.group = new GroupCommit(
-      db,
-      async (trx, jobs) => {
-        const out: unknown[] = [];
-        for (const job of jobs) out.push(await job(trx));
-        return out;
-      },
-      maxBatch,
-    );
+  constructor(committer: Committer) {
+    this.submit = committer.channel<Job<unknown>, unknown>(async (trx, jobs) => {
+      const out: unknown[] = [];
+      for (const job of jobs) out.push(await job(trx));
+      return out;
+    });
   }
 
   run<T>(job: Job<T>): Promise<T> {
-    return this.group.submit(job) as Promise<T>;
+    return this.submit(job) as Promise<T>;
   }
 }

@@ -12,6 +12,7 @@ import type { MigrationDialect } from './migrations/helpers.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-events.js';
 import * as m003 from './migrations/003-messages.js';
+import * as m003b from './migrations/003b-outbox-index.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['001-foundation', m001],
   ['002-events', m002],
   ['003-messages', m003],
+  ['003b-outbox-index', m003b],
 ];
 
 class StaticProvider implements MigrationProvider {

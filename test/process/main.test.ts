@@ -197,7 +197,7 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
 
     // One line per request, carrying its request id, method, URL and status.
     for (const c of calls) {
-      expect(c.requestId).toMatch(/^[0-9A-Z]{26}$/);
+      expect(c.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-z]+$/);
       const forRequest = lines.filter((line) => line.reqId === c.requestId && 'status' in line);
       expect(forRequest).toHaveLength(1);
       expect(forRequest[0]).toMatchObject({ method: c.method, url: c.path, status: c.status });

@@ -36,6 +36,8 @@ export interface Link {
   qr: string | null;
   /** The only timer a link may hold: QR rotation while pairing, or the deferred `connected`. */
   timer: NodeJS.Timeout | null;
+  /** Receipts sent over this link lately (see RESEND_WINDOW_MS), oldest first. */
+  recent: Array<{ readonly at: number; readonly event: NetworkEvent }>;
 }
 
 export interface SessionRecord {
@@ -57,6 +59,14 @@ export interface GroupRecord {
 /** Bounds that keep a long-running sandbox's memory flat. */
 const SESSION_QUEUE_LIMIT = 1000;
 const SENT_IDS_LIMIT = 100_000;
+/**
+ * Receipts sent over a connection in its last seconds may never have been
+ * processed (the gateway died holding them), and the network has no
+ * acknowledgement of its own: like a real network redelivering unacknowledged
+ * receipts, they are sent again after the session's next `connected`.
+ * Receipts only move a message forward, so a second copy changes nothing.
+ */
+const RESEND_WINDOW_MS = 5_000;
 
 export class WorldState {
   readonly qrRotateMs: number;
@@ -125,6 +135,7 @@ export class WorldState {
       expectedPhone: null,
       qr: null,
       timer: null,
+      recent: [],
     };
     if (!this.closed) this.links.add(link);
     return link;
@@ -152,6 +163,12 @@ export class WorldState {
     if (!session) return;
     if (session.link?.state === 'open') {
       this.emit(session.link, event);
+      if (event.type === 'message_status') {
+        const now = Date.now();
+        const { recent } = session.link;
+        recent.push({ at: now, event });
+        while (recent[0]!.at < now - RESEND_WINDOW_MS) recent.shift();
+      }
       return;
     }
     session.queue.push(event);
@@ -174,7 +191,13 @@ export class WorldState {
     if (link.qr !== null) this.qrs.delete(link.qr);
     link.qr = null;
     const session = link.session === null ? undefined : this.sessions.get(link.session);
-    if (session?.link === link) session.link = null;
+    if (session?.link === link) {
+      session.link = null;
+      const since = Date.now() - RESEND_WINDOW_MS;
+      const resend = link.recent.filter((r) => r.at >= since).map((r) => r.event);
+      session.queue = [...resend, ...session.queue].slice(-SESSION_QUEUE_LIMIT);
+    }
+    link.recent = [];
     this.links.delete(link);
   }
 

@@ -1,0 +1,88 @@
+// Shared pieces of the benchmarks: start the gateway as its own process (the
+// built `dist/main.js`, as `npm start` runs it), wait for it, pair devices.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const TOKEN = 'mgw_bench_token_000000000000000000000000';
+
+export interface Running {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a node script as a child and resolves once it logs "Server listening at <url>" (or prints {"url":...}). */
+export async function startProcess(args: string[], env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 30_000);
+    lines.on('line', (line) => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line) ?? /"url":"(http[^"]+)"/.exec(line);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+  lines.on('line', () => undefined); // keep draining the log
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export async function startGateway(env: Record<string, string> = {}): Promise<Running> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
+  return startProcess(['dist/main.js'], {
+    PORT: '0',
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_BOOTSTRAP_TOKEN: TOKEN,
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+}
+
+export async function api(base: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as any;
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Creates and pairs a device through the sandbox; resolves with its phone once it is connected. */
+export async function pairDevice(base: string, phone: string, plan = 'STARTUP240K'): Promise<number> {
+  const id = (await api(base, 'POST', '/devices', { package: plan, name: `bench ${phone}` })).data.id as number;
+  const qr = (await api(base, 'GET', `/sandbox/devices/${id}/qr`)).data.qr as string;
+  await api(base, 'POST', '/sandbox/scan', { qr, phone });
+  for (let i = 0; i < 500; i++) {
+    const device = (await api(base, 'GET', `/devices/${id}`)).data;
+    if (device.connected) return id;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`device ${id} did not connect`);
+}
+
+export function machine(): string {
+  return `${process.platform} ${process.arch}, node ${process.version}`;
+}
