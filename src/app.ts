@@ -83,15 +83,18 @@ declare module 'fastify' {
   }
 }
 
-/** Paths and fields whose values are secrets; pino replaces them before a line is written. */
+/**
+ * Paths and fields whose values are secrets; pino replaces them before a line
+ * is written. Exact paths only: wildcard paths made redaction a visible share
+ * of every request's cost, and nothing logs secrets nested deeper than these.
+ */
 const REDACT = [
   'req.headers.authorization',
   'token',
-  '*.token',
   'webhook_secret',
-  '*.webhook_secret',
   'network_session',
-  '*.network_session',
+  'device.webhook_secret',
+  'device.network_session',
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;

@@ -97,7 +97,7 @@ export class AcceptanceWriter {
       const answer: SendAnswer = {
         code: 200,
         message: SUCCESS_MESSAGES[item.request.type] ?? 'Message sent successfully',
-        data: presentMessage({ ...row, seq: 0 }),
+        data: presentMessage({ ...row, seq: 0 }, item.request.params),
       };
       outcomes[i] = { kind: 'ok', answer };
     }

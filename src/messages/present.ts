@@ -42,7 +42,8 @@ export type MessageJson = Static<typeof MessageSchema>;
 
 const at = (ms: number | null) => (ms === null ? null : iso(ms));
 
-export function presentMessage(row: MessageRow): MessageJson {
+/** `params` may be given when the caller holds them already parsed (acceptance), to skip a JSON round trip. */
+export function presentMessage(row: MessageRow, params?: Record<string, unknown>): MessageJson {
   return {
     id: row.id,
     status: row.status as MessageJson['status'],
@@ -53,7 +54,7 @@ export function presentMessage(row: MessageRow): MessageJson {
     sender: row.sender,
     message: row.message,
     file_url: row.file_url,
-    params: JSON.parse(row.params) as Record<string, unknown>,
+    params: params ?? (JSON.parse(row.params) as Record<string, unknown>),
     simulate_typing: row.simulate_typing,
     timestamp: iso(row.created_at),
     sent_at: at(row.sent_at),

@@ -105,7 +105,7 @@ export class MessagesService {
     const page = rows.slice(0, filter.limit);
     const last = page.at(-1);
     return {
-      data: page.map(presentMessage),
+      data: page.map((row) => presentMessage(row)),
       next_cursor: rows.length > filter.limit && last !== undefined ? encodeCursor(last.seq) : null,
     };
   }
