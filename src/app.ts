@@ -27,13 +27,24 @@ import { AcceptanceWriter } from './messages/acceptance.js';
 import { Committer, WriteBatcher } from './store/batcher.js';
 import { MessagesService } from './messages/service.js';
 import { messageRoutes } from './messages/routes.js';
+import { GroupSync } from './groups/sync.js';
+import { GroupsService } from './groups/service.js';
+import { MembersService } from './groups/members.js';
+import { groupRoutes } from './groups/routes.js';
+import { ContactsService } from './contacts/service.js';
+import { contactRoutes } from './contacts/routes.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { EventSignal } from './events/signal.js';
+import { Deliverer, type WebhookTimings } from './events/deliverer.js';
+import { IncomingMessages } from './events/incoming.js';
+import { WebhooksService } from './events/service.js';
+import { webhookRoutes } from './events/routes.js';
 import { createGuardedDispatcher, isPublicAddress } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
 import { installValidation } from './http/validation.js';
-import { installOpenApi } from './http/openapi.js';
+import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
 
@@ -57,6 +68,8 @@ export interface BuildOptions {
     reconnectMaxMs?: number;
     maxConcurrentConnects?: number;
   };
+  /** Webhook delivery timings and bounds (tests shorten them). */
+  readonly webhooks?: WebhookTimings;
 }
 
 export interface Services {
@@ -66,6 +79,7 @@ export interface Services {
   readonly network: Network;
   readonly messages: MessagesService;
   readonly dispatcher: Dispatcher;
+  readonly groupSync: GroupSync;
 }
 
 export interface RouteInfo {
@@ -136,8 +150,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
 
   app.decorate('routeCatalog', [] as RouteInfo[]);
   app.addHook('onRoute', (route) => {
-    // Every API route is served at its spec path and again under /api; the alias stays out of the docs.
-    if (route.prefix === '/api') route.schema = { ...route.schema, hide: true };
+    // Every API route is served at its spec path and again with or without /api; the alias stays out of the docs.
+    if (isHiddenAlias(route.prefix, route.config)) route.schema = { ...route.schema, hide: true };
     if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
@@ -169,6 +183,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     );
   }
   const network = options.network ?? createNetwork(config, options.sandbox);
+  // Rung after each commit that recorded webhook events, so the deliverer looks at once.
+  const eventSignal = new EventSignal();
   const connections = new ConnectionManager({
     store,
     clock,
@@ -176,8 +192,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     serverName: config.serverName,
     logger: app.log,
     pairingWindowMs: config.pairingWindowS * 1000,
+    onEventsRecorded: eventSignal.ring,
     ...options.connections,
   });
+  // Groups follow the network: synced on every `connected` and `groups_changed`.
+  const groupSync = new GroupSync({ store, clock, connections, logger: app.log });
+  groupSync.start();
   // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
   const committer = new Committer(store.db);
   const batcher = new WriteBatcher(committer);
@@ -188,15 +208,37 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     connections,
     logger: app.log,
     sendIntervalMs: config.sendIntervalMs,
+    onEventsRecorded: eventSignal.ring,
     ...options.dispatch,
   });
   const mediaAgent = createGuardedDispatcher({ policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress });
+  // Webhook URLs get the same address guard as media (DECISIONS 5); a refused address is a failed attempt.
+  const webhookAgent = createGuardedDispatcher({
+    policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress,
+    connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
+  });
+  const deliverer = new Deliverer({
+    store,
+    committer,
+    clock,
+    logger: app.log,
+    signal: eventSignal,
+    http: webhookAgent,
+    ...options.webhooks,
+  });
+  const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });
+  const webhooks = new WebhooksService(store, clock, () => deliverer.wake());
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
+    // Deliveries stop first: what is still to be delivered is in the store for the next start.
+    await deliverer.close();
     await dispatcher.close();
     await connections.close();
     await network.close();
+    await groupSync.close();
     await mediaAgent.close();
+    await incoming.close();
+    await webhookAgent.close();
     await store.close();
   });
   const directory = new DeviceDirectory(store);
@@ -225,7 +267,18 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     mediaDispatcher: mediaAgent,
     onAccepted: (deviceId) => dispatcher.notify(deviceId),
   });
-  app.decorate('services', { accounts, devices, connections, network, messages, dispatcher } satisfies Services);
+  const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
+  const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const contacts = new ContactsService({ devices: directory, connections });
+  app.decorate('services', {
+    accounts,
+    devices,
+    connections,
+    network,
+    messages,
+    dispatcher,
+    groupSync,
+  } satisfies Services);
 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
@@ -239,6 +292,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(tokenRoutes, { accounts });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
         await api.register(messageRoutes, { messages });
+        await api.register(webhookRoutes, { webhooks, serverName: config.serverName });
+        await api.register(groupRoutes, { groups, members });
+        await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)
           await api.register(sandboxRoutes, { sandbox: network.sandbox, devices, pairing });
       },
@@ -247,7 +303,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   }
   app.addHook('onReady', async () => {
     dispatcher.start();
+    incoming.start();
     await connections.start();
+    await deliverer.start();
   });
   return app;
 }

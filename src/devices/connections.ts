@@ -39,6 +39,8 @@ export interface ConnectionManagerOptions {
   readonly maxConcurrentConnects?: number;
   readonly reconnectBaseMs?: number;
   readonly reconnectMaxMs?: number;
+  /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
+  readonly onEventsRecorded?: () => void;
 }
 
 /** Events other features listen to (message receipts, incoming messages, group changes, connection open). */
@@ -188,6 +190,7 @@ export class ConnectionManager implements DeviceConnections {
         await devicesRepository.markExpired(trx, deviceId, now);
         await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
       });
+      this.options.onEventsRecorded?.();
     });
   }
 
@@ -327,6 +330,7 @@ export class ConnectionManager implements DeviceConnections {
       await recordEvent(trx, paired, 'device.paired', { paired_status: 'PAIRED', phone }, now);
       return null;
     });
+    if (refused === null) this.options.onEventsRecorded?.();
     if (refused !== null) {
       this.options.logger.warn({ deviceId, reason: refused }, 'pairing refused');
       await live.conn?.logout().catch(() => undefined);
@@ -355,6 +359,7 @@ export class ConnectionManager implements DeviceConnections {
         now,
       );
     });
+    this.options.onEventsRecorded?.();
   }
 
   // --- bookkeeping ------------------------------------------------------------

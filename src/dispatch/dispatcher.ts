@@ -48,6 +48,8 @@ export interface DispatcherOptions {
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
   readonly maxQueuedMs?: number;
+  /** Called after a status write that recorded webhook events has committed (wakes the deliverer). */
+  readonly onEventsRecorded?: () => void;
 }
 
 interface Lane {
@@ -82,6 +84,8 @@ export class Dispatcher {
   private readonly writes = new Set<Promise<unknown>>();
   private readonly deviceCache = new Map<number, { row: DeviceRow; at: number }>();
   private closed = false;
+  /** A status write of the batch being committed recorded a webhook event. */
+  private eventsRecorded = false;
   private unsubscribe: (() => void) | null = null;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
@@ -265,6 +269,12 @@ export class Dispatcher {
   private track(write: Promise<unknown>): void {
     this.writes.add(write);
     void write
+      .then(() => {
+        // Commits are serialised, so the flag belongs to the batch that just committed.
+        if (!this.eventsRecorded) return;
+        this.eventsRecorded = false;
+        this.options.onEventsRecorded?.();
+      })
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'writing a message status failed'))
       .finally(() => this.writes.delete(write));
   }
@@ -318,6 +328,6 @@ export class Dispatcher {
   ): Promise<void> {
     const device = await this.device(trx, row.device_id);
     if (device === undefined) return;
-    await recordEvent(trx, device, type, presentMessage(row), at);
+    if ((await recordEvent(trx, device, type, presentMessage(row), at)) !== null) this.eventsRecorded = true;
   }
 }

@@ -12,16 +12,19 @@ import { newUlid } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/schema.js';
 
-export type EventType =
-  | 'message.incoming'
-  | 'message.sent'
-  | 'message.delivered'
-  | 'message.read'
-  | 'message.failed'
-  | 'device.paired'
-  | 'device.disconnected'
-  | 'device.qr_expired'
-  | 'group.participants_added';
+export const EVENT_TYPES = [
+  'message.incoming',
+  'message.sent',
+  'message.delivered',
+  'message.read',
+  'message.failed',
+  'device.paired',
+  'device.disconnected',
+  'device.qr_expired',
+  'group.participants_added',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventDevice {
   readonly id: number;

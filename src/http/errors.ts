@@ -39,6 +39,14 @@ export const ERRORS = {
   QUOTA_EXCEEDED: [403, 'Quota exceeded'],
   MESSAGE_NOT_FOUND: [404, 'Message not found'],
   IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
+  // Groups (spec 4.7 and 7.2, DECISIONS 7)
+  ACCESS_DENIED: [403, 'Access denied'],
+  GROUP_NOT_FOUND: [404, 'Group not found'],
+  GROUP_CAPACITY_EXCEEDED: [400, 'Group capacity exceeded'],
+  TOO_MANY_REQUESTS: [429, 'Too many requests'],
+  // Webhook deliveries (DECISIONS 6)
+  DELIVERY_NOT_FOUND: [404, 'Delivery not found'],
+  WEBHOOK_URL_NOT_SET: [400, 'Webhook URL not set'],
   // Tokens (DECISIONS 2)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
   // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).

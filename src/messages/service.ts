@@ -78,6 +78,52 @@ export class MessagesService {
     return outcome.answer;
   }
 
+  /**
+   * Group send (`POST /groups/{id}/send`, DECISIONS 5 and 7): the `/messages`
+   * body without `receiver`, through the same validation, quota, acceptance
+   * and queue; the network receiver is the group. `device` may be left out
+   * (the group's device acts); when given it must be that device.
+   */
+  async sendToGroup(
+    accountId: number,
+    body: unknown,
+    group: { readonly deviceId: number; readonly devicePhone: string | null; readonly networkId: string },
+    idempotencyKey: string | undefined,
+  ): Promise<SendAnswer> {
+    const withDevice =
+      body !== null && typeof body === 'object' && !Array.isArray(body) && (body as { device?: unknown }).device == null
+        ? { ...body, device: group.devicePhone }
+        : body;
+    const validated = validateSendRequest(withDevice, { requireReceiver: false });
+    // The group is part of the request: the same key and body for another group is another request.
+    const requestHash = idempotencyKey === undefined ? '' : hashBody({ group: group.networkId, body: withDevice });
+    if (idempotencyKey !== undefined) {
+      const replay = await this.replay(accountId, idempotencyKey, requestHash);
+      if (replay !== null) return replay;
+    }
+    const device = await this.options.senders.findByPhone(accountId, validated.device);
+    if (device === undefined || device.id !== group.deviceId) {
+      throw new ApiError('VALIDATION_FAILED', { errors: { device: ['must be the number of the group’s device'] } });
+    }
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
+    const media = validated.media === null ? null : await this.fetch(validated.media);
+    const request = { ...validated, receiver: group.networkId };
+    const outcome = await this.options.writer.accept({
+      accountId,
+      device,
+      request,
+      media,
+      idempotencyKey,
+      requestHash,
+    });
+    if (outcome.kind === 'quota')
+      throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
+    if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
+    this.options.onAccepted(device.id);
+    return outcome.answer;
+  }
+
   async get(accountId: number, id: string): Promise<MessageJson> {
     const row = await messagesRepository.find(this.options.store.db, accountId, id);
     if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');

@@ -13,6 +13,8 @@ import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-events.js';
 import * as m003 from './migrations/003-messages.js';
 import * as m003b from './migrations/003b-outbox-index.js';
+import * as m004 from './migrations/004-groups.js';
+import * as m005 from './migrations/005-webhooks.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -21,6 +23,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['002-events', m002],
   ['003-messages', m003],
   ['003b-outbox-index', m003b],
+  ['004-groups', m004],
+  ['005-webhooks', m005],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -83,6 +83,16 @@ export interface WebhookAttemptsTable {
   http_status: number | null;
   latency_ms: number;
   error: string | null;
+  /** Where this attempt went (the device's URL may change between attempts). Null in rows from before 005. */
+  url: string | null;
+}
+
+/** The network's id of each incoming message, per device: a message the network repeats is stored once. */
+export interface IncomingMessageIdsTable {
+  device_id: number;
+  network_id: string;
+  message_id: string;
+  created_at: number;
 }
 
 export interface MessagesTable {
@@ -143,6 +153,48 @@ export interface Database {
   devices: DevicesTable;
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
+  incoming_message_ids: IncomingMessageIdsTable;
+  groups: GroupsTable;
+  group_add_requests: GroupAddRequestsTable;
+  group_daily_additions: GroupDailyAdditionsTable;
+}
+
+/** One (device, network group) pair: its gateway id and the network's last snapshot of the group. */
+export interface GroupsTable {
+  /** The `{group_id}` of every group route. */
+  id: Generated<number>;
+  account_id: number;
+  device_id: number;
+  /** The network's id of the group (e.g. `120363...@g.us`). */
+  network_id: string;
+  subject: string;
+  description: string | null;
+  /** JSON array of `{phone, name?, role}`, as the network last reported it. */
+  participants: string;
+  participant_count: number;
+  /** Maximum members the network allows. */
+  capacity: number;
+  /** The device's own role in the group: null, admin or superadmin. */
+  device_admin: string | null;
+  created_at: number;
+  synced_at: number;
+  /** Set when the device is no longer in the group; the row (and its id) comes back if it rejoins. */
+  left_at: number | null;
+}
+
+/** One row per admitted members-add request: the sliding one-minute window. */
+export interface GroupAddRequestsTable {
+  id: Generated<number>;
+  group_id: number;
+  created_at: number;
+}
+
+/** Members added (or reserved for a request in flight) per group and UTC day. */
+export interface GroupDailyAdditionsTable {
+  group_id: number;
+  /** Days since the epoch, UTC. */
+  day: number;
+  used: number;
 }
 
 /** A handle repositories take: the database, or a transaction on it. */

@@ -1,0 +1,209 @@
+// Benchmark: webhook deliveries per second to a local receiver, and the
+// latency from each event's `created_at` to its receipt, at that rate.
+//
+// Method: the gateway runs as its own process (`dist/main.js`, SQLite unless
+// DATABASE_URL is set, in-process sandbox, GATEWAY_SEND_INTERVAL_MS=0). N
+// paired devices have their webhook_url on a node:http receiver in this
+// process. Load is real traffic: chat messages POSTed at a fixed rate
+// (autocannon, spread over the devices and over 500 recipient phones), each
+// yielding `message.sent`, `message.delivered` and, since the recipients'
+// phones read what they get (sandbox `auto_read`), `message.read`: events
+// recorded in the transactions of those status changes and delivered by the
+// deliverer, signed, over HTTP. (`read=0` as 5th argument: phones that do not
+// read, two events per message.) The receiver
+// answers 200 at once, notes the arrival time, and verifies one signature in
+// 50 with the Standard Webhooks library. Counted in the measuring window
+// (after a warm-up): deliveries per second, and latency p50/p99/max of the
+// events created in it. Afterwards: every event must arrive, none twice.
+//
+//   npm run build && node --import tsx bench/webhooks.ts [seconds] [messages_per_second] [devices] [read=1]
+import autocannon from 'autocannon';
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { TOKEN, api, machine, pairDevice, startProcess } from './lib.js';
+
+const seconds = Number(process.argv[2] ?? 20);
+const messageRate = Number(process.argv[3] ?? 1600);
+const deviceCount = Number(process.argv[4] ?? 50);
+const reading = (process.argv[5] ?? 'read=1') !== 'read=0';
+const recipients = Array.from({ length: 500 }, (_, i) => `6286${String(10_000_000 + i * 10 + 7)}`);
+const warmupSeconds = 3;
+const connections = 32;
+
+// --- the receiver ------------------------------------------------------------------
+
+const secrets = new Map<number, Webhook>();
+const seen = new Map<string, number>();
+const arrivals: Array<{ at: number; created: number }> = [];
+let verifiedCount = 0;
+let badSignatures = 0;
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const at = Date.now();
+    const body = Buffer.concat(chunks).toString('utf8');
+    const event = JSON.parse(body) as { id: string; created_at: string; device: { id: number } };
+    seen.set(event.id, (seen.get(event.id) ?? 0) + 1);
+    arrivals.push({ at, created: Date.parse(event.created_at) });
+    if (arrivals.length % 50 === 0) {
+      try {
+        secrets.get(event.device.id)!.verify(body, req.headers as Record<string, string>);
+        verifiedCount++;
+      } catch {
+        badSignatures++;
+      }
+    }
+    res.writeHead(200).end();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+
+// --- the gateway ---------------------------------------------------------------------
+
+const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-webhooks-'));
+const env = {
+  PORT: '0',
+  GATEWAY_DATA_DIR: dataDir,
+  GATEWAY_BOOTSTRAP_TOKEN: TOKEN,
+  GATEWAY_SEND_INTERVAL_MS: '0',
+  GATEWAY_ALLOW_PRIVATE_URLS: 'true',
+  LOG_LEVEL: 'info',
+};
+// BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the gateway under this load.
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const gateway = await startProcess([...nodeArgs, 'dist/main.js'], env);
+// The default account may hold 10 devices; raise it the way an operator would.
+execFileSync(process.execPath, ['dist/cli/main.js', 'accounts', 'set-limit', 'default', String(deviceCount)], {
+  env: { ...process.env, ...env },
+});
+
+const phones: string[] = [];
+const deviceIds: number[] = [];
+for (let i = 0; i < deviceCount; i += 10) {
+  const batch = Array.from(
+    { length: Math.min(10, deviceCount - i) },
+    (_, j) => `6285${String(40_000_000 + (i + j) * 10 + 7)}`,
+  );
+  const ids = await Promise.all(batch.map((phone) => pairDevice(gateway.url, phone)));
+  deviceIds.push(...ids);
+  for (const id of ids) {
+    const device = (await api(gateway.url, 'PATCH', `/devices/${id}`, { webhook_url: hookUrl })).data;
+    secrets.set(id, new Webhook(device.webhook_secret as string));
+  }
+  phones.push(...batch);
+}
+
+for (const phone of recipients) await api(gateway.url, 'POST', '/sandbox/phones', { phone, auto_read: reading });
+
+/** CPU time (user + system) the gateway process has used so far, in ms; with load (`loadavg`) to judge a shared machine. */
+async function gatewayCpuMs(): Promise<number> {
+  const fields = (await readFile(`/proc/${gateway.child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks, 100 a second on Linux
+}
+
+// --- load ------------------------------------------------------------------------------
+
+let n = 0;
+const load = (duration: number) =>
+  autocannon({
+    url: gateway.url,
+    connections,
+    duration,
+    overallRate: messageRate,
+    requests: [
+      {
+        method: 'POST',
+        path: '/messages',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        setupRequest: (request: any) => {
+          const i = n++;
+          request.body = JSON.stringify({
+            device: phones[i % phones.length],
+            receiver: recipients[i % recipients.length],
+            type: 'chat',
+            params: { text: `webhook bench ${i}` },
+          });
+          return request;
+        },
+      },
+    ],
+  });
+
+const warm = await load(warmupSeconds);
+const cpuStart = await gatewayCpuMs();
+const windowStart = Date.now();
+const measured = await load(seconds);
+const windowEnd = Date.now();
+const cpuUsed = (await gatewayCpuMs()) - cpuStart;
+const loadAverage = loadavg()[0];
+const accepted = warm['2xx'] + measured['2xx'];
+
+/** Every event the gateway recorded, from its delivery log. */
+async function recorded(): Promise<number> {
+  let total = 0;
+  for (const id of deviceIds) {
+    total += (await api(gateway.url, 'GET', `/devices/${id}/webhook-deliveries?per_page=1`)).meta.total as number;
+  }
+  return total;
+}
+// Drained: the receiver has every recorded event, and no more are being recorded (receipts come after sends).
+let expected = await recorded();
+const drainStart = Date.now();
+while (Date.now() - drainStart < 120_000) {
+  if (seen.size >= expected) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const again = await recorded();
+    if (again === expected && seen.size >= expected) break;
+    expected = again;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}
+await gateway.stop();
+await new Promise<void>((resolve) => receiver.close(() => resolve()));
+
+// --- results ---------------------------------------------------------------------------
+
+const inWindow = arrivals.filter((a) => a.at >= windowStart && a.at < windowEnd);
+const latencies = arrivals
+  .filter((a) => a.created >= windowStart && a.created < windowEnd)
+  .map((a) => a.at - a.created)
+  .sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? null;
+const duplicates = [...seen.values()].filter((count) => count > 1).length;
+
+console.log(
+  JSON.stringify(
+    {
+      benchmark: 'webhook delivery to a local receiver',
+      machine: `${machine()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`,
+      store: process.env.DATABASE_URL === undefined ? 'sqlite' : 'postgres',
+      devices: deviceCount,
+      offered_messages_per_second: messageRate,
+      seconds,
+      events_per_message: reading ? 3 : 2,
+      messages_accepted: { in_window: measured['2xx'], total: accepted, non2xx: warm.non2xx + measured.non2xx },
+      events_delivered_per_second: Math.round(inWindow.length / ((windowEnd - windowStart) / 1000)),
+      latency_ms: { p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? null, events: latencies.length },
+      all_delivered: seen.size === expected,
+      events_expected: expected,
+      events_received: seen.size,
+      duplicates,
+      last_event_after_load_ms: (arrivals.at(-1)?.at ?? windowEnd) - windowEnd,
+      signatures: { verified: verifiedCount, bad: badSignatures },
+      gateway_cpu: {
+        percent_of_one_core: Math.round((cpuUsed / (windowEnd - windowStart)) * 100),
+        ms_per_event: Number((cpuUsed / Math.max(1, inWindow.length)).toFixed(3)),
+      },
+      machine_load_average_1m: Number(loadAverage?.toFixed(2)),
+    },
+    null,
+    2,
+  ),
+);

@@ -1,0 +1,348 @@
+/**
+ * The webhook deliverer (DECISIONS 6): turns recorded events into signed HTTP
+ * POSTs to each device's `webhook_url`, durably and at least once.
+ *
+ * State machine of one delivery (a `webhook_events` row):
+ *
+ *   pending ──claim (lease: locked_until = next_attempt_at = now + lease)──▶ in flight
+ *   in flight ──2xx──▶ delivered
+ *   in flight ──non-2xx, timeout, refused, blocked address, before the
+ *               deadline──▶ pending (attempts+1, next_attempt_at = now + backoff)
+ *   in flight ──the same failure at or after created_at + 24 h──▶ failed
+ *   in flight ──the device has no webhook_url any more──▶ failed (no request made)
+ *   in flight ──shutdown──▶ pending, due at once (lease cleared, no attempt counted)
+ *   in flight ──the process dies──▶ pending, due again when the lease runs out
+ *   delivered | failed ──manual retry──▶ pending, due now
+ *
+ * Every attempt writes a line to `webhook_attempts` in the same transaction as
+ * the row's new state. Rows are stored before any attempt (record.ts, in the
+ * transaction of the change that caused them), so nothing lives only here:
+ * this class is a set of in-flight requests and one timer.
+ *
+ * Work is claimed in one statement that leases due rows (see the repository),
+ * at most `concurrency` in flight in this process and at most
+ * `perDeviceConcurrency` per device (counted in the store, so across
+ * processes too, give or take claims racing each other): a slow or dead
+ * receiver holds only its own device's slots and never delays the others.
+ * Wake-ups: the EventSignal (events were committed), a finished attempt (a
+ * slot is free), a retry coming due, and a poll (events recorded by another
+ * process, leases left by a dead one). Delivery order is not kept: receivers
+ * get `created_at` and dedupe by `webhook-id`.
+ *
+ * Must never: keep the only copy of an event, send a body other than the
+ * stored payload, connect except through the guarded dispatcher, or let a
+ * delivery of one device wait on another device's receiver.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Dispatcher as HttpDispatcher } from 'undici';
+import type { Clock } from '../clock.js';
+import type { Committer } from '../store/batcher.js';
+import type { Store } from '../store/store.js';
+import { attemptDelivery, type AttemptResult } from './attempt.js';
+import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure, type RetryPolicy } from './retry.js';
+import type { EventSignal } from './signal.js';
+import { signDelivery } from './signing.js';
+
+/** Timings and bounds; every one has a production default, tests shorten them. */
+export interface WebhookTimings {
+  /** Limit on one attempt, connect to last byte of the answer. */
+  readonly timeoutMs?: number;
+  /** Waits after the 1st, 2nd, ... failure; the last repeats. */
+  readonly retryScheduleMs?: readonly number[];
+  /** Give up this long after the event was created. */
+  readonly maxAgeMs?: number;
+  /** Attempts in flight in this process at once. */
+  readonly concurrency?: number;
+  /** Attempts in flight per device at once. */
+  readonly perDeviceConcurrency?: number;
+  /** How long a claim holds a row; must exceed timeoutMs plus the time to record the outcome. */
+  readonly leaseMs?: number;
+  /** Look for due work at least this often. */
+  readonly pollIntervalMs?: number;
+  /** On shutdown, how long attempts in flight may finish before they are cut and handed back. */
+  readonly closeGraceMs?: number;
+}
+
+export interface DelivererOptions extends WebhookTimings {
+  readonly store: Store;
+  /** Claims and outcomes are written in the shared group commit (one fsync for many). */
+  readonly committer: Committer;
+  readonly clock: Clock;
+  readonly logger: FastifyBaseLogger;
+  readonly signal: EventSignal;
+  /** The guarded HTTP dispatcher (DECISIONS 5): refuses non-public addresses unless allowed. */
+  readonly http: HttpDispatcher;
+}
+
+interface Target {
+  readonly url: string | null;
+  readonly secret: string;
+}
+
+/** Rows one claim takes at most, and due rows it looks at to find them. */
+const CLAIM_BATCH = 100;
+const CLAIM_SCAN = 500;
+const MAX_RETRY_TIMES = 1024;
+
+export const NO_WEBHOOK_URL_ERROR = 'the device has no webhook_url; delivery stopped';
+
+export class Deliverer {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Attempts in flight here per device (the store's count includes other processes'). */
+  private readonly deviceLoad = new Map<number, number>();
+  /** The last claim stopped for lack of room (here, or a device's): a finished attempt should look again. */
+  private roomBound = false;
+  /** One per attempt under way; aborted when the close grace runs out. */
+  private readonly attempts = new Set<AbortController>();
+  private readonly write: (completion: Completion) => Promise<void>;
+  private readonly lease: (params: ClaimParams) => Promise<ClaimedEvent[]>;
+  private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly perDevice: number;
+  private readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly closeGraceMs: number;
+  private started = false;
+  private closed = false;
+  private cycle: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
+  /** When retries scheduled here come due, ascending (bounded: beyond it the poll finds them). */
+  private readonly retryTimes: number[] = [];
+  /** The `now` of the last claim. */
+  private lastClaimAt = 0;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly options: DelivererOptions) {
+    this.policy = {
+      scheduleMs: options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
+      maxAgeMs: options.maxAgeMs ?? DEFAULT_MAX_AGE_MS,
+    };
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.concurrency = options.concurrency ?? 256;
+    this.perDevice = options.perDeviceConcurrency ?? 4;
+    this.leaseMs = options.leaseMs ?? 60_000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    this.closeGraceMs = options.closeGraceMs ?? 3_000;
+    this.write = options.committer.channel<Completion, void>(async (trx, items) => {
+      await eventsRepository.complete(trx, items, options.clock.now());
+      return items.map(() => undefined);
+    });
+    // Claims are writes too (the lease): sharing the group commit saves a commit (an fsync on SQLite) per claim.
+    this.lease = options.committer.channel<ClaimParams, ClaimedEvent[]>(async (trx, items) => {
+      const out: ClaimedEvent[][] = [];
+      for (const params of items) out.push(await eventsRepository.claim(trx, params));
+      return out;
+    });
+  }
+
+  async start(): Promise<void> {
+    if (this.started || this.closed) return;
+    // One process owns a SQLite store: a lease still set now was left by a crash, and nobody is attempting it.
+    if (!this.options.store.capabilities.sharedByProcesses) {
+      await eventsRepository.releaseAllLeases(this.options.store.db, this.options.clock.now());
+    }
+    this.started = true;
+    this.unsubscribe = this.options.signal.subscribe(() => this.wake());
+    this.wake();
+  }
+
+  /** Look for due work now (coalesced: a wake during a claim runs one more claim after it). */
+  wake(): void {
+    if (!this.started || this.closed) return;
+    if (this.cycle !== null) {
+      this.again = true;
+      return;
+    }
+    this.cycle = this.claimCycle().finally(() => {
+      this.cycle = null;
+      if (this.again && !this.closed) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Stops claiming; attempts in flight get `closeGraceMs` to finish, then are cut and handed back. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    const grace = setTimeout(() => {
+      for (const attempt of this.attempts) attempt.abort();
+    }, this.closeGraceMs);
+    try {
+      while (this.cycle !== null || this.inFlight.size > 0) {
+        await this.cycle;
+        await Promise.allSettled([...this.inFlight.values()]);
+      }
+    } finally {
+      clearTimeout(grace);
+    }
+  }
+
+  // --- claiming -------------------------------------------------------------------
+
+  private async claimCycle(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        await this.claimWhileRoom();
+      } while (this.again && !this.closed);
+    } catch (error) {
+      // The store is unreachable or busy: the poll tries again.
+      this.options.logger.error({ err: error }, 'claiming webhook deliveries failed');
+    } finally {
+      // Only retries the last claim could see as due are done with; one that came due during it is not.
+      while (this.retryTimes.length > 0 && this.retryTimes[0]! <= this.lastClaimAt) this.retryTimes.shift();
+      this.arm(Math.min(this.options.clock.now() + this.pollIntervalMs, this.retryTimes[0] ?? Infinity));
+    }
+  }
+
+  private async claimWhileRoom(): Promise<void> {
+    const { store, clock } = this.options;
+    for (;;) {
+      const room = this.concurrency - this.inFlight.size;
+      this.roomBound = room <= 0;
+      if (room <= 0 || this.closed) return;
+      const now = clock.now();
+      this.lastClaimAt = now;
+      const limit = Math.min(room, CLAIM_BATCH);
+      const claimed = await this.lease({
+        now,
+        leaseUntil: now + this.leaseMs,
+        limit,
+        perDevice: this.perDevice,
+        scan: CLAIM_SCAN,
+        skipLocked: store.capabilities.sharedByProcesses,
+      });
+      const targets = claimed.length === 0 ? new Map<number, Target>() : await this.targets(claimed);
+      for (const event of claimed) this.begin(event, targets.get(event.device_id));
+      // A device at its bound had due rows left out, and may have more beyond the scan: its next
+      // finished attempt looks again, and so does the next claim (which skips that device).
+      const deviceBound = [...this.deviceLoad.values()].some((n) => n >= this.perDevice);
+      this.roomBound = deviceBound;
+      if (claimed.length === 0) return;
+      // Fewer than asked and no device held back: the scan held every due row, all taken.
+      if (claimed.length < limit && !deviceBound) return;
+    }
+  }
+
+  private async targets(claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
+    const ids = [...new Set(claimed.map((event) => event.device_id))];
+    const rows = await eventsRepository.targets(this.options.store.db, ids);
+    return new Map(rows.map((row) => [Number(row.id), { url: row.webhook_url, secret: row.webhook_secret }]));
+  }
+
+  private noteRetry(at: number): void {
+    const times = this.retryTimes;
+    let i = times.length;
+    while (i > 0 && times[i - 1]! > at) i--;
+    times.splice(i, 0, at);
+    if (times.length > MAX_RETRY_TIMES) times.pop();
+    this.arm(at);
+  }
+
+  /** Runs `at` (or sooner if already armed sooner): the poll, or a retry coming due. */
+  private arm(at: number): void {
+    if (this.closed || !this.started) return;
+    if (this.timer !== null && this.timerAt <= at) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.timerAt = Infinity;
+        this.wake();
+      },
+      Math.max(0, at - this.options.clock.now()),
+    );
+  }
+
+  // --- one delivery ---------------------------------------------------------------
+
+  private begin(event: ClaimedEvent, target: Target | undefined): void {
+    const device = event.device_id;
+    this.deviceLoad.set(device, (this.deviceLoad.get(device) ?? 0) + 1);
+    const work = this.deliver(event, target)
+      .catch((error: unknown) => {
+        // Recording the outcome failed: the lease runs out and the delivery is claimed again.
+        this.options.logger.error({ err: error, eventId: event.id }, 'recording a webhook attempt failed');
+      })
+      .finally(() => {
+        this.inFlight.delete(event.id);
+        const load = (this.deviceLoad.get(device) ?? 1) - 1;
+        if (load === 0) this.deviceLoad.delete(device);
+        else this.deviceLoad.set(device, load);
+        // The slot (and the lease, now written) is free: worth a look only if a claim was held back for room.
+        if (this.roomBound) this.wake();
+      });
+    this.inFlight.set(event.id, work);
+  }
+
+  private async deliver(event: ClaimedEvent, target: Target | undefined): Promise<void> {
+    const { clock } = this.options;
+    if (this.closed) {
+      await this.write({ id: event.id, outcome: 'released' });
+      return;
+    }
+    const attemptedAt = clock.now();
+    if (target === undefined || target.url === null) {
+      const attempt = {
+        attempted_at: attemptedAt,
+        http_status: null,
+        latency_ms: 0,
+        error: NO_WEBHOOK_URL_ERROR,
+        url: null,
+      };
+      await this.write({ id: event.id, attempt, outcome: 'failed' });
+      return;
+    }
+    const abort = new AbortController();
+    this.attempts.add(abort);
+    const result = await attemptDelivery({
+      url: target.url,
+      headers: signDelivery(target.secret, event.id, event.payload, attemptedAt),
+      body: event.payload,
+      dispatcher: this.options.http,
+      timeoutMs: this.timeoutMs,
+      abort,
+    }).finally(() => this.attempts.delete(abort));
+    if (result.aborted) {
+      await this.write({ id: event.id, outcome: 'released' });
+      return;
+    }
+    await this.write(this.outcome(event, target.url, attemptedAt, result));
+  }
+
+  private outcome(event: ClaimedEvent, url: string, attemptedAt: number, result: AttemptResult): Completion {
+    const attempt = {
+      attempted_at: attemptedAt,
+      http_status: result.httpStatus,
+      latency_ms: result.latencyMs,
+      error: result.error,
+      url,
+    };
+    if (result.ok) return { id: event.id, attempt, outcome: 'delivered' };
+    const attempts = event.attempts + 1;
+    const decision = afterFailure(this.policy, attempts, event.created_at, this.options.clock.now());
+    if ('giveUp' in decision) {
+      this.options.logger.warn(
+        { eventId: event.id, deviceId: event.device_id, attempts, error: result.error },
+        'webhook delivery failed for good',
+      );
+      return { id: event.id, attempt, outcome: 'failed' };
+    }
+    this.options.logger.debug(
+      { eventId: event.id, deviceId: event.device_id, attempts, error: result.error },
+      'webhook attempt failed; retrying later',
+    );
+    // Wake for it ourselves rather than waiting for the next poll.
+    this.noteRetry(decision.retryAt);
+    return { id: event.id, attempt, outcome: 'retry', retryAt: decision.retryAt };
+  }
+}

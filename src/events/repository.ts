@@ -1,0 +1,297 @@
+/**
+ * SQL for webhook deliveries: claiming due events, writing attempt outcomes,
+ * the delivery log, manual retries, and the ids of incoming messages.
+ *
+ * Owns: the `webhook_events` rows after they are recorded (record.ts inserts
+ * them), `webhook_attempts` and `incoming_message_ids`.
+ * Must never: decide a rule (when to retry, when to give up, what a device
+ * may see); the deliverer and the service decide and pass values in.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { Db, WebhookAttemptsTable, WebhookEventsTable } from '../store/schema.js';
+
+export type EventRow = Selectable<WebhookEventsTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+/** What an attempt needs of a claimed event. */
+export interface ClaimedEvent {
+  readonly id: string;
+  readonly device_id: number;
+  readonly payload: string;
+  readonly attempts: number;
+  readonly created_at: number;
+}
+
+export interface ClaimParams {
+  readonly now: number;
+  /** The lease: until then no other claim takes these rows. */
+  readonly leaseUntil: number;
+  /** How many rows to take at most. */
+  readonly limit: number;
+  /** At most this many leased rows per device, counting those already in flight. */
+  readonly perDevice: number;
+  /** How many due rows one claim looks at. */
+  readonly scan: number;
+  /** Several processes share the store: skip rows another claim is taking right now. */
+  readonly skipLocked: boolean;
+}
+
+export interface AttemptRecord {
+  readonly attempted_at: number;
+  readonly http_status: number | null;
+  readonly latency_ms: number;
+  readonly error: string | null;
+  readonly url: string | null;
+}
+
+/** How one claimed event's lease ends. */
+export type Completion =
+  | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'delivered' | 'failed' }
+  | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'retry'; readonly retryAt: number }
+  /** Handed back unattempted (shutdown): due again at once, no attempt counted. */
+  | { readonly id: string; readonly outcome: 'released' };
+
+/**
+ * Batches are cut into power-of-two sizes (at most 256), and `in` lists padded
+ * to one by repeating an id: SQLite keeps prepared statements by SQL text, and
+ * a text per list length would churn that cache for every other query too.
+ */
+const MAX_CHUNK = 256;
+
+function pow2Chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length;) {
+    let size = MAX_CHUNK;
+    while (size > items.length - i) size /= 2;
+    out.push(items.slice(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+function paddedLists<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += MAX_CHUNK) {
+    const list = items.slice(i, i + MAX_CHUNK);
+    let size = 1;
+    while (size < list.length) size *= 2;
+    while (list.length < size) list.push(list[0]!);
+    out.push(list);
+  }
+  return out;
+}
+
+export const eventsRepository = {
+  /**
+   * Leases due events in one statement. Devices already at `perDevice` leases
+   * are left out before the scan (so a dead receiver's backlog cannot fill it),
+   * and within the scan each device gets only the slots it has left.
+   * The lease moves `next_attempt_at` to its end too: rows in flight drop out
+   * of the due range (the scan reads only work it can take), and a lease left
+   * by a dead process comes due by itself when it runs out.
+   */
+  claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
+    const lock = p.skipLocked ? sql`for update skip locked` : sql``;
+    const result = await sql<ClaimedEvent>`
+      with inflight as (
+        select device_id, count(*) as n from webhook_events
+        where locked_until > ${p.now}
+        group by device_id
+      ),
+      due as (
+        select id, device_id, next_attempt_at from webhook_events
+        where status = 'pending'
+          and next_attempt_at <= ${p.now}
+          and device_id not in (select device_id from inflight where n >= ${p.perDevice})
+        order by next_attempt_at
+        limit ${p.scan}
+        ${lock}
+      ),
+      ranked as (
+        select due.id, due.next_attempt_at,
+          row_number() over (partition by due.device_id order by due.next_attempt_at)
+            + coalesce(inflight.n, 0) as slot
+        from due left join inflight on inflight.device_id = due.device_id
+      )
+      update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}
+      where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
+      returning id, device_id, payload, attempts, created_at
+    `.execute(db);
+    return result.rows.map((row) => ({
+      ...row,
+      device_id: Number(row.device_id),
+      attempts: Number(row.attempts),
+      created_at: Number(row.created_at),
+    }));
+  },
+
+  /** Where and how each device's deliveries go now (URL and secret are read per attempt: both may change). */
+  targets: async (db: Db, deviceIds: readonly number[]) => {
+    const rows = [];
+    for (const list of paddedLists(deviceIds)) {
+      rows.push(
+        ...(await db
+          .selectFrom('devices')
+          .select(['id', 'webhook_url', 'webhook_secret'])
+          .where('id', 'in', list)
+          .execute()),
+      );
+    }
+    return rows;
+  },
+
+  /** Writes attempt outcomes; set-based for the common cases so a batch costs a few statements. */
+  complete: async (db: Db, items: readonly Completion[], now: number): Promise<void> => {
+    const attempts = items.flatMap((item) =>
+      item.outcome === 'released' ? [] : [{ event_id: item.id, ...item.attempt }],
+    );
+    for (const chunk of pow2Chunks(attempts)) await db.insertInto('webhook_attempts').values(chunk).execute();
+
+    const ids = (outcome: Completion['outcome']) => items.filter((i) => i.outcome === outcome).map((i) => i.id);
+    for (const chunk of paddedLists(ids('delivered'))) {
+      await db
+        .updateTable('webhook_events')
+        .set((eb) => ({
+          status: 'delivered',
+          delivered_at: now,
+          failed_at: null,
+          locked_until: null,
+          attempts: eb('attempts', '+', 1),
+        }))
+        .where('id', 'in', chunk)
+        .execute();
+    }
+    for (const chunk of paddedLists(ids('failed'))) {
+      await db
+        .updateTable('webhook_events')
+        .set((eb) => ({ status: 'failed', failed_at: now, locked_until: null, attempts: eb('attempts', '+', 1) }))
+        .where('id', 'in', chunk)
+        .execute();
+    }
+    for (const item of items) {
+      if (item.outcome !== 'retry') continue;
+      await db
+        .updateTable('webhook_events')
+        .set((eb) => ({ next_attempt_at: item.retryAt, locked_until: null, attempts: eb('attempts', '+', 1) }))
+        .where('id', '=', item.id)
+        .execute();
+    }
+    for (const chunk of paddedLists(ids('released'))) {
+      await db
+        .updateTable('webhook_events')
+        .set({ locked_until: null, next_attempt_at: now })
+        .where('id', 'in', chunk)
+        .execute();
+    }
+  },
+
+  /**
+   * Clears every lease. Only for a store one process owns (SQLite), at start-up:
+   * leases left by a crash would otherwise hold their deliveries until they expire.
+   */
+  releaseAllLeases: async (db: Db, now: number): Promise<void> => {
+    await db
+      .updateTable('webhook_events')
+      .set({ locked_until: null, next_attempt_at: now })
+      .where('locked_until', 'is not', null)
+      .where('status', '=', 'pending')
+      .execute();
+  },
+
+  // --- the delivery log -------------------------------------------------------------
+
+  page: (
+    db: Db,
+    accountId: number,
+    deviceId: number,
+    filter: { status?: string; type?: string; limit: number; offset: number },
+  ): Promise<EventRow[]> => {
+    let query = db
+      .selectFrom('webhook_events')
+      .selectAll()
+      .where('device_id', '=', deviceId)
+      .where('account_id', '=', accountId);
+    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+    return query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute();
+  },
+
+  count: async (
+    db: Db,
+    accountId: number,
+    deviceId: number,
+    filter: { status?: string; type?: string },
+  ): Promise<number> => {
+    let query = db
+      .selectFrom('webhook_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('device_id', '=', deviceId)
+      .where('account_id', '=', accountId);
+    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+    const row = await query.executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+
+  find: (db: Db, accountId: number, deviceId: number, id: string): Promise<EventRow | undefined> =>
+    db
+      .selectFrom('webhook_events')
+      .selectAll()
+      .where('id', '=', id)
+      .where('device_id', '=', deviceId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst(),
+
+  attemptsOf: (db: Db, eventIds: readonly string[]): Promise<AttemptRow[]> =>
+    eventIds.length === 0
+      ? Promise.resolve([])
+      : db
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where('event_id', 'in', eventIds)
+          .orderBy('attempted_at')
+          .orderBy('id')
+          .execute(),
+
+  /**
+   * Due now, whatever its state (a failed one too). A delivery in flight keeps
+   * its lease (and the lease's end as its due time): the attempt under way
+   * finishes and writes its own outcome, so it is never attempted twice at once.
+   */
+  dueNow: (db: Db, accountId: number, deviceId: number, id: string, now: number): Promise<EventRow | undefined> =>
+    db
+      .updateTable('webhook_events')
+      .set((eb) => ({
+        status: 'pending',
+        failed_at: null,
+        next_attempt_at: eb.case().when('locked_until', '>', now).then(eb.ref('next_attempt_at')).else(now).end(),
+      }))
+      .where('id', '=', id)
+      .where('device_id', '=', deviceId)
+      .where('account_id', '=', accountId)
+      .returningAll()
+      .executeTakeFirst(),
+
+  // --- incoming messages ------------------------------------------------------------
+
+  /** Remembers the network's id of an incoming message; false when it was seen before (a repeat). */
+  claimIncomingId: async (
+    db: Db,
+    deviceId: number,
+    networkId: string,
+    messageId: string,
+    now: number,
+  ): Promise<boolean> => {
+    const result = await db
+      .insertInto('incoming_message_ids')
+      .values({ device_id: deviceId, network_id: networkId, message_id: messageId, created_at: now })
+      .onConflict((oc) => oc.columns(['device_id', 'network_id']).doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+  },
+};

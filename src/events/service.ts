@@ -1,0 +1,99 @@
+/**
+ * The webhook API of a device (DECISIONS 6): its delivery log, sending a
+ * delivery again, and rotating its signing secret.
+ *
+ * Owns: who may see and retry what (a device of the caller's account; another
+ * account's device is "not found" exactly like a missing one), and what a
+ * retry and a rotation mean: a retry makes the delivery due now whatever its
+ * state; a rotation takes effect for every attempt from then on, retries of
+ * older events included (a receiver still on the old secret refuses them, and
+ * they are retried until it has the new one).
+ * Must never: know about HTTP or write SQL.
+ */
+import type { Clock } from '../clock.js';
+import { newWebhookSecret } from '../devices/service.js';
+import { devicesRepository, type DeviceRow } from '../devices/repository.js';
+import { ApiError } from '../http/errors.js';
+import type { Store } from '../store/store.js';
+import { presentDelivery, type DeliveryJson } from './present.js';
+import { eventsRepository, type AttemptRow } from './repository.js';
+
+export interface DeliveryFilter {
+  readonly page: number;
+  readonly per_page: number;
+  readonly status?: string;
+  readonly type?: string;
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    /** Told when a delivery became due now (the deliverer looks at once). */
+    private readonly onDue: () => void,
+  ) {}
+
+  async deliveries(
+    accountId: number,
+    deviceId: number,
+    filter: DeliveryFilter,
+  ): Promise<{ data: DeliveryJson[]; total: number }> {
+    await this.device(accountId, deviceId);
+    const { db } = this.store;
+    const where = { status: filter.status, type: filter.type };
+    const [rows, total] = await Promise.all([
+      eventsRepository.page(db, accountId, deviceId, {
+        ...where,
+        limit: filter.per_page,
+        offset: (filter.page - 1) * filter.per_page,
+      }),
+      eventsRepository.count(db, accountId, deviceId, where),
+    ]);
+    const attempts = groupByEvent(
+      await eventsRepository.attemptsOf(
+        db,
+        rows.map((row) => row.id),
+      ),
+    );
+    return { data: rows.map((row) => presentDelivery(row, attempts.get(row.id) ?? [])), total };
+  }
+
+  async retry(accountId: number, deviceId: number, deliveryId: string): Promise<DeliveryJson> {
+    const device = await this.device(accountId, deviceId);
+    const { db } = this.store;
+    const existing = await eventsRepository.find(db, accountId, deviceId, deliveryId);
+    if (existing === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
+    if (device.webhook_url === null) {
+      throw new ApiError('WEBHOOK_URL_NOT_SET', { error: 'set the device’s webhook_url before retrying a delivery' });
+    }
+    const row = await eventsRepository.dueNow(db, accountId, deviceId, deliveryId, this.clock.now());
+    if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
+    this.onDue();
+    return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]));
+  }
+
+  async rotateSecret(accountId: number, deviceId: number): Promise<DeviceRow> {
+    const row = await devicesRepository.update(this.store.db, accountId, deviceId, {
+      webhook_secret: newWebhookSecret(),
+      updated_at: this.clock.now(),
+    });
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return row;
+  }
+
+  private async device(accountId: number, deviceId: number): Promise<DeviceRow> {
+    const device = await devicesRepository.find(this.store.db, accountId, deviceId);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return device;
+  }
+}
+
+function groupByEvent(attempts: readonly AttemptRow[]): Map<string, AttemptRow[]> {
+  const byEvent = new Map<string, AttemptRow[]>();
+  for (const attempt of attempts) {
+    const list = byEvent.get(attempt.event_id);
+    if (list === undefined) byEvent.set(attempt.event_id, [attempt]);
+    else list.push(attempt);
+  }
+  return byEvent;
+}

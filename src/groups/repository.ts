@@ -1,0 +1,180 @@
+/**
+ * SQL for groups and their member-addition counters.
+ *
+ * Owns: the `groups`, `group_add_requests` and `group_daily_additions`
+ * tables. A group is visible to its account only while its device is not
+ * deleted and the device has not left it.
+ * Must never: decide a rule (who may add, how many): that is the service's.
+ * The counters are only correct when read and written after `lockForUpdate`
+ * in the same transaction; the functions that need it say so.
+ */
+import type { Selectable, Transaction } from 'kysely';
+import type { Database, Db, GroupsTable } from '../store/schema.js';
+
+export type GroupRow = Selectable<GroupsTable>;
+/** A group with its device's current number (null while the device is not paired). */
+export type GroupWithDevice = GroupRow & { device_phone: string | null };
+
+/** A group as the network reports it, ready to store. */
+export interface GroupSnapshot {
+  readonly network_id: string;
+  readonly subject: string;
+  readonly description: string | null;
+  /** JSON array of `{phone, name?, role}`. */
+  readonly participants: string;
+  readonly participant_count: number;
+  readonly capacity: number;
+  readonly device_admin: string | null;
+}
+
+export const groupsRepository = {
+  /** Inserts or refreshes the (device, network group) pair; its id never changes. Clears `left_at`. */
+  upsert: (db: Db, accountId: number, deviceId: number, snapshot: GroupSnapshot, now: number): Promise<GroupRow> =>
+    db
+      .insertInto('groups')
+      .values({
+        account_id: accountId,
+        device_id: deviceId,
+        ...snapshot,
+        created_at: now,
+        synced_at: now,
+        left_at: null,
+      })
+      .onConflict((oc) =>
+        oc.columns(['device_id', 'network_id']).doUpdateSet({ ...snapshot, synced_at: now, left_at: null }),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow(),
+
+  /** The device left these groups (or the network no longer shows them). */
+  markLeft: async (db: Db, deviceId: number, networkIds: readonly string[], now: number): Promise<void> => {
+    if (networkIds.length === 0) return;
+    await db
+      .updateTable('groups')
+      .set({ left_at: now })
+      .where('device_id', '=', deviceId)
+      .where('network_id', 'in', networkIds)
+      .where('left_at', 'is', null)
+      .execute();
+  },
+
+  /** Network ids of the groups the device is in, as last stored. */
+  currentNetworkIds: async (db: Db, deviceId: number): Promise<string[]> => {
+    const rows = await db
+      .selectFrom('groups')
+      .select('network_id')
+      .where('device_id', '=', deviceId)
+      .where('left_at', 'is', null)
+      .execute();
+    return rows.map((row) => row.network_id);
+  },
+
+  /** A group of the account whose device is not deleted and is still in it. */
+  find: (db: Db, accountId: number, id: number): Promise<GroupWithDevice | undefined> =>
+    db
+      .selectFrom('groups')
+      .innerJoin('devices', 'devices.id', 'groups.device_id')
+      .selectAll('groups')
+      .select('devices.phone as device_phone')
+      .where('groups.id', '=', id)
+      .where('groups.account_id', '=', accountId)
+      .where('groups.left_at', 'is', null)
+      .where('devices.deleted_at', 'is', null)
+      .executeTakeFirst(),
+
+  page: (
+    db: Db,
+    accountId: number,
+    deviceId: number | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<GroupWithDevice[]> => {
+    let query = db
+      .selectFrom('groups')
+      .innerJoin('devices', 'devices.id', 'groups.device_id')
+      .selectAll('groups')
+      .select('devices.phone as device_phone')
+      .where('groups.account_id', '=', accountId)
+      .where('groups.left_at', 'is', null)
+      .where('devices.deleted_at', 'is', null);
+    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
+    return query.orderBy('groups.id').limit(limit).offset(offset).execute();
+  },
+
+  count: async (db: Db, accountId: number, deviceId: number | undefined): Promise<number> => {
+    let query = db
+      .selectFrom('groups')
+      .innerJoin('devices', 'devices.id', 'groups.device_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('groups.account_id', '=', accountId)
+      .where('groups.left_at', 'is', null)
+      .where('devices.deleted_at', 'is', null);
+    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
+    const row = await query.executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+
+  /**
+   * Takes the group's row lock for the rest of the transaction (PostgreSQL;
+   * SQLite's IMMEDIATE write transaction already excludes every other
+   * writer), so the counters below cannot be read by two requests at once.
+   */
+  lockForUpdate: (db: Transaction<Database>, id: number): Promise<GroupRow | undefined> =>
+    db
+      .updateTable('groups')
+      .set((eb) => ({ synced_at: eb.ref('synced_at') }))
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst(),
+
+  // --- the one-minute window (under lockForUpdate) -------------------------------------
+
+  /** Forgets requests that no longer count, then counts the rest and finds the oldest. */
+  requestWindow: async (
+    db: Transaction<Database>,
+    groupId: number,
+    windowStart: number,
+  ): Promise<{ count: number; oldest: number | null }> => {
+    await db
+      .deleteFrom('group_add_requests')
+      .where('group_id', '=', groupId)
+      .where('created_at', '<=', windowStart)
+      .execute();
+    const row = await db
+      .selectFrom('group_add_requests')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<number>('created_at').as('oldest')])
+      .where('group_id', '=', groupId)
+      .where('created_at', '>', windowStart)
+      .executeTakeFirst();
+    const oldest = row?.oldest;
+    return { count: Number(row?.n ?? 0), oldest: oldest === null || oldest === undefined ? null : Number(oldest) };
+  },
+
+  recordRequest: async (db: Transaction<Database>, groupId: number, now: number): Promise<void> => {
+    await db.insertInto('group_add_requests').values({ group_id: groupId, created_at: now }).execute();
+  },
+
+  // --- the daily budget (under lockForUpdate) ---------------------------------------------
+
+  usedOn: async (db: Transaction<Database>, groupId: number, day: number): Promise<number> => {
+    const row = await db
+      .selectFrom('group_daily_additions')
+      .select('used')
+      .where('group_id', '=', groupId)
+      .where('day', '=', day)
+      .executeTakeFirst();
+    return Number(row?.used ?? 0);
+  },
+
+  /** Adds `delta` (negative to give back) to the day's counter; earlier days are dropped, nothing reads them. */
+  addUsed: async (db: Transaction<Database>, groupId: number, day: number, delta: number): Promise<void> => {
+    await db.deleteFrom('group_daily_additions').where('group_id', '=', groupId).where('day', '<', day).execute();
+    await db
+      .insertInto('group_daily_additions')
+      .values({ group_id: groupId, day, used: Math.max(0, delta) })
+      .onConflict((oc) =>
+        oc.columns(['group_id', 'day']).doUpdateSet((eb) => ({ used: eb('group_daily_additions.used', '+', delta) })),
+      )
+      .execute();
+  },
+};

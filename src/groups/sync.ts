@@ -1,0 +1,155 @@
+/**
+ * Keeping the gateway's groups in step with the network (DECISIONS 7).
+ *
+ * Owns: when groups are synced (every `connected`: the device's whole list;
+ * every `groups_changed`: the groups it names) and what a sync writes (each
+ * group's snapshot, upserted by (device, network id) so its gateway id never
+ * changes; groups the device is no longer in are marked left). Work for one
+ * device runs in order, one sync at a time, each reading the network and then
+ * writing: so the last write is always of the latest read, and every snapshot
+ * the gateway stores after its own changes (create, update, members add) goes
+ * through here too (`refresh`).
+ * Must never: fail a connection (a failed background sync is logged and the
+ * next event syncs again), run after close(), or write SQL itself.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import { devicesRepository } from '../devices/repository.js';
+import type { DeviceNetworkListener } from '../devices/connections.js';
+import {
+  NetworkNotFoundError,
+  NetworkUnavailableError,
+  type NetworkConnection,
+  type NetworkGroupId,
+} from '../network/network.js';
+import type { Store } from '../store/store.js';
+import { groupsRepository, type GroupWithDevice } from './repository.js';
+import { snapshotOf } from './snapshot.js';
+
+/** What sync needs from whatever holds the live connections. */
+export interface SyncConnections {
+  onEvent(listener: DeviceNetworkListener): () => void;
+  connection(deviceId: number): NetworkConnection | null;
+}
+
+export interface GroupSyncOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly connections: SyncConnections;
+  readonly logger: FastifyBaseLogger;
+}
+
+/** Sync work asked for after close(). */
+export class SyncClosedError extends Error {
+  constructor() {
+    super('group sync is closed');
+    this.name = 'SyncClosedError';
+  }
+}
+
+export class GroupSync {
+  private readonly chains = new Map<number, Promise<void>>();
+  private unsubscribe: (() => void) | null = null;
+  private closed = false;
+
+  constructor(private readonly options: GroupSyncOptions) {}
+
+  start(): void {
+    if (this.unsubscribe !== null || this.closed) return;
+    this.unsubscribe = this.options.connections.onEvent((deviceId, event) => {
+      if (event.type === 'connected') this.inBackground(deviceId, () => this.syncAll(deviceId));
+      else if (event.type === 'groups_changed') {
+        this.inBackground(deviceId, async () => {
+          for (const groupId of new Set(event.groupIds)) await this.syncOne(deviceId, groupId);
+        });
+      }
+    });
+  }
+
+  /**
+   * Reads one group from the network and stores it, in this device's order:
+   * a change the gateway itself made is in the store when this resolves, and
+   * a snapshot read earlier can never overwrite one read later. Resolves with
+   * the stored group, or null when the device is no longer in it.
+   */
+  refresh(deviceId: number, networkId: NetworkGroupId): Promise<GroupWithDevice | null> {
+    return this.schedule(deviceId, () => this.syncOne(deviceId, networkId));
+  }
+
+  /** Resolves when every sync scheduled so far has finished (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await this.idle();
+  }
+
+  private inBackground(deviceId: number, work: () => Promise<unknown>): void {
+    this.schedule(deviceId, work).catch((error: unknown) => {
+      // A dropped connection is normal: the next `connected` syncs everything again.
+      if (error instanceof SyncClosedError || error instanceof NetworkUnavailableError) return;
+      this.options.logger.warn({ err: error, deviceId }, 'group sync failed');
+    });
+  }
+
+  /** Runs `work` after every earlier sync of the device; a failure is the caller's and does not stop the next one. */
+  private schedule<T>(deviceId: number, work: () => Promise<T>): Promise<T> {
+    const previous = this.chains.get(deviceId) ?? Promise.resolve();
+    const result = previous.then(() => {
+      if (this.closed) throw new SyncClosedError();
+      return work();
+    });
+    const tail: Promise<void> = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.chains.set(deviceId, tail);
+    void tail.then(() => {
+      if (this.chains.get(deviceId) === tail) this.chains.delete(deviceId);
+    });
+    return result;
+  }
+
+  /** The device's whole list: every group it is in is stored, every other one it was in is marked left. */
+  private async syncAll(deviceId: number): Promise<void> {
+    const conn = this.options.connections.connection(deviceId);
+    if (conn === null) return;
+    const groups = await conn.listGroups();
+    const { db } = this.options.store;
+    await db.transaction().execute(async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null) return;
+      const now = this.options.clock.now();
+      for (const group of groups) {
+        await groupsRepository.upsert(trx, device.account_id, deviceId, snapshotOf(group, device.phone), now);
+      }
+      const listed = new Set(groups.map((g) => g.id));
+      const gone = (await groupsRepository.currentNetworkIds(trx, deviceId)).filter((id) => !listed.has(id));
+      await groupsRepository.markLeft(trx, deviceId, gone, now);
+    });
+  }
+
+  /** One group: refreshed, or marked left when the network no longer shows it to the device. */
+  private async syncOne(deviceId: number, networkId: NetworkGroupId): Promise<GroupWithDevice | null> {
+    const conn = this.options.connections.connection(deviceId);
+    if (conn === null) throw new NetworkUnavailableError();
+    const group = await conn.getGroup(networkId).catch((error: unknown) => {
+      if (error instanceof NetworkNotFoundError) return null;
+      throw error;
+    });
+    const { db } = this.options.store;
+    const device = await devicesRepository.findById(db, deviceId);
+    if (device === undefined || device.deleted_at !== null) return null;
+    const now = this.options.clock.now();
+    if (group === null) {
+      await groupsRepository.markLeft(db, deviceId, [networkId], now);
+      return null;
+    }
+    const row = await groupsRepository.upsert(db, device.account_id, deviceId, snapshotOf(group, device.phone), now);
+    return { ...row, device_phone: device.phone };
+  }
+}

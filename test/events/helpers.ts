@@ -1,0 +1,119 @@
+// Webhook receivers for tests: real node:http servers on 127.0.0.1 that record
+// every request and answer as the test says (a status, or hang), plus the
+// signature check a receiver does with the Standard Webhooks library.
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import type { TestGateway } from '../helpers/gateway.js';
+import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { waitFor } from '../helpers/wait.js';
+
+export interface Received {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** Epoch ms when the request was complete. */
+  readonly at: number;
+}
+
+/** What to answer to the n-th request (1-based): an HTTP status, or 'hang' (never answer). */
+export type Responder = (request: Received, n: number) => number | 'hang';
+
+export interface Receiver {
+  readonly url: string;
+  readonly port: number;
+  readonly received: Received[];
+  respond: Responder;
+  /** Requests received carrying this event id (`webhook-id`). */
+  byId(id: string): Received[];
+  /** Bodies parsed, in arrival order. */
+  events(): any[];
+  close(): Promise<void>;
+}
+
+export async function startReceiver(respond: Responder = () => 200, port = 0): Promise<Receiver> {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const entry = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      received.push(entry);
+      const answer = receiver.respond(entry, received.length);
+      if (answer === 'hang') return; // the socket stays open until the gateway gives up or the server closes
+      res.writeHead(answer, { 'content-type': 'text/plain' });
+      res.end(answer >= 300 ? 'receiver says no' : 'ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const actual = (server.address() as AddressInfo).port;
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${actual}/hooks`,
+    port: actual,
+    received,
+    respond,
+    byId: (id) => received.filter((r) => r.headers['webhook-id'] === id),
+    events: () => received.map((r) => JSON.parse(r.body)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return receiver;
+}
+
+/** What a receiver does: verify the signature with the device's secret; answers the parsed payload. */
+export function verified(secret: string, request: Received): any {
+  return new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
+}
+
+/** Creates a device with a webhook URL (set before pairing, so `device.paired` is delivered), paired to `phone`. */
+export async function pairedWithWebhook(gw: TestGateway, phone: string, url: string) {
+  const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: `hooked ${phone}` });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const id = created.body.data.id as number;
+  const patched = await gw.request('PATCH', `/devices/${id}`, { webhook_url: url });
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+  expect(scan.status, JSON.stringify(scan.body)).toBe(200);
+  return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
+}
+
+/** Sends a chat message from the device's number; answers the message id. */
+export async function sendChat(gw: TestGateway, device: string, receiver: string, text = 'hello'): Promise<string> {
+  const res = await gw.request('POST', '/messages', { device, receiver, type: 'chat', params: { text } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data.id as string;
+}
+
+/** Waits until the receiver has a request of this event type about this message (or device, when no id). */
+export function waitForEvent(
+  receiver: Receiver,
+  type: string,
+  match: (event: any) => boolean = () => true,
+  timeoutMs = 5000,
+) {
+  return waitFor(
+    () =>
+      receiver.received.find((r) => {
+        const event = JSON.parse(r.body);
+        return event.type === type && match(event);
+      }),
+    (found) => found !== undefined,
+    { what: `${type} at the receiver`, timeoutMs },
+  ) as Promise<Received>;
+}
+
+export async function deliveries(gw: TestGateway, deviceId: number, query = ''): Promise<any[]> {
+  const res = await gw.request('GET', `/devices/${deviceId}/webhook-deliveries?per_page=100${query}`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.data;
+}
+
+/** Timings that keep tests quick: retries within tens of milliseconds, a fast poll, a short close. */
+export const quickWebhooks = {
+  retryScheduleMs: [50, 100],
+  pollIntervalMs: 50,
+  closeGraceMs: 200,
+};

@@ -1,0 +1,236 @@
+// DECISIONS 6: failed deliveries are retried with backoff until the give-up
+// age, every attempt is in the delivery log, a delivery can be sent again by
+// hand, and the signing secret rotates.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  deliveries,
+  pairedWithWebhook,
+  quickWebhooks,
+  sendChat,
+  startReceiver,
+  verified,
+  waitForEvent,
+  type Receiver,
+} from './helpers.js';
+
+describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => {
+  let gw: TestGateway;
+  const receivers: Receiver[] = [];
+  let phones = 10;
+  const nextPhone = () => `62872000000${phones++}`;
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const started = await startReceiver(...args);
+    receivers.push(started);
+    return started;
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
+      build: {
+        sandbox: { deliveryDelayMs: 5, readDelayMs: 5 },
+        webhooks: { ...quickWebhooks, retryScheduleMs: [50, 300], maxAgeMs: 1500 },
+      },
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  afterAll(() => gw?.close());
+
+  it('a receiver answering 500 then 200 gets the event twice, and the log shows both attempts', async () => {
+    const hooks = await receiver((_request, n) => (n === 1 ? 500 : 200));
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list.length === 1 && list[0].status === 'delivered',
+      { what: 'delivered after a retry' },
+    );
+    expect(delivery.type).toBe('device.paired');
+    expect(delivery.attempts).toEqual([
+      {
+        attempted_at: expect.any(String),
+        url: hooks.url,
+        http_status: 500,
+        latency_ms: expect.any(Number),
+        error: 'receiver answered HTTP 500: receiver says no',
+      },
+      {
+        attempted_at: expect.any(String),
+        url: hooks.url,
+        http_status: 200,
+        latency_ms: expect.any(Number),
+        error: null,
+      },
+    ]);
+    expect(hooks.byId(delivery.id)).toHaveLength(2);
+    // Each attempt is signed afresh; both verify.
+    for (const request of hooks.byId(delivery.id))
+      expect(verified(device.webhook_secret, request).id).toBe(delivery.id);
+    expect(delivery.delivered_at).not.toBeNull();
+    expect(delivery.next_attempt_at).toBeNull();
+  });
+
+  it('a receiver that keeps failing: retried with backoff, then failed at the give-up age; a manual retry delivers it', async () => {
+    const hooks = await receiver(() => 503);
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const pending = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.attempts.length >= 2,
+      { what: 'two failed attempts' },
+    );
+    expect(pending[0].status).toBe('pending');
+    const [failed] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'failed',
+      { what: 'failed after the give-up age' },
+    );
+    expect(failed.failed_at).not.toBeNull();
+    expect(Date.parse(failed.failed_at) - Date.parse(failed.created_at)).toBeGreaterThanOrEqual(1500);
+    expect(failed.attempts.every((a: any) => a.http_status === 503)).toBe(true);
+    // The waits grow: the second gap (300 ms ± 20 %) is longer than the first (50 ms ± 20 %).
+    const times = failed.attempts.map((a: any) => Date.parse(a.attempted_at));
+    expect(times[2] - times[1]).toBeGreaterThan(times[1] - times[0]);
+
+    hooks.respond = () => 204;
+    const retried = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${failed.id}/retry`);
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({
+      status: 200,
+      message: 'Delivery retry scheduled',
+      data: { id: failed.id, status: 'pending' },
+    });
+    const [delivered] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'delivered by the manual retry' },
+    );
+    expect(delivered.failed_at).toBeNull();
+    expect(delivered.attempts.at(-1)).toMatchObject({ http_status: 204, error: null });
+    expect(delivered.attempts).toHaveLength(failed.attempts.length + 1);
+  });
+
+  it('a manual retry sends a delivered event again, under the same webhook-id', async () => {
+    const hooks = await receiver();
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const first = await waitForEvent(hooks, 'device.paired');
+    const id = first.headers['webhook-id'] as string;
+    const res = await gw.request('POST', `/api/devices/${device.id}/webhook-deliveries/${id}/retry`);
+    expect(res.status).toBe(200);
+    await waitFor(
+      () => hooks.byId(id).length,
+      (n) => n === 2,
+      { what: 'sent again' },
+    );
+    const [again, before] = hooks.byId(id).reverse();
+    expect(again!.body).toBe(before!.body);
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.attempts.length === 2 && list[0].status === 'delivered',
+      { what: 'two attempts logged' },
+    );
+    expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([200, 200]);
+  });
+
+  it('answers 404 for an unknown delivery, another account’s or a missing device, and 400 with no webhook URL', async () => {
+    const hooks = await receiver();
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const event = await waitForEvent(hooks, 'device.paired');
+    const id = event.headers['webhook-id'] as string;
+
+    const unknown = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/evt_nope/retry`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ code: 404, message: 'Delivery not found' });
+    const otherDevice = (await gw.request('POST', '/devices', { package: 'BETA', name: 'other' })).body.data.id;
+    const wrongDevice = await gw.request('POST', `/devices/${otherDevice}/webhook-deliveries/${id}/retry`);
+    expect(wrongDevice.body).toEqual({ code: 404, message: 'Delivery not found' });
+    for (const path of [`/devices/999999/webhook-deliveries`, `/devices/999999/webhook-secret`]) {
+      const res = await gw.request(path.endsWith('secret') ? 'POST' : 'GET', path);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+    }
+    const missing = await gw.request('POST', `/devices/999999/webhook-deliveries/${id}/retry`);
+    expect(missing.body).toEqual({ code: 404, message: 'Device not found' });
+    // Another account sees none of it: its answers are those of a missing device.
+    const other = await gw.app.services.accounts.createAccount('webhooks-other');
+    const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
+    for (const [method, path] of [
+      ['GET', `/devices/${device.id}/webhook-deliveries`],
+      ['POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`],
+      ['POST', `/devices/${device.id}/webhook-secret`],
+    ] as const) {
+      const res = await gw.request(method, path, undefined, otherToken);
+      expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+    }
+
+    await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: null });
+    const noUrl = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
+    expect(noUrl.status).toBe(400);
+    expect(noUrl.body).toMatchObject({ code: 400, message: 'Webhook URL not set' });
+  });
+
+  it('pages the log newest first and filters it by status and type', async () => {
+    const hooks = await receiver();
+    const phone = nextPhone();
+    const device = await pairedWithWebhook(gw, phone, hooks.url);
+    for (let i = 0; i < 3; i++) await sendChat(gw, phone, '6287299990021', `n${i}`);
+    await waitFor(
+      () => deliveries(gw, device.id, '&status=delivered'),
+      (list) => list.length === 7,
+      { what: '7 delivered (paired + 3 × sent and delivered)' },
+    );
+    const page = await gw.request('GET', `/devices/${device.id}/webhook-deliveries?page=2&per_page=3`);
+    expect(page.body).toMatchObject({
+      status: 200,
+      message: 'Webhook deliveries retrieved successfully',
+      meta: { page: 2, per_page: 3, total: 7 },
+    });
+    expect(page.body.data).toHaveLength(3);
+    const all = await deliveries(gw, device.id);
+    expect(page.body.data.map((d: any) => d.id)).toEqual(all.slice(3, 6).map((d) => d.id));
+    expect(all.at(-1).type).toBe('device.paired');
+    const sent = await deliveries(gw, device.id, '&type=message.sent');
+    expect(sent).toHaveLength(3);
+    expect(sent.every((d) => d.type === 'message.sent')).toBe(true);
+    const bad = await gw.request('GET', `/devices/${device.id}/webhook-deliveries?status=lost`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toBe('Validation failed');
+  });
+
+  it('stops a pending delivery when the webhook URL is removed, with the reason in the log', async () => {
+    const hooks = await receiver(() => 500);
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    await waitForEvent(hooks, 'device.paired');
+    await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: null });
+    const [stopped] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'failed' && list[0].attempts.at(-1).url === null,
+      { what: 'stopped' },
+    );
+    expect(stopped.attempts.at(-1)).toMatchObject({
+      http_status: null,
+      error: 'the device has no webhook_url; delivery stopped',
+    });
+  });
+
+  it('rotates the secret: the device comes back with a new one, and later deliveries verify only with it', async () => {
+    const hooks = await receiver();
+    const phone = nextPhone();
+    const device = await pairedWithWebhook(gw, phone, hooks.url);
+    await waitForEvent(hooks, 'device.paired');
+    const rotated = await gw.request('POST', `/devices/${device.id}/webhook-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toMatchObject({ status: 200, message: 'Webhook secret rotated', data: { id: device.id } });
+    const secret = rotated.body.data.webhook_secret as string;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);
+    expect(secret).not.toBe(device.webhook_secret);
+    expect((await gw.request('GET', `/devices/${device.id}`)).body.data.webhook_secret).toBe(secret);
+
+    const id = await sendChat(gw, phone, '6287299990022');
+    const request = await waitForEvent(hooks, 'message.sent', (e) => e.data.id === id);
+    expect(verified(secret, request).data.id).toBe(id);
+    expect(() => verified(device.webhook_secret, request)).toThrow(/signature/i);
+  });
+});
