@@ -18,7 +18,7 @@ import { MediaFetchError, fetchMedia, sniffImageType, sniffMediaType } from '../
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
-import { validateSendRequest, type MediaRequest } from './validate.js';
+import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
 import { presentMessage, type MessageJson } from './present.js';
 import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
@@ -57,25 +57,7 @@ export class MessagesService {
     }
     const device = await this.options.senders.findByPhone(accountId, request.device);
     if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
-    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
-    // An open connection means paired; a device not connected right now cannot take messages.
-    if (!this.options.senders.isConnected(device.id)) {
-      throw new ApiError('DEVICE_NOT_CONNECTED');
-    }
-    const media = request.media === null ? null : await this.fetch(request.media);
-    const outcome = await this.options.writer.accept({
-      accountId,
-      device,
-      request,
-      media,
-      idempotencyKey,
-      requestHash,
-    });
-    if (outcome.kind === 'quota')
-      throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
-    if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
-    this.options.onAccepted(device.id);
-    return outcome.answer;
+    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
   /**
@@ -105,10 +87,21 @@ export class MessagesService {
     if (device === undefined || device.id !== group.deviceId) {
       throw new ApiError('VALIDATION_FAILED', { errors: { device: ['must be the number of the group’s device'] } });
     }
+    return this.acceptFrom(accountId, device, { ...validated, receiver: group.networkId }, idempotencyKey, requestHash);
+  }
+
+  /** The part of a send after the device is known: it must be able to send now; media is fetched; then the durable accept. */
+  private async acceptFrom(
+    accountId: number,
+    device: DeviceRow,
+    request: ValidatedMessage,
+    idempotencyKey: string | undefined,
+    requestHash: string,
+  ): Promise<SendAnswer> {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    // An open connection means paired; a device not connected right now cannot take messages.
     if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
-    const media = validated.media === null ? null : await this.fetch(validated.media);
-    const request = { ...validated, receiver: group.networkId };
+    const media = request.media === null ? null : await this.fetch(request.media);
     const outcome = await this.options.writer.accept({
       accountId,
       device,
@@ -117,8 +110,9 @@ export class MessagesService {
       idempotencyKey,
       requestHash,
     });
-    if (outcome.kind === 'quota')
+    if (outcome.kind === 'quota') {
       throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
+    }
     if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
     this.options.onAccepted(device.id);
     return outcome.answer;
