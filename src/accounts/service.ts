@@ -4,8 +4,9 @@
  * Owns: the rules of DECISIONS 2: a token is shown once, only its hash is
  * kept, any failure is the same 401, the first start creates the `default`
  * account. Authentication is cached briefly in memory (the hot path of every
- * request); revoking through this process drops the cache entry at once, other
- * processes see it within AUTH_CACHE_TTL_MS.
+ * request), keyed by the presented secret so a hit costs no hashing; revoking
+ * through this process drops the cache entry at once, other processes see it
+ * within AUTH_CACHE_TTL_MS.
  * Must never: log or return a secret except the one `createToken` answer.
  */
 import type { Clock } from '../clock.js';
@@ -33,6 +34,7 @@ export interface CreatedToken extends TokenRow {
 export class AccountsError extends Error {}
 
 export class AccountsService {
+  /** Presented secret → its account, for AUTH_CACHE_TTL_MS. Lives only in this process's memory. */
   private readonly cache = new Map<string, { context: AuthContext; at: number }>();
   private readonly touchedAt = new Map<number, number>();
 
@@ -42,25 +44,36 @@ export class AccountsService {
     private readonly onBackgroundError: (error: unknown) => void = () => undefined,
   ) {}
 
+  /**
+   * The account behind an Authorization header when it was recently checked,
+   * without waiting (the common case); undefined when `authenticate` must ask
+   * the store.
+   */
+  authenticateCached(header: string | undefined): AuthContext | undefined {
+    const secret = bearerSecret(header);
+    if (secret === null) return undefined;
+    const now = this.clock.now();
+    const cached = this.cache.get(secret);
+    if (cached === undefined || now - cached.at >= AUTH_CACHE_TTL_MS) return undefined;
+    this.touch(cached.context.tokenId, now);
+    return cached.context;
+  }
+
   /** The account behind an Authorization header, or null for any kind of failure. */
   async authenticate(header: string | undefined): Promise<AuthContext | null> {
+    const known = this.authenticateCached(header);
+    if (known !== undefined) return known;
     const secret = bearerSecret(header);
     if (secret === null) return null;
-    const hash = hashToken(secret);
     const now = this.clock.now();
-    const cached = this.cache.get(hash);
-    if (cached !== undefined && now - cached.at < AUTH_CACHE_TTL_MS) {
-      this.touch(cached.context.tokenId, now);
-      return cached.context;
-    }
-    const row = await tokensRepository.findActiveByHash(this.store.db, hash);
+    const row = await tokensRepository.findActiveByHash(this.store.db, hashToken(secret));
     if (row === undefined) {
-      this.cache.delete(hash);
+      this.cache.delete(secret);
       return null;
     }
     const context: AuthContext = { accountId: row.account_id, tokenId: row.id };
     if (this.cache.size >= AUTH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(hash, { context, at: now });
+    this.cache.set(secret, { context, at: now });
     this.touch(row.id, now);
     return context;
   }
@@ -92,8 +105,8 @@ export class AccountsService {
   async revokeToken(accountId: number, tokenId: number): Promise<boolean> {
     const revoked = await tokensRepository.revoke(this.store.db, accountId, tokenId, this.clock.now());
     if (revoked) {
-      for (const [hash, entry] of this.cache) {
-        if (entry.context.tokenId === tokenId) this.cache.delete(hash);
+      for (const [secret, entry] of this.cache) {
+        if (entry.context.tokenId === tokenId) this.cache.delete(secret);
       }
     }
     return revoked;

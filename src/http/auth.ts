@@ -24,11 +24,20 @@ declare module 'fastify' {
 
 export function installAuth(app: FastifyInstance, accounts: AccountsService): void {
   app.decorateRequest('auth', null as unknown as AuthContext);
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404 || request.routeOptions.config.public === true) return;
-    const auth = await accounts.authenticate(request.headers.authorization);
-    if (auth === null) return sendError(reply, new ApiError('UNAUTHORIZED'));
-    request.auth = auth;
+  // Callback style, so the common case (a token checked moments ago) costs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404 || request.routeOptions.config.public === true) return done();
+    const header = request.headers.authorization;
+    const known = accounts.authenticateCached(header);
+    if (known !== undefined) {
+      request.auth = known;
+      return done();
+    }
+    accounts.authenticate(header).then((auth) => {
+      if (auth === null) return void sendError(reply, new ApiError('UNAUTHORIZED'));
+      request.auth = auth;
+      done();
+    }, done);
   });
 }
 

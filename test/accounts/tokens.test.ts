@@ -60,6 +60,20 @@ describe.skipIf(noStoreAvailable)('token API', () => {
       .not.toBeNull();
   });
 
+  it('refuses a revoked token at once, although it was authenticated (and remembered) a moment before', async () => {
+    const created = await gw.request('POST', '/tokens', { name: 'short-lived' });
+    const token = created.body.data.token as string;
+    expect((await gw.request('GET', '/devices', undefined, token)).status).toBe(200);
+    expect((await gw.request('GET', '/devices', undefined, token)).status).toBe(200);
+    // A near miss of a remembered token is not it.
+    const nearMiss = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
+    expect((await gw.request('GET', '/devices', undefined, nearMiss)).status).toBe(401);
+    expect((await gw.request('DELETE', `/tokens/${created.body.data.id}`)).status).toBe(200);
+    const after = await gw.request('GET', '/devices', undefined, token);
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual({ code: 401, message: 'Unauthorized' });
+  });
+
   it('answers 404 Token not found for an unknown or already revoked id', async () => {
     const created = await gw.request('POST', '/tokens', { name: 'twice' });
     expect((await gw.request('DELETE', `/tokens/${created.body.data.id}`)).body).toEqual({
