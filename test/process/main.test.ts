@@ -171,6 +171,13 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
     calls.push(refused);
     calls.push(await call('GET', '/healthz', null));
 
+    // Lines are written in blocks, but a quiet gateway still writes each one within moments, not only at exit.
+    const last = calls.at(-1)!.requestId;
+    const shownAt = Date.now();
+    while (!gateway.stdout().includes(last) && Date.now() - shownAt < 2_000)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(gateway.stdout()).toContain(last);
+
     const { code, signal } = await stop(gateway);
     expect({ code, signal }).toEqual({ code: 0, signal: null });
 
