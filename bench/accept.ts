@@ -1,12 +1,18 @@
 // Benchmark: accepted `chat` messages per second on POST /messages, against a
-// real listening gateway (SQLite, durable group commits, default pacing), and
-// in the same run a bare node:http server parsing the same body.
-//   npm run build && node --import tsx bench/accept.ts [seconds] [connections]
-import autocannon from 'autocannon';
-import { TOKEN, api, machine, pairDevice, startGateway, startProcess } from './lib.js';
+// real listening gateway (SQLite, durable group commits, default pacing),
+// compared with a bare node:http server that parses the same body
+// (bench/bare-server.ts). Also the CPU each server and the load generator used.
+//
+// The two are measured in alternating rounds, both servers up throughout, and
+// the ratio is taken per round: on a shared virtual machine the speed of the
+// host drifts by tens of percent from minute to minute, which a single run of
+// each, a minute apart, would mistake for a difference between them.
+//   npm run build && node --import tsx bench/accept.ts [seconds per round] [rounds] [connections]
+import { api, cpuLoad, machine, median, pairDevice, startGateway, startProcess, type LoadResult } from './lib.js';
 
-const seconds = Number(process.argv[2] ?? 10);
-const connections = Number(process.argv[3] ?? 50);
+const seconds = Number(process.argv[2] ?? 5);
+const rounds = Number(process.argv[3] ?? 4);
+const connections = Number(process.argv[4] ?? 50);
 
 const body = JSON.stringify({
   device: '6281100000001',
@@ -15,60 +21,48 @@ const body = JSON.stringify({
   params: { text: 'Hello from the benchmark: *bold* _italic_ ~strike~ `mono`' },
 });
 
-async function load(url: string, path: string) {
-  const result = await autocannon({
-    url: `${url}${path}`,
-    method: 'POST',
-    connections,
-    duration: seconds,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body,
-  });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
-}
-
 const gateway = await startGateway();
 await pairDevice(gateway.url, '6281100000001');
-// warm up
-await autocannon({
-  url: `${gateway.url}/messages`,
-  method: 'POST',
-  connections,
-  duration: 2,
-  headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-  body,
-});
-const gw = await load(gateway.url, '/messages');
-const stored = (await api(gateway.url, 'GET', '/devices/1')).data.subscription.quote_used;
-await gateway.stop();
-
 const bare = await startProcess(['--import', 'tsx', 'bench/bare-server.ts'], {});
-await autocannon({
-  url: `${bare.url}/`,
-  method: 'POST',
-  connections,
-  duration: 2,
-  body,
-  headers: { 'content-type': 'application/json' },
-});
-const base = await load(bare.url, '/');
+
+const loadGateway = (warmUp: number) => cpuLoad(gateway, '/messages', 'POST', body, seconds, true, connections, warmUp);
+const loadBare = (warmUp: number) => cpuLoad(bare, '/', 'POST', body, seconds, false, connections, warmUp);
+
+const results: Array<{ gateway: LoadResult; bare: LoadResult; ratio: number }> = [];
+for (let round = 0; round < rounds; round++) {
+  const warmUp = round === 0 ? 2 : 0;
+  // Alternate which goes first, so neither always runs on the warmer or cooler half of a round.
+  const [g, b] =
+    round % 2 === 0
+      ? [await loadGateway(warmUp), await loadBare(warmUp)]
+      : await loadBare(warmUp).then(async (b) => [await loadGateway(warmUp), b] as const);
+  results.push({ gateway: g, bare: b, ratio: Number((g.rps / b.rps).toFixed(3)) });
+}
+const stored = (await api(gateway.url, 'GET', '/devices/1')).data.subscription.quote_used;
+const gatewayAnswers = results.reduce((sum, r) => sum + r.gateway.total, 0);
+await gateway.stop();
 await bare.stop();
 
 const report = {
   benchmark: 'POST /messages acceptance',
   machine: machine(),
-  seconds,
+  seconds_per_round: seconds,
   connections,
-  gateway: gw,
-  bare: base,
-  ratio: Number((gw.rps / base.rps).toFixed(3)),
-  messages_accepted_in_store: Number(stored),
+  rounds: results.map((r) => ({
+    gateway_rps: r.gateway.rps,
+    gateway_p50_ms: r.gateway.p50,
+    gateway_p99_ms: r.gateway.p99,
+    gateway_non2xx: r.gateway.non2xx + r.gateway.errors,
+    gateway_cpu: r.gateway.server_cpu,
+    bare_rps: r.bare.rps,
+    bare_p99_ms: r.bare.p99,
+    bare_cpu: r.bare.server_cpu,
+    ratio: r.ratio,
+  })),
+  median_ratio: Number(median(results.map((r) => r.ratio)).toFixed(3)),
+  worst_gateway_p99_ms: Math.max(...results.map((r) => r.gateway.p99)),
+  // Every answered request was a 200 and was stored (the warm-up's too, hence "at least").
+  messages_in_store: Number(stored),
+  gateway_answers_measured: gatewayAnswers,
 };
 console.log(JSON.stringify(report, null, 2));

@@ -1,6 +1,8 @@
 // Shared pieces of the benchmarks: start the gateway as its own process (the
 // built `dist/main.js`, as `npm start` runs it), wait for it, pair devices.
+import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,4 +87,75 @@ export async function pairDevice(base: string, phone: string, plan = 'STARTUP240
 
 export function machine(): string {
   return `${process.platform} ${process.arch}, node ${process.version}`;
+}
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+export interface LoadResult {
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly total: number;
+  /** Cores the server used on average during the measured run (1 = one core busy). */
+  readonly server_cpu: number;
+  /** Cores the load generator (this process) used. */
+  readonly loadgen_cpu: number;
+}
+
+/**
+ * Autocannon on 50 connections against `server` for `seconds` after a warm-up
+ * (2 s unless told), measuring throughput, latency, and the CPU that the server and the
+ * load generator used while it ran.
+ */
+export async function cpuLoad(
+  server: Running,
+  path: string,
+  method: 'GET' | 'POST',
+  body: string | undefined,
+  seconds: number,
+  withToken: boolean,
+  connections = 50,
+  warmUpSeconds = 2,
+): Promise<LoadResult> {
+  const options = {
+    url: `${server.url}${path}`,
+    method,
+    connections,
+    headers: {
+      ...(withToken ? { authorization: `Bearer ${TOKEN}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body }),
+  };
+  if (warmUpSeconds > 0) await autocannon({ ...options, duration: warmUpSeconds });
+  const pid = server.child.pid!;
+  const serverBefore = cpuMs(pid);
+  const selfBefore = process.cpuUsage();
+  const started = Date.now();
+  const result = await autocannon({ ...options, duration: seconds });
+  const wall = Date.now() - started;
+  const self = process.cpuUsage(selfBefore);
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+    server_cpu: Number(((cpuMs(pid) - serverBefore) / wall).toFixed(2)),
+    loadgen_cpu: Number(((self.user + self.system) / 1000 / wall).toFixed(2)),
+  };
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
