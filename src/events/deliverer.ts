@@ -13,6 +13,8 @@
  *   in flight ──shutdown──▶ pending, due at once (lease cleared, no attempt counted)
  *   in flight ──the process dies──▶ pending, due again when the lease runs out
  *   delivered | failed ──manual retry──▶ pending, due now
+ *   in flight ──manual retry──▶ in flight, marked (retry_requested); the attempt's outcome
+ *               is logged, then the row goes ──▶ pending, due now
  *
  * Every attempt writes a line to `webhook_attempts` in the same transaction as
  * the row's new state. Rows are stored before any attempt (record.ts, in the
@@ -95,7 +97,8 @@ export class Deliverer {
   private roomBound = false;
   /** One per attempt under way; aborted when the close grace runs out. */
   private readonly attempts = new Set<AbortController>();
-  private readonly write: (completion: Completion) => Promise<void>;
+  /** Records an outcome; true when the delivery is due again at once (a manual retry asked for meanwhile). */
+  private readonly write: (completion: Completion) => Promise<boolean>;
   private readonly lease: (params: ClaimParams) => Promise<ClaimedEvent[]>;
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
@@ -127,9 +130,9 @@ export class Deliverer {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.closeGraceMs = options.closeGraceMs ?? 3_000;
-    this.write = options.committer.channel<Completion, void>(async (trx, items) => {
-      await eventsRepository.complete(trx, items, options.clock.now());
-      return items.map(() => undefined);
+    this.write = options.committer.channel<Completion, boolean>(async (trx, items) => {
+      const dueAgain = await eventsRepository.complete(trx, items, options.clock.now());
+      return items.map((item) => dueAgain.has(item.id));
     });
     // Claims are writes too (the lease): sharing the group commit saves a commit (an fsync on SQLite) per claim.
     this.lease = options.committer.channel<ClaimParams, ClaimedEvent[]>(async (trx, items) => {
@@ -268,7 +271,11 @@ export class Deliverer {
   private begin(event: ClaimedEvent, target: Target | undefined): void {
     const device = event.device_id;
     this.deviceLoad.set(device, (this.deviceLoad.get(device) ?? 0) + 1);
+    let dueAgain = false;
     const work = this.deliver(event, target)
+      .then((again) => {
+        dueAgain = again;
+      })
       .catch((error: unknown) => {
         // Recording the outcome failed: the lease runs out and the delivery is claimed again.
         this.options.logger.error({ err: error, eventId: event.id }, 'recording a webhook attempt failed');
@@ -278,17 +285,19 @@ export class Deliverer {
         const load = (this.deviceLoad.get(device) ?? 1) - 1;
         if (load === 0) this.deviceLoad.delete(device);
         else this.deviceLoad.set(device, load);
-        // The slot (and the lease, now written) is free: worth a look only if a claim was held back for room.
-        if (this.roomBound) this.wake();
+        // The slot (and the lease, now written) is free: worth a look only if a claim was held back
+        // for room, or if this delivery itself is due again (a manual retry came during the attempt).
+        if (this.roomBound || dueAgain) this.wake();
       });
     this.inFlight.set(event.id, work);
   }
 
-  private async deliver(event: ClaimedEvent, target: Target | undefined): Promise<void> {
+  /** One attempt and its record; true when the delivery is due again at once. */
+  private async deliver(event: ClaimedEvent, target: Target | undefined): Promise<boolean> {
     const { clock } = this.options;
     if (this.closed) {
       await this.write({ id: event.id, outcome: 'released' });
-      return;
+      return false;
     }
     const attemptedAt = clock.now();
     if (target === undefined || target.url === null) {
@@ -299,8 +308,7 @@ export class Deliverer {
         error: NO_WEBHOOK_URL_ERROR,
         url: null,
       };
-      await this.write({ id: event.id, attempt, outcome: 'failed' });
-      return;
+      return this.write({ id: event.id, attempt, outcome: 'failed' });
     }
     const abort = new AbortController();
     this.attempts.add(abort);
@@ -314,9 +322,9 @@ export class Deliverer {
     }).finally(() => this.attempts.delete(abort));
     if (result.aborted) {
       await this.write({ id: event.id, outcome: 'released' });
-      return;
+      return false;
     }
-    await this.write(this.outcome(event, target.url, attemptedAt, result));
+    return this.write(this.outcome(event, target.url, attemptedAt, result));
   }
 
   private outcome(event: ClaimedEvent, url: string, attemptedAt: number, result: AttemptResult): Completion {

@@ -7,8 +7,8 @@
  * Must never: decide a rule (when to retry, when to give up, what a device
  * may see); the deliverer and the service decide and pass values in.
  */
-import { sql, type Selectable } from 'kysely';
-import type { Db, WebhookAttemptsTable, WebhookEventsTable } from '../store/schema.js';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
+import type { Database, Db, WebhookAttemptsTable, WebhookEventsTable } from '../store/schema.js';
 
 export type EventRow = Selectable<WebhookEventsTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
@@ -113,7 +113,7 @@ export const eventsRepository = {
             + coalesce(inflight.n, 0) as slot
         from due left join inflight on inflight.device_id = due.device_id
       )
-      update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}
+      update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
       where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
       returning id, device_id, payload, attempts, created_at
     `.execute(db);
@@ -140,49 +140,79 @@ export const eventsRepository = {
     return rows;
   },
 
-  /** Writes attempt outcomes; set-based for the common cases so a batch costs a few statements. */
-  complete: async (db: Db, items: readonly Completion[], now: number): Promise<void> => {
+  /**
+   * Writes attempt outcomes; set-based for the common cases so a batch costs a
+   * few statements. A row whose manual retry was asked for while its attempt
+   * was in flight (`retry_requested`) keeps the attempt in its log but goes
+   * back to `pending`, due now, whatever the outcome. Answers the ids that did
+   * so, for the caller to look for due work again.
+   */
+  complete: async (db: Db, items: readonly Completion[], now: number): Promise<Set<string>> => {
     const attempts = items.flatMap((item) =>
       item.outcome === 'released' ? [] : [{ event_id: item.id, ...item.attempt }],
     );
     for (const chunk of pow2Chunks(attempts)) await db.insertInto('webhook_attempts').values(chunk).execute();
 
+    const requeued = new Set<string>();
+    const asked = (eb: ExpressionBuilder<Database, 'webhook_events'>) => eb('retry_requested', '=', 1);
     const ids = (outcome: Completion['outcome']) => items.filter((i) => i.outcome === outcome).map((i) => i.id);
     for (const chunk of paddedLists(ids('delivered'))) {
-      await db
+      const rows = await db
         .updateTable('webhook_events')
         .set((eb) => ({
-          status: 'delivered',
+          status: eb.case().when(asked(eb)).then('pending').else('delivered').end(),
+          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
           delivered_at: now,
           failed_at: null,
           locked_until: null,
+          retry_requested: 0,
           attempts: eb('attempts', '+', 1),
         }))
         .where('id', 'in', chunk)
+        .returning(['id', 'status'])
         .execute();
+      for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
     }
     for (const chunk of paddedLists(ids('failed'))) {
-      await db
+      const rows = await db
         .updateTable('webhook_events')
-        .set((eb) => ({ status: 'failed', failed_at: now, locked_until: null, attempts: eb('attempts', '+', 1) }))
+        .set((eb) => ({
+          status: eb.case().when(asked(eb)).then('pending').else('failed').end(),
+          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
+          failed_at: eb.case().when(asked(eb)).then(null).else(now).end(),
+          locked_until: null,
+          retry_requested: 0,
+          attempts: eb('attempts', '+', 1),
+        }))
         .where('id', 'in', chunk)
+        .returning(['id', 'status'])
         .execute();
+      for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
     }
     for (const item of items) {
       if (item.outcome !== 'retry') continue;
-      await db
+      const row = await db
         .updateTable('webhook_events')
-        .set((eb) => ({ next_attempt_at: item.retryAt, locked_until: null, attempts: eb('attempts', '+', 1) }))
+        .set((eb) => ({
+          next_attempt_at: eb.case().when(asked(eb)).then(now).else(item.retryAt).end(),
+          locked_until: null,
+          retry_requested: 0,
+          attempts: eb('attempts', '+', 1),
+        }))
         .where('id', '=', item.id)
-        .execute();
+        .returning(['id', 'next_attempt_at'])
+        .executeTakeFirst();
+      if (row !== undefined && Number(row.next_attempt_at) <= now) requeued.add(row.id);
     }
     for (const chunk of paddedLists(ids('released'))) {
       await db
         .updateTable('webhook_events')
-        .set({ locked_until: null, next_attempt_at: now })
+        .set({ locked_until: null, next_attempt_at: now, retry_requested: 0 })
         .where('id', 'in', chunk)
         .execute();
+      for (const id of chunk) requeued.add(id);
     }
+    return requeued;
   },
 
   /**
@@ -263,14 +293,23 @@ export const eventsRepository = {
    * its lease (and the lease's end as its due time): the attempt under way
    * finishes and writes its own outcome, so it is never attempted twice at once.
    */
+  /**
+   * A manual retry: the delivery becomes `pending`, due now. If an attempt is
+   * in flight (leased), it is not interrupted nor sent twice at once: the row
+   * is marked `retry_requested`, and the attempt's outcome sends it back here.
+   */
   dueNow: (db: Db, accountId: number, deviceId: number, id: string, now: number): Promise<EventRow | undefined> =>
     db
       .updateTable('webhook_events')
-      .set((eb) => ({
-        status: 'pending',
-        failed_at: null,
-        next_attempt_at: eb.case().when('locked_until', '>', now).then(eb.ref('next_attempt_at')).else(now).end(),
-      }))
+      .set((eb) => {
+        const inFlight = eb('locked_until', '>', now);
+        return {
+          status: 'pending',
+          failed_at: null,
+          next_attempt_at: eb.case().when(inFlight).then(eb.ref('next_attempt_at')).else(now).end(),
+          retry_requested: eb.case().when(inFlight).then(1).else(0).end(),
+        };
+      })
       .where('id', '=', id)
       .where('device_id', '=', deviceId)
       .where('account_id', '=', accountId)

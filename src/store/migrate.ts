@@ -15,6 +15,7 @@ import * as m003 from './migrations/003-messages.js';
 import * as m003b from './migrations/003b-outbox-index.js';
 import * as m004 from './migrations/004-groups.js';
 import * as m005 from './migrations/005-webhooks.js';
+import * as m006 from './migrations/006-webhook-retry-requested.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -25,6 +26,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['003b-outbox-index', m003b],
   ['004-groups', m004],
   ['005-webhooks', m005],
+  ['006-webhook-retry-requested', m006],
 ];
 
 class StaticProvider implements MigrationProvider {

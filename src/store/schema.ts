@@ -71,6 +71,8 @@ export interface WebhookEventsTable {
   attempts: number;
   next_attempt_at: number;
   locked_until: number | null;
+  /** 1 when a manual retry was asked for while an attempt was in flight (006); a claim clears it. */
+  retry_requested: Generated<number>;
   created_at: number;
   delivered_at: number | null;
   failed_at: number | null;

@@ -16,8 +16,11 @@ export interface Received {
   readonly at: number;
 }
 
-/** What to answer to the n-th request (1-based): an HTTP status, or 'hang' (never answer). */
-export type Responder = (request: Received, n: number) => number | 'hang';
+/**
+ * What to answer to the n-th request (1-based): an HTTP status, 'hang' (never
+ * answer), or a promise of a status (answer when it settles: an attempt held in flight).
+ */
+export type Responder = (request: Received, n: number) => number | 'hang' | Promise<number>;
 
 export interface Receiver {
   readonly url: string;
@@ -41,8 +44,10 @@ export async function startReceiver(respond: Responder = () => 200, port = 0): P
       received.push(entry);
       const answer = receiver.respond(entry, received.length);
       if (answer === 'hang') return; // the socket stays open until the gateway gives up or the server closes
-      res.writeHead(answer, { 'content-type': 'text/plain' });
-      res.end(answer >= 300 ? 'receiver says no' : 'ok');
+      void Promise.resolve(answer).then((status) => {
+        res.writeHead(status, { 'content-type': 'text/plain' });
+        res.end(status >= 300 ? 'receiver says no' : 'ok');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -117,8 +117,14 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
     const first = await waitForEvent(hooks, 'device.paired');
     const id = first.headers['webhook-id'] as string;
+    await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'the first attempt recorded' },
+    );
     const res = await gw.request('POST', `/api/devices/${device.id}/webhook-deliveries/${id}/retry`);
     expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id, status: 'pending' });
     await waitFor(
       () => hooks.byId(id).length,
       (n) => n === 2,
@@ -132,6 +138,65 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
       { what: 'two attempts logged' },
     );
     expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([200, 200]);
+  });
+
+  it('a manual retry asked for while an attempt is in flight is not lost when that attempt succeeds', async () => {
+    let release!: () => void;
+    const held = new Promise<number>((resolve) => (release = () => resolve(200)));
+    // The first attempt is held at the receiver until the retry has been accepted.
+    const hooks = await receiver((_request, n) => (n === 1 ? held : 200));
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const first = await waitForEvent(hooks, 'device.paired');
+    const id = first.headers['webhook-id'] as string;
+    const [inFlight] = await deliveries(gw, device.id);
+    expect(inFlight).toMatchObject({ id, status: 'pending', next_attempt_at: null, attempts: [] });
+
+    const res = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id, status: 'pending' });
+    // Nothing is sent twice at once: the retry waits for the attempt under way.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(hooks.byId(id)).toHaveLength(1);
+
+    release();
+    await waitFor(
+      () => hooks.byId(id).length,
+      (n) => n === 2,
+      { what: 'sent again after the held attempt' },
+    );
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.attempts.length === 2 && list[0].status === 'delivered',
+      { what: 'two attempts logged, delivered' },
+    );
+    expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([200, 200]);
+    // The second attempt started after the first was recorded, not alongside it.
+    expect(Date.parse(delivery.attempts[1].attempted_at)).toBeGreaterThanOrEqual(
+      Date.parse(delivery.attempts[0].attempted_at),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(hooks.byId(id)).toHaveLength(2);
+  });
+
+  it('a manual retry asked for while an attempt is in flight is not lost when that attempt fails for good', async () => {
+    let release!: () => void;
+    const held = new Promise<number>((resolve) => (release = () => resolve(500)));
+    // An attempt that ends past the give-up age would mark the delivery failed; the request overrides it.
+    const hooks = await receiver((_request, n) => (n === 1 ? held : 200));
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const first = await waitForEvent(hooks, 'device.paired');
+    const id = first.headers['webhook-id'] as string;
+    const res = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
+    expect(res.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1600)); // past maxAgeMs (1500): the 500 is final
+    release();
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'delivered by the retry asked for in flight' },
+    );
+    expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([500, 200]);
+    expect(delivery.failed_at).toBeNull();
   });
 
   it('answers 404 for an unknown delivery, another account’s or a missing device, and 400 with no webhook URL', async () => {
