@@ -11,6 +11,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { newUlid } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/schema.js';
+import { prepared } from '../store/prepared.js';
 
 export const EVENT_TYPES = [
   'message.incoming',
@@ -37,6 +38,27 @@ export function newEventId(): string {
   return `evt_${newUlid()}`;
 }
 
+/** One insert per status change of every message: built once, then only bound (see store/prepared.ts). */
+const insertEvent = prepared(
+  7,
+  (db, id: string, accountId: number, deviceId: number, type: string, payload: string, url: string, now: number) =>
+    db.insertInto('webhook_events').values({
+      id,
+      account_id: accountId,
+      device_id: deviceId,
+      type,
+      payload,
+      url,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      locked_until: null,
+      created_at: now,
+      delivered_at: null,
+      failed_at: null,
+    }),
+);
+
 /** Records one event for the device if it has a webhook URL. Returns the event id, or null. */
 export async function recordEvent(
   db: Kysely<Database> | Transaction<Database>,
@@ -54,23 +76,6 @@ export async function recordEvent(
     created_at: iso(now),
     data,
   });
-  await db
-    .insertInto('webhook_events')
-    .values({
-      id,
-      account_id: device.account_id,
-      device_id: device.id,
-      type,
-      payload,
-      url: device.webhook_url,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      locked_until: null,
-      created_at: now,
-      delivered_at: null,
-      failed_at: null,
-    })
-    .execute();
+  await insertEvent(db, id, device.account_id, device.id, type, payload, device.webhook_url, now);
   return id;
 }

@@ -7,6 +7,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import { BulkInsert } from '../store/bulk-insert.js';
+import { prepared } from '../store/prepared.js';
 import type { Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -42,6 +43,52 @@ const everyColumnListed: [UnlistedColumn] extends [never] ? true : never = true;
 void everyColumnListed;
 
 const messageInsert = new BulkInsert<'messages', Omit<MessageRow, 'seq'>>('messages', MESSAGE_COLUMNS);
+
+// The status writes run once per message and receipt: built once, then only bound (see store/prepared.ts).
+
+const markSentStatement = prepared(2, (db, id: string, at: number) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', sent_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll(),
+);
+
+const markFailedStatement = prepared(3, (db, id: string, at: number, reason: string) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'failed', failed_at: at, failed_reason: reason })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll(),
+);
+
+const markDeliveredStatement = prepared(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('status', 'in', ['pending', 'sent'])
+    .returningAll(),
+);
+
+const markReadStatement = prepared(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({
+      status: 'delivered',
+      read_at: at,
+      delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
+      sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+    }))
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('read_at', 'is', null)
+    .where('status', '!=', 'failed')
+    .returningAll(),
+);
 
 export const messagesRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
@@ -181,55 +228,23 @@ export const messagesRepository = {
 
   /** pending → sent; the media is no longer needed. Undefined when the message had moved on already. */
   markSent: async (db: Db, id: string, at: number, hasMedia: boolean): Promise<MessageRow | undefined> => {
-    const row = await db
-      .updateTable('messages')
-      .set({ status: 'sent', sent_at: at })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .returningAll()
-      .executeTakeFirst();
+    const [row] = await markSentStatement(db, id, at);
     if (hasMedia) await messagesRepository.deleteMedia(db, id);
     return row;
   },
 
   /** pending → failed; the media is no longer needed. */
   markFailed: async (db: Db, id: string, at: number, reason: string): Promise<MessageRow | undefined> => {
-    const row = await db
-      .updateTable('messages')
-      .set({ status: 'failed', failed_at: at, failed_reason: reason })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .returningAll()
-      .executeTakeFirst();
+    const [row] = await markFailedStatement(db, id, at, reason);
     await messagesRepository.deleteMedia(db, id);
     return row;
   },
 
   /** pending|sent → delivered (a receipt may overtake the `sent` write). */
-  markDelivered: (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
-    db
-      .updateTable('messages')
-      .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
-      .where('id', '=', id)
-      .where('device_id', '=', deviceId)
-      .where('status', 'in', ['pending', 'sent'])
-      .returningAll()
-      .executeTakeFirst(),
+  markDelivered: async (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
+    (await markDeliveredStatement(db, id, deviceId, at))[0],
 
   /** A read receipt: read_at set once; reading implies delivery. */
-  markRead: (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
-    db
-      .updateTable('messages')
-      .set((eb) => ({
-        status: 'delivered',
-        read_at: at,
-        delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
-        sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
-      }))
-      .where('id', '=', id)
-      .where('device_id', '=', deviceId)
-      .where('read_at', 'is', null)
-      .where('status', '!=', 'failed')
-      .returningAll()
-      .executeTakeFirst(),
+  markRead: async (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
+    (await markReadStatement(db, id, deviceId, at))[0],
 };
