@@ -7,9 +7,28 @@
  * Must never: decide a rule; that is the service's.
  */
 import type { Selectable } from 'kysely';
+import { prepared } from '../store/prepared.js';
 import type { Db, DevicesTable } from '../store/schema.js';
 
 export type DeviceRow = Selectable<DevicesTable>;
+
+// The lookups of every send and status change: built once, then only bound (see store/prepared.ts).
+
+const findByPhoneStatement = prepared(2, (db, accountId: number, phone: string) =>
+  db
+    .selectFrom('devices')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    // A device created for a number is known by it before it pairs.
+    .where((eb) =>
+      eb.or([eb('phone', '=', phone), eb.and([eb('phone', 'is', null), eb('expected_phone', '=', phone)])]),
+    )
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'desc')
+    .limit(1),
+);
+
+const findByIdStatement = prepared(1, (db, id: number) => db.selectFrom('devices').selectAll().where('id', '=', id));
 
 export const devicesRepository = {
   countActive: async (db: Db, accountId: number): Promise<number> => {
@@ -45,21 +64,10 @@ export const devicesRepository = {
       .where('deleted_at', 'is', null)
       .executeTakeFirst(),
 
-  findByPhone: (db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined> =>
-    db
-      .selectFrom('devices')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      // A device created for a number is known by it before it pairs.
-      .where((eb) =>
-        eb.or([eb('phone', '=', phone), eb.and([eb('phone', 'is', null), eb('expected_phone', '=', phone)])]),
-      )
-      .where('deleted_at', 'is', null)
-      .orderBy('id', 'desc')
-      .executeTakeFirst(),
+  findByPhone: async (db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined> =>
+    (await findByPhoneStatement(db, accountId, phone))[0],
 
-  findById: (db: Db, id: number): Promise<DeviceRow | undefined> =>
-    db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst(),
+  findById: async (db: Db, id: number): Promise<DeviceRow | undefined> => (await findByIdStatement(db, id))[0],
 
   update: (
     db: Db,

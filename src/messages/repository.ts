@@ -7,7 +7,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import { BulkInsert } from '../store/bulk-insert.js';
-import { prepared } from '../store/prepared.js';
+import { prepared, type PreparedStatement } from '../store/prepared.js';
 import type { Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -44,7 +44,49 @@ void everyColumnListed;
 
 const messageInsert = new BulkInsert<'messages', Omit<MessageRow, 'seq'>>('messages', MESSAGE_COLUMNS);
 
-// The status writes run once per message and receipt: built once, then only bound (see store/prepared.ts).
+// Statements run once per message, receipt or acceptance batch: built once, then only bound (see store/prepared.ts).
+
+const MAX_LOCKED_AT_ONCE = 256;
+const lockQuotasStatements = new Map<
+  number,
+  PreparedStatement<number[], { id: number; quota_limit: number; quote_used: number }>
+>();
+
+const takeQuotaStatement = prepared(1, (db, deviceId: number) =>
+  db
+    .updateTable('devices')
+    .set((eb) => ({ quote_used: eb('quote_used', '+', 1) }))
+    .where('id', '=', deviceId)
+    .where((eb) => eb.or([eb('quota_limit', '<', 0), eb('quote_used', '<', eb.ref('quota_limit'))]))
+    .returning('id'),
+);
+
+const addQuotaUsedStatement = prepared(2, (db, deviceId: number, units: number) =>
+  db
+    .updateTable('devices')
+    .set((eb) => ({ quote_used: eb('quote_used', '+', units) }))
+    .where('id', '=', deviceId),
+);
+
+const giveBackQuotaStatement = prepared(1, (db, deviceId: number) =>
+  db
+    .updateTable('devices')
+    .set((eb) => ({ quote_used: eb('quote_used', '-', 1) }))
+    .where('id', '=', deviceId)
+    .where('quote_used', '>', 0),
+);
+
+const pendingAfterStatement = prepared(3, (db, deviceId: number, afterSeq: number, limit: number) =>
+  db
+    .selectFrom('messages')
+    .selectAll()
+    .where('device_id', '=', deviceId)
+    // Written as a literal so the planner can use the partial index on pending messages.
+    .where(sql<boolean>`status = 'pending'`)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit),
+);
 
 const markSentStatement = prepared(2, (db, id: string, at: number) =>
   db
@@ -92,47 +134,47 @@ const markReadStatement = prepared(3, (db, id: string, deviceId: number, at: num
 
 export const messagesRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
-  takeQuota: async (db: Db, deviceId: number): Promise<boolean> => {
-    const result = await db
-      .updateTable('devices')
-      .set((eb) => ({ quote_used: eb('quote_used', '+', 1) }))
-      .where('id', '=', deviceId)
-      .where((eb) => eb.or([eb('quota_limit', '<', 0), eb('quote_used', '<', eb.ref('quota_limit'))]))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
-  },
+  takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
+    (await takeQuotaStatement(db, deviceId)).length === 1,
 
   /**
    * Locks the devices' rows for the rest of the transaction and reads their
    * quota (a no-op UPDATE: a row lock on PostgreSQL; SQLite's write transaction
    * already excludes others), so a whole batch can be allotted exactly.
    */
-  lockQuotas: (db: Db, deviceIds: readonly number[]) =>
-    db
-      .updateTable('devices')
-      .set((eb) => ({ quote_used: eb.ref('quote_used') }))
-      .where('id', 'in', deviceIds)
-      .returning(['id', 'quota_limit', 'quote_used'])
-      .execute(),
+  lockQuotas: async (db: Db, deviceIds: readonly number[]) => {
+    const rows = [];
+    for (let start = 0; start < deviceIds.length; start += MAX_LOCKED_AT_ONCE) {
+      const ids = deviceIds.slice(start, start + MAX_LOCKED_AT_ONCE);
+      // Padded to a power of two (repeating an id changes nothing), so few statement shapes are kept.
+      let size = 1;
+      while (size < ids.length) size *= 2;
+      while (ids.length < size) ids.push(ids[0]!);
+      let statement = lockQuotasStatements.get(size);
+      if (statement === undefined) {
+        statement = prepared(size, (db, ...ids: number[]) =>
+          db
+            .updateTable('devices')
+            .set((eb) => ({ quote_used: eb.ref('quote_used') }))
+            .where('id', 'in', ids)
+            .returning(['id', 'quota_limit', 'quote_used']),
+        );
+        lockQuotasStatements.set(size, statement);
+      }
+      rows.push(...(await statement(db, ...ids)));
+    }
+    return rows;
+  },
 
   addQuotaUsed: async (db: Db, deviceId: number, units: number): Promise<void> => {
-    await db
-      .updateTable('devices')
-      .set((eb) => ({ quote_used: eb('quote_used', '+', units) }))
-      .where('id', '=', deviceId)
-      .execute();
+    await addQuotaUsedStatement(db, deviceId, units);
   },
 
   /** Many messages in few statements, built once (the acceptance path's insert). */
   insertMany: (db: Db, rows: ReadonlyArray<Omit<MessageRow, 'seq'>>): Promise<void> => messageInsert.run(db, rows),
 
   giveBackQuota: async (db: Db, deviceId: number): Promise<void> => {
-    await db
-      .updateTable('devices')
-      .set((eb) => ({ quote_used: eb('quote_used', '-', 1) }))
-      .where('id', '=', deviceId)
-      .where('quote_used', '>', 0)
-      .execute();
+    await giveBackQuotaStatement(db, deviceId);
   },
 
   insert: (db: Db, row: Omit<MessageRow, 'seq'>): Promise<MessageRow> =>
@@ -167,16 +209,7 @@ export const messagesRepository = {
 
   /** The next messages a device should send, in acceptance order. */
   pendingAfter: (db: Db, deviceId: number, afterSeq: number, limit: number): Promise<MessageRow[]> =>
-    db
-      .selectFrom('messages')
-      .selectAll()
-      .where('device_id', '=', deviceId)
-      // Written as a literal so the planner can use the partial index on pending messages.
-      .where(sql<boolean>`status = 'pending'`)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute(),
+    pendingAfterStatement(db, deviceId, afterSeq, limit),
 
   findIdempotencyKey: (db: Db, accountId: number, key: string) =>
     db

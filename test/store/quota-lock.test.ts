@@ -1,0 +1,65 @@
+// messagesRepository.lockQuotas, whose statements are prepared per list size:
+// lists are padded to a power of two and cut at 256 ids, and every device asked
+// for comes back once with its own quota, on both stores.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { devicesRepository } from '../../src/devices/repository.js';
+import { messagesRepository } from '../../src/messages/repository.js';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+
+describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', () => {
+  let gw: TestGateway;
+  const ids: number[] = [];
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    const account = await gw.app.services.accounts.createAccount('quota-lock');
+    for (let i = 0; i < 600; i++) {
+      const row = await devicesRepository.insert(gw.app.store.db, {
+        account_id: account.id,
+        name: `lock ${i}`,
+        phone: null,
+        expected_phone: `62819${String(i).padStart(7, '0')}`,
+        package_code: 'BETA',
+        status: 'ACTIVE',
+        paired_status: 'UNPAIRED',
+        connected: 0,
+        webhook_url: null,
+        webhook_secret: 'whsec_test',
+        // Each device's quota names it, so a row returned for the wrong id cannot go unnoticed.
+        quota_limit: 1000 + i,
+        quote_used: i,
+        send_interval_ms: null,
+        server_name: null,
+        network_session: null,
+        created_at: 1,
+        updated_at: 1,
+        deleted_at: null,
+      });
+      ids.push(row.id);
+    }
+  });
+  afterAll(() => gw?.close());
+
+  it.each([1, 2, 3, 5, 255, 256, 257, 600])('returns each of %i devices once, with its own quota', async (count) => {
+    // Out of order, so the answer cannot line up with the question by accident.
+    const asked = ids.slice(0, count).reverse();
+    const rows = await gw.app.store.db.transaction().execute((trx) => messagesRepository.lockQuotas(trx, asked));
+    expect(rows).toHaveLength(count);
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    expect(byId.size).toBe(count);
+    for (const id of asked) {
+      const i = ids.indexOf(id);
+      expect(byId.get(id)).toMatchObject({ quota_limit: 1000 + i, quote_used: i });
+    }
+  });
+
+  it('changes no quota', async () => {
+    await gw.app.store.db.transaction().execute((trx) => messagesRepository.lockQuotas(trx, ids));
+    const after = await gw.app.store.db
+      .selectFrom('devices')
+      .select(['id', 'quote_used'])
+      .where('id', 'in', ids)
+      .execute();
+    for (const row of after) expect(row.quote_used).toBe(ids.indexOf(Number(row.id)));
+  });
+});
