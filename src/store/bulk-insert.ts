@@ -4,8 +4,8 @@
  * Building a 50-row INSERT through the query builder walks every value of
  * every row; on the acceptance path that was a tenth of each request's CPU.
  * Here the statement for n rows is compiled once per dialect (with Kysely, so
- * quoting and placeholders stay the dialect's); later calls compile only a
- * one-row statement, whose SQL tells the dialect apart, and bind the values. Row counts are split into powers of two, so a table needs at most a
+ * quoting and placeholders stay the dialect's); later calls only bind the
+ * values. Row counts are split into powers of two, so a table needs at most a
  * handful of statement shapes (and prepared statements) however batches vary.
  *
  * Owns: the column order of the bound values and the template cache.
@@ -19,8 +19,8 @@ import type { Database, Db } from './schema.js';
 const MAX_ROWS_PER_STATEMENT = 256;
 
 export class BulkInsert<T extends string & keyof Database, R extends Record<string, unknown>> {
-  /** Keyed by the one-row SQL, which differs between dialects; then by row count. */
-  private readonly templates = new Map<string, Map<number, CompiledQuery>>();
+  /** Keyed by the dialect's adapter class (as in prepared.ts), then by row count. */
+  private readonly templates = new Map<unknown, Map<number, CompiledQuery>>();
 
   constructor(
     private readonly table: T,
@@ -50,7 +50,7 @@ export class BulkInsert<T extends string & keyof Database, R extends Record<stri
   }
 
   private shapesFor(db: Db): Map<number, CompiledQuery> {
-    const key = this.compile(db, 1).sql;
+    const key = db.getExecutor().adapter.constructor;
     let shapes = this.templates.get(key);
     if (shapes === undefined) {
       shapes = new Map();

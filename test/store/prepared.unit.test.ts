@@ -1,4 +1,4 @@
-// src/store/prepared.ts: a statement compiled once binds each call's own
+// src/store/prepared.ts (and BulkInsert, cached alike): a statement compiled once binds each call’s own
 // arguments where they belong (constants stay), compiles per dialect, and
 // refuses a builder that leaves an argument out. Run on a real SQLite
 // database; PostgreSQL's SQL is checked through Kysely's compile-only driver.
@@ -13,6 +13,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { sqliteMigrationDialect } from '../../src/store/migrations/helpers.js';
+import { BulkInsert } from '../../src/store/bulk-insert.js';
 import { prepared } from '../../src/store/prepared.js';
 import type { Database } from '../../src/store/schema.js';
 import { openSqlite } from '../../src/store/sqlite.js';
@@ -25,6 +26,19 @@ const setStatus = prepared(3, (db, id: number, at: number, status: string) =>
     .where('name', '!=', 'frozen')
     .returning(['id', 'name', 'created_at']),
 );
+
+/** PostgreSQL's SQL without a server: Kysely's compile-only driver, logging what would run. */
+function compileOnlyPostgres(log: LogEvent[]): Kysely<Database> {
+  return new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+    log: (event) => void log.push(event),
+  });
+}
 
 describe('prepared statements', () => {
   let db: Kysely<Database>;
@@ -70,15 +84,7 @@ describe('prepared statements', () => {
 
   it('compiles once per dialect: the same statement gets PostgreSQL’s own SQL there', async () => {
     const pgLog: LogEvent[] = [];
-    const pg = new Kysely<Database>({
-      dialect: {
-        createAdapter: () => new PostgresAdapter(),
-        createDriver: () => new DummyDriver(),
-        createIntrospector: (k) => new PostgresIntrospector(k),
-        createQueryCompiler: () => new PostgresQueryCompiler(),
-      },
-      log: (event) => void pgLog.push(event),
-    });
+    const pg = compileOnlyPostgres(pgLog);
     await setStatus(pg, 7, 777, 'pg');
     expect(pgLog[0]!.query.sql).toBe(
       'update "accounts" set "name" = $1, "created_at" = coalesce($2, $3) where "id" = $4 and "name" != $5 returning "id", "name", "created_at"',
@@ -88,6 +94,22 @@ describe('prepared statements', () => {
     logged.length = 0;
     await setStatus(db, 1, 1, 'again');
     expect(logged[0]!.query.sql).toContain('= ?');
+    await pg.destroy();
+  });
+
+  it('BulkInsert, compiled the same way, also keeps one set of statements per dialect', async () => {
+    const insert = new BulkInsert<
+      'accounts',
+      { name: string; max_devices: number; created_at: number; updated_at: number }
+    >('accounts', ['name', 'max_devices', 'created_at', 'updated_at']);
+    logged.length = 0;
+    await insert.run(db, [{ name: 'bulk', max_devices: 2, created_at: 5, updated_at: 6 }]);
+    expect(logged[0]!.query.sql).toMatch(/values \(\?, \?, \?, \?\)$/);
+    const pgLog: LogEvent[] = [];
+    const pg = compileOnlyPostgres(pgLog);
+    await insert.run(pg, [{ name: 'bulk', max_devices: 2, created_at: 5, updated_at: 6 }]);
+    expect(pgLog[0]!.query.sql).toMatch(/values \(\$1, \$2, \$3, \$4\)$/);
+    expect(pgLog[0]!.query.parameters).toEqual(['bulk', 2, 5, 6]);
     await pg.destroy();
   });
 
