@@ -262,7 +262,7 @@ export class Dispatcher {
       await messagesRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
       return 'retry';
     }
-    this.track(this.markSent(row.id, MEDIA_TYPES.has(row.type)));
+    this.track(this.markSent(row.device_id, row.id, MEDIA_TYPES.has(row.type)));
     return 'sent';
   }
 
@@ -281,10 +281,14 @@ export class Dispatcher {
 
   // --- status writes (group-committed, each with its webhook event) -----------------
 
-  private markSent(id: string, hasMedia: boolean): Promise<void> {
+  private markSent(deviceId: number, id: string, hasMedia: boolean): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
-      const row = await messagesRepository.markSent(trx, id, at, hasMedia);
+      if (!(await this.announces(trx, deviceId))) {
+        await messagesRepository.markSent(trx, id, at, hasMedia, false);
+        return;
+      }
+      const row = await messagesRepository.markSent(trx, id, at, hasMedia, true);
       if (row !== undefined) await this.event(trx, row, 'message.sent', at);
     });
   }
@@ -310,14 +314,21 @@ export class Dispatcher {
     const { id, status } = event;
     this.track(
       this.options.batcher.run(async (trx) => {
-        const row =
-          status === 'delivered'
-            ? await messagesRepository.markDelivered(trx, deviceId, id, at)
-            : await messagesRepository.markRead(trx, deviceId, id, at);
+        const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
+        if (!(await this.announces(trx, deviceId))) {
+          await change(trx, deviceId, id, at, false);
+          return;
+        }
+        const row = await change(trx, deviceId, id, at, true);
         if (row !== undefined)
           await this.event(trx, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
       }),
     );
+  }
+
+  /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */
+  private async announces(db: Db, deviceId: number): Promise<boolean> {
+    return ((await this.device(db, deviceId))?.webhook_url ?? null) !== null;
   }
 
   private async event(

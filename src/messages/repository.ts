@@ -5,10 +5,10 @@
  * the quota counter's atomic take and give-back on `devices`.
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Selectable, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { prepared, type PreparedStatement } from '../store/prepared.js';
-import type { Db, MessagesTable } from '../store/schema.js';
+import type { Database, Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 
@@ -88,13 +88,24 @@ const pendingAfterStatement = prepared(3, (db, deviceId: number, afterSeq: numbe
     .limit(limit),
 );
 
-const markSentStatement = prepared(2, (db, id: string, at: number) =>
-  db
-    .updateTable('messages')
-    .set({ status: 'sent', sent_at: at })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .returningAll(),
+/**
+ * A status change, prepared twice: reading the changed row back (to announce
+ * it in a webhook event) or only its id (whether it moved). Reading all 22
+ * columns back made a status write three times as costly in SQLite, and
+ * most devices have no webhook to announce it to.
+ */
+function statusChange<A extends readonly unknown[]>(
+  arity: A['length'],
+  build: (db: Db, ...args: A) => UpdateQueryBuilder<Database, 'messages', 'messages', UpdateResult>,
+) {
+  return {
+    row: prepared(arity, (db, ...args: A) => build(db, ...args).returningAll()),
+    moved: prepared(arity, (db, ...args: A) => build(db, ...args).returning('id')),
+  };
+}
+
+const markSentChange = statusChange(2, (db, id: string, at: number) =>
+  db.updateTable('messages').set({ status: 'sent', sent_at: at }).where('id', '=', id).where('status', '=', 'pending'),
 );
 
 const markFailedStatement = prepared(3, (db, id: string, at: number, reason: string) =>
@@ -106,17 +117,16 @@ const markFailedStatement = prepared(3, (db, id: string, at: number, reason: str
     .returningAll(),
 );
 
-const markDeliveredStatement = prepared(3, (db, id: string, deviceId: number, at: number) =>
+const markDeliveredChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
   db
     .updateTable('messages')
     .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
     .where('id', '=', id)
     .where('device_id', '=', deviceId)
-    .where('status', 'in', ['pending', 'sent'])
-    .returningAll(),
+    .where('status', 'in', ['pending', 'sent']),
 );
 
-const markReadStatement = prepared(3, (db, id: string, deviceId: number, at: number) =>
+const markReadChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
   db
     .updateTable('messages')
     .set((eb) => ({
@@ -128,9 +138,15 @@ const markReadStatement = prepared(3, (db, id: string, deviceId: number, at: num
     .where('id', '=', id)
     .where('device_id', '=', deviceId)
     .where('read_at', 'is', null)
-    .where('status', '!=', 'failed')
-    .returningAll(),
+    .where('status', '!=', 'failed'),
 );
+
+/** What a status change answers: the changed row (or undefined) when read back, else whether it changed. */
+export type StatusChanged<R extends boolean> = R extends true ? MessageRow | undefined : boolean;
+
+function outcome<R extends boolean>(changed: readonly unknown[], readBack: R): StatusChanged<R> {
+  return (readBack ? changed[0] : changed.length > 0) as StatusChanged<R>;
+}
 
 export const messagesRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
@@ -259,11 +275,21 @@ export const messagesRepository = {
     await db.updateTable('messages').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
   },
 
-  /** pending → sent; the media is no longer needed. Undefined when the message had moved on already. */
-  markSent: async (db: Db, id: string, at: number, hasMedia: boolean): Promise<MessageRow | undefined> => {
-    const [row] = await markSentStatement(db, id, at);
+  /**
+   * pending → sent; the media is no longer needed. With `readBack`, answers
+   * the changed row (undefined when the message had moved on already);
+   * without, only whether it changed.
+   */
+  markSent: async <R extends boolean>(
+    db: Db,
+    id: string,
+    at: number,
+    hasMedia: boolean,
+    readBack: R,
+  ): Promise<StatusChanged<R>> => {
+    const changed = await (readBack ? markSentChange.row : markSentChange.moved)(db, id, at);
     if (hasMedia) await messagesRepository.deleteMedia(db, id);
-    return row;
+    return outcome(changed, readBack);
   },
 
   /** pending → failed; the media is no longer needed. */
@@ -273,11 +299,23 @@ export const messagesRepository = {
     return row;
   },
 
-  /** pending|sent → delivered (a receipt may overtake the `sent` write). */
-  markDelivered: async (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
-    (await markDeliveredStatement(db, id, deviceId, at))[0],
+  /** pending|sent → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
+  markDelivered: async <R extends boolean>(
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    readBack: R,
+  ): Promise<StatusChanged<R>> =>
+    outcome(await (readBack ? markDeliveredChange.row : markDeliveredChange.moved)(db, id, deviceId, at), readBack),
 
-  /** A read receipt: read_at set once; reading implies delivery. */
-  markRead: async (db: Db, deviceId: number, id: string, at: number): Promise<MessageRow | undefined> =>
-    (await markReadStatement(db, id, deviceId, at))[0],
+  /** A read receipt: read_at set once; reading implies delivery. `readBack` as for markSent. */
+  markRead: async <R extends boolean>(
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    readBack: R,
+  ): Promise<StatusChanged<R>> =>
+    outcome(await (readBack ? markReadChange.row : markReadChange.moved)(db, id, deviceId, at), readBack),
 };
