@@ -156,38 +156,26 @@ export const eventsRepository = {
     const requeued = new Set<string>();
     const asked = (eb: ExpressionBuilder<Database, 'webhook_events'>) => eb('retry_requested', '=', 1);
     const ids = (outcome: Completion['outcome']) => items.filter((i) => i.outcome === outcome).map((i) => i.id);
-    for (const chunk of paddedLists(ids('delivered'))) {
-      const rows = await db
-        .updateTable('webhook_events')
-        .set((eb) => ({
-          status: eb.case().when(asked(eb)).then('pending').else('delivered').end(),
-          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
-          delivered_at: now,
-          failed_at: null,
-          locked_until: null,
-          retry_requested: 0,
-          attempts: eb('attempts', '+', 1),
-        }))
-        .where('id', 'in', chunk)
-        .returning(['id', 'status'])
-        .execute();
-      for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
-    }
-    for (const chunk of paddedLists(ids('failed'))) {
-      const rows = await db
-        .updateTable('webhook_events')
-        .set((eb) => ({
-          status: eb.case().when(asked(eb)).then('pending').else('failed').end(),
-          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
-          failed_at: eb.case().when(asked(eb)).then(null).else(now).end(),
-          locked_until: null,
-          retry_requested: 0,
-          attempts: eb('attempts', '+', 1),
-        }))
-        .where('id', 'in', chunk)
-        .returning(['id', 'status'])
-        .execute();
-      for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
+    // A final outcome, unless a retry was asked for meanwhile: then pending, due now.
+    for (const final of ['delivered', 'failed'] as const) {
+      for (const chunk of paddedLists(ids(final))) {
+        const rows = await db
+          .updateTable('webhook_events')
+          .set((eb) => ({
+            status: eb.case().when(asked(eb)).then('pending').else(final).end(),
+            next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
+            ...(final === 'delivered'
+              ? { delivered_at: now, failed_at: null }
+              : { failed_at: eb.case().when(asked(eb)).then(null).else(now).end() }),
+            locked_until: null,
+            retry_requested: 0,
+            attempts: eb('attempts', '+', 1),
+          }))
+          .where('id', 'in', chunk)
+          .returning(['id', 'status'])
+          .execute();
+        for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
+      }
     }
     for (const item of items) {
       if (item.outcome !== 'retry') continue;

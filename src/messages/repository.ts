@@ -148,6 +148,17 @@ function outcome<R extends boolean>(changed: readonly unknown[], readBack: R): S
   return (readBack ? changed[0] : changed.length > 0) as StatusChanged<R>;
 }
 
+/** A receipt's status change for one device's message; `readBack` as for markSent. */
+function receipt(change: ReturnType<typeof statusChange<readonly [id: string, deviceId: number, at: number]>>) {
+  return async <R extends boolean>(
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    readBack: R,
+  ): Promise<StatusChanged<R>> => outcome(await (readBack ? change.row : change.moved)(db, id, deviceId, at), readBack);
+}
+
 export const messagesRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
   takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
@@ -300,22 +311,8 @@ export const messagesRepository = {
   },
 
   /** pending|sent → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
-  markDelivered: async <R extends boolean>(
-    db: Db,
-    deviceId: number,
-    id: string,
-    at: number,
-    readBack: R,
-  ): Promise<StatusChanged<R>> =>
-    outcome(await (readBack ? markDeliveredChange.row : markDeliveredChange.moved)(db, id, deviceId, at), readBack),
+  markDelivered: receipt(markDeliveredChange),
 
   /** A read receipt: read_at set once; reading implies delivery. `readBack` as for markSent. */
-  markRead: async <R extends boolean>(
-    db: Db,
-    deviceId: number,
-    id: string,
-    at: number,
-    readBack: R,
-  ): Promise<StatusChanged<R>> =>
-    outcome(await (readBack ? markReadChange.row : markReadChange.moved)(db, id, deviceId, at), readBack),
+  markRead: receipt(markReadChange),
 };
