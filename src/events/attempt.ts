@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
-import { findBlockedAddressError } from '../outbound/index.js';
+import { findBlockedAddressError, outboundErrorCode } from '../outbound/index.js';
 import type { SignedHeaders } from './signing.js';
 
 export interface AttemptInput {
@@ -101,7 +101,7 @@ async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): unknown })
 /** A log line for a failure before any answer: what a receiver's operator can act on. */
 function describe(error: unknown): string {
   if (findBlockedAddressError(error) !== undefined) return BLOCKED_ADDRESS_ERROR;
-  const code = errorCode(error);
+  const code = outboundErrorCode(error);
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';
@@ -126,14 +126,4 @@ function describe(error: unknown): string {
   }
   if (code !== undefined && /CERT|TLS|SSL/i.test(code)) return `TLS error (${code})`;
   return code === undefined ? 'delivery failed' : `delivery failed (${code})`;
-}
-
-function errorCode(error: unknown): string | undefined {
-  // undici wraps connect errors; the first code found along the cause chain is the informative one.
-  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }

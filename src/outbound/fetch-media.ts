@@ -5,7 +5,7 @@
 // put stacks, internal paths or resolved internal addresses into `detail`.
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
-import { findBlockedAddressError } from './guarded-agent.js';
+import { findBlockedAddressError, outboundErrorCode } from './guarded-agent.js';
 
 export type MediaFetchFailure =
   'invalid_url' | 'blocked_address' | 'unreachable' | 'timeout' | 'http_status' | 'too_large';
@@ -82,15 +82,6 @@ function parseTarget(raw: string, isRedirect: boolean): URL {
   return url;
 }
 
-function errorCode(error: unknown): string | undefined {
-  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number, isRedirect: boolean): MediaFetchError {
   if (error instanceof MediaFetchError) return error;
   if (findBlockedAddressError(error)) {
@@ -100,7 +91,7 @@ function classify(error: unknown, signal: AbortSignal, timeoutMs: number, isRedi
   if (signal.aborted && signal.reason instanceof DeadlineExceeded) {
     return new MediaFetchError('timeout', `no complete answer within ${timeoutMs} ms`, { cause: error });
   }
-  const code = errorCode(error);
+  const code = outboundErrorCode(error);
   if (code !== undefined && TIMEOUT_CODES.has(code)) {
     return new MediaFetchError('timeout', 'connection timed out', { cause: error });
   }

@@ -26,6 +26,19 @@ export class BlockedAddressError extends Error {
   }
 }
 
+/**
+ * The first error code (`ECONNREFUSED`, `UND_ERR_CONNECT_TIMEOUT`, ...) along an outbound
+ * failure's `cause` chain: undici wraps connect errors, and the innermost code is the informative one.
+ */
+export function outboundErrorCode(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Finds a BlockedAddressError in an error's `cause` chain (undici's fetch wraps connect errors). */
 export function findBlockedAddressError(error: unknown): BlockedAddressError | undefined {
   const seen = new Set<unknown>();

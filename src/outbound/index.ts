@@ -8,6 +8,7 @@ export {
   createGuardedDispatcher,
   createGuardedLookup,
   findBlockedAddressError,
+  outboundErrorCode,
 } from './guarded-agent.js';
 export type { GuardedDispatcherOptions } from './guarded-agent.js';
 export { fetchMedia, MediaFetchError } from './fetch-media.js';
