@@ -18,6 +18,11 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // Plain Node.js scripts: they run in a production install, where TypeScript and tsx are not installed.
+    files: ['scripts/**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
     // Tests and benchmarks read JSON answers loosely and assert on their shape.
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
