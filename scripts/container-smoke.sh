@@ -101,7 +101,7 @@ log "built: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf 
 
 # 5. What the image must not carry: tests, sources (the server's and the dashboard's), git, data; and it runs
 #    as `node`.
-podman run --rm "${RUN_LIMITS[@]}" --entrypoint /bin/sh "$IMAGE" -c '
+podman run --rm "${RUN_LIMITS[@]}" --no-healthcheck --entrypoint /bin/sh "$IMAGE" -c '
   set -e
   for path in /app/test /app/src /app/web /app/bench /app/.git /app/data /app/.env /app/dist/.tsbuildinfo; do
     if [ -e "$path" ]; then echo "the image contains $path"; exit 1; fi
