@@ -27,21 +27,22 @@ fail() {
   exit 1
 }
 
-as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# Root: debootstrap and chroot make the base image, and podman runs rootful so that image and the build share one
+# store (sudo works: `sudo scripts/container-smoke.sh`).
+[ "$(id -u)" -eq 0 ] || fail "run as root (sudo scripts/container-smoke.sh)"
 
 # 1. Tools: podman, and runc as its runtime (crun cannot set up this machine's cgroup v1 layout); debootstrap
 #    for the base image. Installed from Debian's packages when missing, as on a fresh CI machine.
+export PATH="$PATH:/usr/sbin:/sbin"
 missing=()
 command -v podman >/dev/null || missing+=(podman)
-command -v runc >/dev/null || [ -x /usr/sbin/runc ] || missing+=(runc)
-command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+command -v runc >/dev/null || missing+=(runc)
+command -v debootstrap >/dev/null || missing+=(debootstrap)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]} from Debian's packages"
-  as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null
+  apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+  env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null
 fi
-export PATH="$PATH:/usr/sbin:/sbin"
-
 # Every container (the build's RUN steps included) runs under runc with the open-file limit the host allows.
 # The process limit: podman runs its runtime under a limit of 32768 processes, and a container may not ask for
 # more than its parent has (podman's own default, 1048576, is refused with "error setting rlimit type 6").
