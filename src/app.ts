@@ -52,6 +52,8 @@ import { ApiError } from './http/errors.js';
 import { installValidation } from './http/validation.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
+import { gatewayInfoRoutes } from './http/gateway-info.js';
+import { dashboardRoutes, defaultDashboardDir, isDashboardPath } from './http/dashboard.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
 
 export interface BuildOptions {
@@ -79,6 +81,8 @@ export interface BuildOptions {
   };
   /** Webhook delivery timings and bounds (tests shorten them). */
   readonly webhooks?: WebhookTimings;
+  /** Where the built dashboard is (default dist/dashboard beside the server code). */
+  readonly dashboardDir?: string;
 }
 
 export interface Services {
@@ -181,7 +185,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('onRoute', (route) => {
     // Every API route is served at its spec path and again with or without /api; the alias stays out of the docs.
     if (isHiddenAlias(route.prefix, route.config)) route.schema = { ...route.schema, hide: true };
-    if (route.url.startsWith('/docs')) route.config = { ...route.config, public: true };
+    if (route.url.startsWith('/docs') || isDashboardPath(route.url)) route.config = { ...route.config, public: true };
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       app.routeCatalog.push({ method, url: route.url, public: route.config?.public === true });
@@ -317,11 +321,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installAuth(app, accounts);
   await installOpenApi(app, `Network: ${config.network}. Store: ${store.description.split(' ')[0]}.`);
   await app.register(healthRoutes, { store, metrics });
+  await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
 
   for (const prefix of ['', '/api']) {
     await app.register(
       async (api) => {
         await api.register(tokenRoutes, { accounts });
+        await api.register(gatewayInfoRoutes, {
+          network: config.network,
+          sandboxControl: network.sandbox !== undefined,
+          serverName: config.serverName,
+        });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
         await api.register(messageRoutes, { messages });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName });

@@ -62,6 +62,8 @@ interface Live {
   qr: string | null;
   qrWaiters: QrWaiter[];
   pairingTimer: NodeJS.Timeout | null;
+  /** When the pairing window of the running attempt closes (epoch ms); null outside pairing. */
+  pairingEndsAt: number | null;
   reconnectTimer: NodeJS.Timeout | null;
   failures: number;
   holdsSlot: boolean;
@@ -140,6 +142,25 @@ export class ConnectionManager implements DeviceConnections {
     });
   }
 
+  /** When the running pairing attempt of a device ends (epoch ms), or null when none runs here. */
+  pairingEndsAt(deviceId: number): number | null {
+    const live = this.live.get(deviceId);
+    return live?.mode === 'pairing' ? live.pairingEndsAt : null;
+  }
+
+  /**
+   * Drops the device's connection and opens it again (API `POST /devices/{id}/restart`).
+   * A paired device reconnects from its stored session at once; a running pairing
+   * attempt is ended (the next QR request starts a fresh one, with a new window).
+   */
+  async restart(device: DeviceRow): Promise<void> {
+    this.drop(device.id);
+    if (device.paired_status !== 'PAIRED' || device.network_session === null) return;
+    // Written before the new connection opens, so its `connected` always lands after this.
+    await devicesRepository.setConnected(this.options.store.db, device.id, false);
+    this.connectSession(device.id, 0);
+  }
+
   /** Ends the device's connection here; with `logout`, its network session too. */
   async release(deviceId: number, { logout }: { logout: boolean }): Promise<void> {
     const live = this.live.get(deviceId);
@@ -170,6 +191,7 @@ export class ConnectionManager implements DeviceConnections {
     const live = this.newLive('pairing');
     this.live.set(device.id, live);
     live.pairingTimer = setTimeout(() => this.expirePairing(device.id, live.generation), this.options.pairingWindowMs);
+    live.pairingEndsAt = this.options.clock.now() + this.options.pairingWindowMs;
     live.conn = this.options.network.connect(
       { deviceId: device.id, session: null, expectedPhone: device.expected_phone },
       (event) => this.enqueue(device.id, live.generation, event),
@@ -341,6 +363,7 @@ export class ConnectionManager implements DeviceConnections {
     live.qr = null;
     if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
     live.pairingTimer = null;
+    live.pairingEndsAt = null;
   }
 
   private async markLoggedOut(deviceId: number, reason: string): Promise<void> {
@@ -373,6 +396,7 @@ export class ConnectionManager implements DeviceConnections {
       qr: null,
       qrWaiters: [],
       pairingTimer: null,
+      pairingEndsAt: null,
       reconnectTimer: null,
       failures: 0,
       holdsSlot: false,

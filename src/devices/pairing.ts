@@ -13,7 +13,8 @@ import type { ConnectionManager } from './connections.js';
 import type { DeviceRow } from './repository.js';
 import type { DevicesService } from './service.js';
 
-export type QrAnswer = { readonly kind: 'connected' } | { readonly kind: 'qr'; readonly dataUrl: string };
+export type QrAnswer =
+  { readonly kind: 'connected' } | { readonly kind: 'qr'; readonly dataUrl: string; readonly expiresAt: number | null };
 
 export class PairingService {
   constructor(
@@ -43,10 +44,18 @@ export class PairingService {
         scale: 6,
         type: 'image/png',
       });
-      return { kind: 'qr', dataUrl };
+      return { kind: 'qr', dataUrl, expiresAt: this.connections.pairingEndsAt(deviceId) };
     } catch {
       throw new ApiError('QR_FAILED', { error: 'the QR image could not be drawn' });
     }
+  }
+
+  /** Drops and re-opens the device's connection (DECISIONS 12); a suspended device has none to restart. */
+  async restart(accountId: number, deviceId: number): Promise<DeviceRow> {
+    const device = await this.devices.get(accountId, deviceId);
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    await this.connections.restart(device);
+    return this.devices.get(accountId, deviceId);
   }
 
   async logout(accountId: number, deviceId: number): Promise<DeviceRow> {

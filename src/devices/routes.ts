@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { iso } from '../clock.js';
 import { accountOf } from '../http/auth.js';
 import { DeviceEnvelope, IdParams, Nullable, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
 import { PACKAGE_CODES } from './packages.js';
@@ -23,7 +24,14 @@ const QrQuery = Type.Object({
 });
 
 const QrAnswer = Type.Union([
-  DeviceEnvelope(Type.Object({ qr: Type.String({ description: 'data:image/png;base64,...' }) })),
+  DeviceEnvelope(
+    Type.Object({
+      qr: Type.String({ description: 'data:image/png;base64,...' }),
+      expires_at: Type.Optional(
+        Nullable(Type.String({ format: 'date-time', description: 'When this pairing attempt’s window closes' })),
+      ),
+    }),
+  ),
   Type.Object({ code: Type.Literal(200), message: Type.Literal('Device connected') }),
 ]);
 
@@ -170,7 +178,8 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (request) => {
       const answer = await pairing.qr(accountOf(request), request.params.id);
       if (answer.kind === 'connected') return { code: 200 as const, message: 'Device connected' as const };
-      return { status: 200, message: 'QR code generated', data: { qr: answer.dataUrl } };
+      const expires_at = answer.expiresAt === null ? null : iso(answer.expiresAt);
+      return { status: 200, message: 'QR code generated', data: { qr: answer.dataUrl, expires_at } };
     },
   );
 
@@ -188,6 +197,25 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (request) => {
       const row = await pairing.logout(accountOf(request), request.params.id);
       return { status: 200, message: 'Device logged out', data: present(row) };
+    },
+  );
+
+  app.post(
+    '/devices/:id/restart',
+    {
+      schema: {
+        tags,
+        summary: 'Drop and re-open the device’s connection to the network',
+        description:
+          'A paired device reconnects from its stored session (`connected` is false until it is back); a running pairing attempt ends, and the next QR request starts a new one.',
+        params: IdParams,
+        response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 403, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const row = await pairing.restart(accountOf(request), request.params.id);
+      return { status: 200, message: 'Device restarting', data: present(row) };
     },
   );
 };

@@ -1,0 +1,51 @@
+/**
+ * Serves the dashboard (DECISIONS 14): the single-page app built from `web/`
+ * into `dist/dashboard/`, at `/dashboard`, and `/` redirecting there.
+ *
+ * Owns: where the built files are, their caching headers (hashed assets are
+ * immutable, index.html is revalidated every time so a new build shows at
+ * once), and the answer when no build exists.
+ * Must never: serve anything outside the build directory, or need a token
+ * (the page itself holds no data; every call it makes is to the token-checked
+ * API).
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { sendError } from './error-handler.js';
+import { ApiError } from './errors.js';
+
+/** dist/dashboard, whether this module runs from src/http (tsx) or dist/http (built). */
+export const defaultDashboardDir = fileURLToPath(new URL('../../dist/dashboard/', import.meta.url));
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'no-cache';
+
+/** Every dashboard route is public: the page is the same for everyone and asks for the token itself. */
+export function isDashboardPath(url: string): boolean {
+  return url === '/' || url === '/dashboard' || url.startsWith('/dashboard/');
+}
+
+export async function dashboardRoutes(app: FastifyInstance, options: { dir: string }): Promise<void> {
+  const hidden = { schema: { hide: true }, config: { public: true } };
+  app.get('/', hidden, async (_request, reply) => reply.redirect('/dashboard/', 302));
+
+  if (!existsSync(`${options.dir}/index.html`)) {
+    const notBuilt = new ApiError('NOT_FOUND', { error: 'the dashboard is not built: run npm run build:web' });
+    app.get('/dashboard', hidden, async (_request, reply) => sendError(reply, notBuilt));
+    app.get('/dashboard/*', hidden, async (_request, reply) => sendError(reply, notBuilt));
+    return;
+  }
+
+  await app.register(fastifyStatic, {
+    root: options.dir,
+    prefix: '/dashboard/',
+    decorateReply: false,
+    cacheControl: false,
+    // Vite names every asset by its content hash; only index.html keeps its name across builds.
+    setHeaders(res, path) {
+      res.setHeader('cache-control', path.includes('/assets/') ? IMMUTABLE : REVALIDATE);
+    },
+  });
+}

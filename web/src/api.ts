@@ -1,0 +1,195 @@
+/**
+ * The dashboard's only way to the gateway: the public API, on the same
+ * origin, with the signed-in token as a bearer token (DECISIONS 14).
+ *
+ * Owns: the token's place (session storage, never a URL), turning error
+ * envelopes into `ApiFailure`, and telling the app when the token stops working.
+ */
+
+const TOKEN_KEY = 'gateway.token';
+
+export function storedToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function storeToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** An answer in the error envelope: `{code, message, error?, errors?}`. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly detail?: string,
+    readonly errors?: Record<string, string[]>,
+  ) {
+    super(message);
+  }
+
+  /** The message and its detail, as one line for a person. */
+  describe(): string {
+    return this.detail === undefined ? this.message : `${this.message}: ${this.detail}`;
+  }
+
+  /** The messages the API gave for one field path (e.g. `receiver`, `params.text`), if any. */
+  forField(path: string): string[] {
+    if (this.errors === undefined) return [];
+    return Object.entries(this.errors)
+      .filter(([key]) => key === path || key.startsWith(`${path}.`))
+      .flatMap(([, messages]) => messages);
+  }
+}
+
+let onUnauthorized: () => void = () => undefined;
+
+/** Called when a request with the stored token answers 401 (revoked elsewhere, or the store was reset). */
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+export interface Envelope<T> {
+  code?: number;
+  status?: number;
+  message: string;
+  data: T;
+  meta?: { page: number; per_page: number; total: number };
+  next_cursor?: string | null;
+}
+
+export async function call<T>(
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  token: string | null = storedToken(),
+): Promise<Envelope<T>> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiFailure(0, 'The gateway cannot be reached', 'check that it is running');
+  }
+  let parsed: unknown = null;
+  try {
+    parsed = await response.json();
+  } catch {
+    // not JSON: handled below
+  }
+  if (!response.ok) {
+    const envelope = (parsed ?? {}) as { message?: string; error?: string; errors?: Record<string, string[]> };
+    if (response.status === 401 && token !== null && token === storedToken()) onUnauthorized();
+    throw new ApiFailure(
+      response.status,
+      envelope.message ?? `HTTP ${response.status}`,
+      envelope.error,
+      envelope.errors,
+    );
+  }
+  return parsed as Envelope<T>;
+}
+
+// --- shapes of the answers the dashboard reads (the API's own field names) ---
+
+export interface Device {
+  id: number;
+  name: string;
+  phone: string | null;
+  webhook_url: string | null;
+  webhook_secret: string;
+  webhook_format?: string;
+  status: 'ACTIVE' | 'SUSPENDED';
+  paired_status: 'UNPAIRED' | 'PAIRED' | 'EXPIRED';
+  connected: boolean;
+  server: { name: string; status: string };
+  package: { code: string; name: string };
+  subscription: { quote_available: string; quote_used: string };
+  created_at: string;
+}
+
+export interface GatewayInfo {
+  network: 'sandbox' | 'whatsapp';
+  sandbox_control: boolean;
+  server: { name: string };
+  version: string;
+}
+
+export interface Message {
+  id: string;
+  status: 'pending' | 'sent' | 'delivered' | 'failed';
+  type: string;
+  direction: 'outgoing' | 'incoming';
+  device: string;
+  receiver: string;
+  sender: string | null;
+  message: string | null;
+  file_url: string | null;
+  timestamp: string;
+  sent_at: string | null;
+  delivered_at: string | null;
+  read_at: string | null;
+  failed_at: string | null;
+  failed_reason: string | null;
+}
+
+export interface Attempt {
+  attempted_at: string;
+  http_status: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface Delivery {
+  id: string;
+  type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  url: string;
+  created_at: string;
+  attempts: Attempt[];
+}
+
+export interface Group {
+  id: number;
+  subject: string;
+  participant_count: number;
+  device_admin: null | 'admin' | 'superadmin';
+}
+
+export interface GroupDetail extends Group {
+  participants: Array<{ phone: string; name?: string; admin: null | 'admin' | 'superadmin' }>;
+}
+
+export interface MembersResult {
+  added_members: Array<{ phone: string; status: string }>;
+  failed_members: Array<{ phone: string; status: string; error: string; error_code: string }>;
+  total_added: number;
+  total_failed: number;
+  new_participant_count: number;
+}
+
+export interface Token {
+  id: number;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface InboxEntry {
+  message_id: string;
+  from: string;
+  type: string;
+  content: Record<string, unknown>;
+  received_at: string;
+  read_at: string | null;
+}
+
+export const PACKAGES = [
+  { code: 'BETA', name: 'Beta Tester' },
+  { code: 'STARTER60K', name: 'Starter' },
+  { code: 'STARTUP240K', name: 'Startup' },
+  { code: 'BUSINESS', name: 'Business' },
+] as const;

@@ -1,0 +1,200 @@
+/**
+ * Building blocks of every view: announced errors, labelled fields, buttons
+ * that confirm, copy, and relative times. Each control carries its accessible
+ * name here, so views cannot forget it.
+ */
+import type { ComponentChildren } from 'preact';
+import { useId, useState } from 'preact/hooks';
+import { ApiFailure } from './api';
+
+export function describeError(error: unknown): string {
+  if (error instanceof ApiFailure) return error.describe();
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** An error, announced by screen readers as soon as it appears. */
+export function ErrorNotice({ error }: { error: unknown }) {
+  if (error === null || error === undefined) return null;
+  return (
+    <p role="alert" class="error">
+      {describeError(error)}
+    </p>
+  );
+}
+
+export function Notice({ children }: { children: ComponentChildren }) {
+  return (
+    <p role="status" class="notice">
+      {children}
+    </p>
+  );
+}
+
+interface InputProps {
+  type?: 'text' | 'url';
+  required?: boolean;
+  maxLength?: number;
+  inputMode?: 'text' | 'numeric' | 'decimal' | 'url';
+  autoComplete?: string;
+}
+
+/** A text field with its label and, under it, the API's messages for the field it names. */
+export function Field({
+  label,
+  value,
+  onValue,
+  errors = [],
+  hint,
+  type = 'text',
+  ...rest
+}: InputProps & {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  errors?: string[];
+  hint?: string;
+}) {
+  const id = useId();
+  const described = [errors.length > 0 ? `${id}-err` : '', hint !== undefined ? `${id}-hint` : '']
+    .filter(Boolean)
+    .join(' ');
+  // Two literal branches: Preact's input types tell each `type` apart.
+  const common = {
+    id,
+    value,
+    onInput: (e: Event) => onValue((e.target as HTMLInputElement).value),
+    'aria-invalid': errors.length > 0 ? true : undefined,
+    'aria-describedby': described || undefined,
+    ...rest,
+  };
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {type === 'url' ? <input type="url" {...common} /> : <input type="text" {...common} />}
+      {hint !== undefined && (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      )}
+      {errors.length > 0 && (
+        <small id={`${id}-err`} class="field-error" role="alert">
+          {errors.join('; ')}
+        </small>
+      )}
+    </div>
+  );
+}
+
+export function Select({
+  label,
+  value,
+  onValue,
+  options,
+}: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  options: ReadonlyArray<{ value: string; label: string }>;
+}) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onValue((e.target as HTMLSelectElement).value)}>
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/**
+ * A button that asks before it acts: the first press shows the question with
+ * "Yes, …" and "Cancel" buttons, and focus moves to the confirming one.
+ */
+export function ConfirmButton({
+  label,
+  question,
+  confirmLabel,
+  onConfirm,
+  disabled,
+  danger = true,
+}: {
+  label: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => void | Promise<void>;
+  disabled?: boolean;
+  danger?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class={danger ? 'danger' : ''} disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        type="button"
+        class="danger"
+        ref={(el) => el?.focus()}
+        onClick={async () => {
+          setAsking(false);
+          await onConfirm();
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+/** Copies a value to the clipboard and says so. */
+export function CopyButton({ value, label }: { value: string; label: string }) {
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  return (
+    <>
+      <button
+        type="button"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(value);
+            setCopied('yes');
+          } catch {
+            setCopied('failed');
+          }
+        }}
+      >
+        {label}
+      </button>
+      <span role="status" class="hint">
+        {copied === 'yes' ? 'Copied' : copied === 'failed' ? 'Copy failed: select the text and copy it' : ''}
+      </span>
+    </>
+  );
+}
+
+export function Time({ value }: { value: string | null | undefined }) {
+  if (value === null || value === undefined) return <span class="muted">–</span>;
+  const date = new Date(value);
+  return (
+    <time dateTime={value} title={date.toISOString()}>
+      {date.toLocaleString()}
+    </time>
+  );
+}
+
+export function StatusBadge({ value }: { value: string }) {
+  return <span class={`badge badge-${value.toLowerCase()}`}>{value}</span>;
+}

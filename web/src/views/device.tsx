@@ -1,0 +1,198 @@
+/**
+ * One device: its details and actions (rename, restart, log out, delete), and
+ * the tabs for pairing, messages, webhooks and groups.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiFailure, call, type Device, type GatewayInfo } from '../api';
+import { navigate, usePolling } from '../hooks';
+import { ConfirmButton, ErrorNotice, Field, Notice, StatusBadge, Time } from '../ui';
+import { PairingView } from './pairing';
+import { MessagesView } from './messages';
+import { WebhooksView } from './webhooks';
+import { GroupsView } from './groups';
+
+const TABS = [
+  { key: 'overview', label: 'Overview' },
+  { key: 'pair', label: 'Pairing' },
+  { key: 'messages', label: 'Messages' },
+  { key: 'webhooks', label: 'Webhooks' },
+  { key: 'groups', label: 'Groups' },
+] as const;
+
+export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; rest: string[]; info: GatewayInfo }) {
+  const [device, setDevice] = useState<Device | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const load = async () => {
+    try {
+      const answer = await call<Device>('GET', `/devices/${id}`);
+      setDevice(answer.data);
+      setError(null);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  usePolling(load, 3000, [id]);
+  useEffect(() => {
+    if (device !== null) document.title = `${device.name} · ${tabLabel(tab)} · Messaging Gateway`;
+  }, [device?.name, tab]);
+
+  if (device === null) {
+    return (
+      <section>
+        <h1>Device {id}</h1>
+        {error === null ? <p aria-busy="true">Loading…</p> : <ErrorNotice error={error} />}
+        <p>
+          <a href="#/devices">Back to devices</a>
+        </p>
+      </section>
+    );
+  }
+  let body;
+  if (tab === 'pair') body = <PairingView device={device} info={info} onChanged={load} />;
+  else if (tab === 'messages') body = <MessagesView device={device} info={info} />;
+  else if (tab === 'webhooks') body = <WebhooksView device={device} onChanged={load} />;
+  else if (tab === 'groups') body = <GroupsView device={device} groupId={rest[0]} />;
+  else body = <Overview device={device} onChanged={load} onDeleted={() => navigate('/devices')} />;
+
+  return (
+    <section aria-labelledby="device-title">
+      <p class="crumbs">
+        <a href="#/devices">Devices</a> ›
+      </p>
+      <div class="title-row">
+        <h1 id="device-title">{device.name}</h1>
+        <StatusBadge value={device.paired_status} />
+        <span class="muted">{device.connected ? 'online' : 'offline'}</span>
+      </div>
+      <ErrorNotice error={error} />
+      <nav aria-label="Device sections" class="tabs">
+        {TABS.map((t) => (
+          <a
+            key={t.key}
+            href={`#/devices/${id}${t.key === 'overview' ? '' : `/${t.key}`}`}
+            aria-current={tab === t.key ? 'page' : undefined}
+          >
+            {t.label}
+          </a>
+        ))}
+      </nav>
+      {body}
+    </section>
+  );
+}
+
+function tabLabel(tab: string): string {
+  return TABS.find((t) => t.key === tab)?.label ?? 'Overview';
+}
+
+function Overview({
+  device,
+  onChanged,
+  onDeleted,
+}: {
+  device: Device;
+  onChanged: () => Promise<void>;
+  onDeleted: () => void;
+}) {
+  const [name, setName] = useState(device.name);
+  const [saved, setSaved] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const failure = error instanceof ApiFailure ? error : null;
+
+  const act = async (what: string, work: () => Promise<unknown>) => {
+    setError(null);
+    setSaved('');
+    try {
+      await work();
+      setSaved(what);
+      await onChanged();
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return (
+    <div class="grid">
+      <div class="card">
+        <h2>Details</h2>
+        <dl class="details">
+          <dt>Phone</dt>
+          <dd>{device.phone ?? 'not paired yet'}</dd>
+          <dt>Paired</dt>
+          <dd>{device.paired_status}</dd>
+          <dt>Connected</dt>
+          <dd>{device.connected ? 'Yes' : 'No'}</dd>
+          <dt>Status</dt>
+          <dd>
+            {device.status}{' '}
+            <small class="hint">(suspending and resuming a device is done with the CLI: gateway devices)</small>
+          </dd>
+          <dt>Package</dt>
+          <dd>
+            {device.package.name} ({device.package.code})
+          </dd>
+          <dt>Quota used</dt>
+          <dd>{device.subscription.quote_used}</dd>
+          <dt>Quota available</dt>
+          <dd>{device.subscription.quote_available === '-1' ? 'unlimited' : device.subscription.quote_available}</dd>
+          <dt>Server</dt>
+          <dd>
+            {device.server.name} ({device.server.status})
+          </dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={device.created_at} />
+          </dd>
+        </dl>
+      </div>
+      <form
+        class="card"
+        aria-label="Rename device"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act('Name saved', () => call('PATCH', `/devices/${device.id}`, { name }));
+        }}
+      >
+        <h2>Name</h2>
+        <Field label="Device name" value={name} onValue={setName} required errors={failure?.forField('name')} />
+        <button type="submit">Save name</button>
+      </form>
+      <div class="card">
+        <h2>Connection</h2>
+        <div class="buttons">
+          <button
+            type="button"
+            disabled={device.status !== 'ACTIVE'}
+            onClick={() => void act('Restarting the connection', () => call('POST', `/devices/${device.id}/restart`))}
+          >
+            Restart connection
+          </button>
+          <ConfirmButton
+            label="Log out"
+            question="Log this device out of the network? It must be paired again."
+            confirmLabel="Yes, log out"
+            disabled={device.paired_status !== 'PAIRED'}
+            onConfirm={() => act('Logged out', () => call('POST', `/devices/${device.id}/logout`))}
+          />
+          <ConfirmButton
+            label="Delete device"
+            question={`Delete “${device.name}”? Its messages stay queryable by id.`}
+            confirmLabel="Yes, delete"
+            onConfirm={async () => {
+              setError(null);
+              try {
+                await call('DELETE', `/devices/${device.id}`);
+                onDeleted();
+              } catch (e) {
+                setError(e);
+              }
+            }}
+          />
+        </div>
+      </div>
+      {saved !== '' && <Notice>{saved}.</Notice>}
+      <ErrorNotice error={error} />
+    </div>
+  );
+}

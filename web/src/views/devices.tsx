@@ -1,0 +1,188 @@
+/**
+ * The devices list, refreshed every 3 s while visible, and the form that adds one.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { ApiFailure, PACKAGES, call, type Device } from '../api';
+import { usePolling } from '../hooks';
+import { ErrorNotice, Field, Notice, Select, StatusBadge } from '../ui';
+
+const PER_PAGE = 50;
+
+export function DevicesView() {
+  const [devices, setDevices] = useState<Device[] | null>(null);
+  const [total, setTotal] = useState(0);
+  const [page, setPage] = useState(1);
+  const [error, setError] = useState<unknown>(null);
+  const [adding, setAdding] = useState(false);
+  const [created, setCreated] = useState<Device | null>(null);
+
+  useEffect(() => {
+    document.title = 'Devices · Messaging Gateway';
+  }, []);
+
+  const load = async () => {
+    try {
+      const answer = await call<Device[]>('GET', `/devices?page=${page}&per_page=${PER_PAGE}`);
+      setDevices(answer.data);
+      setTotal(answer.meta?.total ?? answer.data.length);
+      setError(null);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  usePolling(load, 3000, [page]);
+
+  return (
+    <section aria-labelledby="devices-title">
+      <div class="title-row">
+        <h1 id="devices-title">Devices</h1>
+        <button type="button" aria-expanded={adding} onClick={() => setAdding(!adding)}>
+          Add device
+        </button>
+      </div>
+      {adding && (
+        <AddDevice
+          onCreated={(device) => {
+            setCreated(device);
+            setAdding(false);
+            void load();
+          }}
+          onCancel={() => setAdding(false)}
+        />
+      )}
+      {created !== null && (
+        <Notice>
+          Device “{created.name}” created. <a href={`#/devices/${created.id}/pair`}>Pair it now</a>.
+        </Notice>
+      )}
+      <ErrorNotice error={error} />
+      {devices === null ? (
+        <p aria-busy="true">Loading devices…</p>
+      ) : devices.length === 0 ? (
+        <p>No devices yet. Add one, then pair it with a phone.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Devices, refreshed every 3 seconds</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Paired</th>
+                <th scope="col">Connected</th>
+                <th scope="col">Phone</th>
+                <th scope="col">Package</th>
+                <th scope="col">Quota used / available</th>
+                <th scope="col">Server</th>
+                <th scope="col">Status</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {devices.map((d) => (
+                <tr key={d.id}>
+                  <th scope="row">
+                    <a href={`#/devices/${d.id}`}>{d.name}</a>
+                  </th>
+                  <td>
+                    <StatusBadge value={d.paired_status} />
+                  </td>
+                  <td>{d.connected ? 'Yes' : 'No'}</td>
+                  <td>{d.phone ?? <span class="muted">–</span>}</td>
+                  <td>{d.package.name}</td>
+                  <td>
+                    {d.subscription.quote_used} /{' '}
+                    {d.subscription.quote_available === '-1' ? 'unlimited' : d.subscription.quote_available}
+                  </td>
+                  <td>
+                    {d.server.name} <span class="muted">({d.server.status})</span>
+                  </td>
+                  <td>
+                    <StatusBadge value={d.status} />
+                  </td>
+                  <td class="actions">
+                    {d.paired_status !== 'PAIRED' && d.status === 'ACTIVE' && (
+                      <a class="button" href={`#/devices/${d.id}/pair`}>
+                        Pair
+                      </a>
+                    )}
+                    <a class="button" href={`#/devices/${d.id}/messages`}>
+                      Messages
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {total > PER_PAGE && (
+        <nav aria-label="Pages of devices" class="pager">
+          <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
+            Previous page
+          </button>
+          <span>
+            Page {page} of {Math.ceil(total / PER_PAGE)}
+          </span>
+          <button type="button" disabled={page * PER_PAGE >= total} onClick={() => setPage(page + 1)}>
+            Next page
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+}
+
+function AddDevice({ onCreated, onCancel }: { onCreated: (d: Device) => void; onCancel: () => void }) {
+  const [name, setName] = useState('');
+  const [pkg, setPkg] = useState<string>('BETA');
+  const [phone, setPhone] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const failure = error instanceof ApiFailure ? error : null;
+  return (
+    <form
+      class="card"
+      aria-label="Add device"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        try {
+          const body: Record<string, string> = { name, package: pkg };
+          if (phone.trim() !== '') body.phone = phone.trim();
+          const answer = await call<Device>('POST', '/devices', body);
+          onCreated(answer.data);
+        } catch (failure) {
+          setError(failure);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <Field label="Name" value={name} onValue={setName} required maxLength={100} errors={failure?.forField('name')} />
+      <Select
+        label="Package"
+        value={pkg}
+        onValue={setPkg}
+        options={PACKAGES.map((p) => ({ value: p.code, label: `${p.name} (${p.code})` }))}
+      />
+      <Field
+        label="Phone (optional)"
+        value={phone}
+        onValue={setPhone}
+        inputMode="numeric"
+        hint="Only this number may pair the device. Digits only, country code first, no +."
+        errors={failure?.forField('phone')}
+      />
+      <ErrorNotice error={error} />
+      <div class="buttons">
+        <button type="submit" disabled={busy}>
+          Create
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
