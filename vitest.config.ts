@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 
 const integration = ['test/**/*.test.ts'];
 const unitOnly = ['test/**/*.unit.test.ts'];
+// The dashboard in a real browser: once, against SQLite (the store is not what it tests).
+const browser = ['test/dashboard/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -15,16 +17,32 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: unitOnly } },
       {
         extends: true,
-        test: { name: 'sqlite', include: integration, exclude: unitOnly, env: { TEST_STORE: 'sqlite' } },
+        test: {
+          name: 'sqlite',
+          include: integration,
+          exclude: [...unitOnly, ...browser],
+          env: { TEST_STORE: 'sqlite' },
+        },
       },
       {
         extends: true,
         test: {
           name: 'postgres',
           include: integration,
-          exclude: unitOnly,
+          exclude: [...unitOnly, ...browser],
           env: { TEST_STORE: 'postgres' },
           globalSetup: ['test/helpers/postgres-global.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'dashboard',
+          include: browser,
+          env: { TEST_STORE: 'sqlite' },
+          globalSetup: ['test/dashboard/build-global.ts'],
+          testTimeout: 90_000,
+          hookTimeout: 60_000,
         },
       },
     ],

@@ -10,6 +10,7 @@
  * API).
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -48,4 +49,12 @@ export async function dashboardRoutes(app: FastifyInstance, options: { dir: stri
       res.setHeader('cache-control', path.includes('/assets/') ? IMMUTABLE : REVALIDATE);
     },
   });
+  // The app's entry at /dashboard and /dashboard/ (one route: trailing slashes are ignored). Read on
+  // each load, so a rebuild shows without a restart; it is a few hundred bytes.
+  app.get('/dashboard', hidden, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', REVALIDATE)
+      .send(await readFile(`${options.dir}/index.html`)),
+  );
 }

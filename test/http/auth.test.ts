@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const PUBLIC = new Set(['/healthz', '/readyz', '/openapi.json']);
-const isPublicPath = (url: string) => PUBLIC.has(url) || url === '/docs' || url.startsWith('/docs/');
+const isPublicPath = (url: string) =>
+  PUBLIC.has(url) ||
+  url === '/docs' ||
+  url.startsWith('/docs/') ||
+  // The dashboard's page and files; everything it shows comes from the token-checked API.
+  url === '/' ||
+  url === '/dashboard' ||
+  url.startsWith('/dashboard/');
 
 describe.skipIf(noStoreAvailable)('authentication', () => {
   let gw: TestGateway;

@@ -61,7 +61,7 @@ export function DevicesView() {
       ) : devices.length === 0 ? (
         <p>No devices yet. Add one, then pair it with a phone.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Devices table">
           <table>
             <caption class="sr-only">Devices, refreshed every 3 seconds</caption>
             <thead>

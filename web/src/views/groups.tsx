@@ -42,7 +42,7 @@ function GroupList({ device }: { device: Device }) {
             : 'This device is in no group (groups come from the network when the device connects).'}
         </p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Groups table">
           <table>
             <thead>
               <tr>
@@ -96,7 +96,7 @@ function GroupDetailView({ device, groupId }: { device: Device; groupId: string 
         <h2 id="group-title">{group?.subject ?? `Group ${groupId}`}</h2>
         <ErrorNotice error={error} />
         {group !== null && (
-          <div class="table-wrap">
+          <div class="table-wrap" tabIndex={0} role="region" aria-label="Participants table">
             <table>
               <caption>
                 {group.participant_count} participants; this device is {group.device_admin ?? 'a member'}

@@ -88,7 +88,7 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
             ) : rows.length === 0 ? (
               <p>No messages match.</p>
             ) : (
-              <div class="table-wrap">
+              <div class="table-wrap" tabIndex={0} role="region" aria-label="Messages table">
                 <table>
                   <caption class="sr-only">Messages, newest first</caption>
                   <thead>

@@ -90,7 +90,7 @@ function Phone({ phone }: { phone: string }) {
           (view.inbox.length === 0 ? (
             <p>No messages received yet.</p>
           ) : (
-            <div class="table-wrap">
+            <div class="table-wrap" tabIndex={0} role="region" aria-label="Inbox table">
               <table>
                 <caption class="sr-only">Messages this phone received, oldest first</caption>
                 <thead>

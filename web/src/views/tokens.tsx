@@ -78,7 +78,7 @@ export function TokensView({ token, onSignOut }: { token: string; onSignOut: () 
       {tokens === null ? (
         <p aria-busy="true">Loading tokens…</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Tokens table">
           <table>
             <thead>
               <tr>

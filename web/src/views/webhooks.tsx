@@ -121,7 +121,7 @@ function DeliveryLog({ device }: { device: Device }) {
       ) : deliveries.length === 0 ? (
         <p>No deliveries yet. Events (pairing, messages) appear here once a webhook URL is set.</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries table">
           <table>
             <caption class="sr-only">Webhook deliveries, newest first, with their attempts</caption>
             <thead>

@@ -1,0 +1,319 @@
+// The dashboard in a real browser (issue 13, DECISIONS 14): Debian's Chromium,
+// driven by playwright-core, against a real gateway listening on 127.0.0.1
+// with the in-process sandbox. Controls are found by role and accessible name
+// only. The tests run in order and build on each other (one device is created,
+// paired, then used), as a person would go through the dashboard.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  docsScreenshot,
+  launchBrowser,
+  openPage,
+  screenshot,
+  seriousViolations,
+  signIn,
+  startDashboardGateway,
+  startReceiver,
+  type TestPage,
+} from './harness.js';
+
+const DEVICE = 'Front desk';
+const DEVICE_PHONE = '6281377000101';
+const CUSTOMER = '6281377000202';
+const WAIT = { timeout: 15_000 };
+
+describe('the dashboard in a browser', () => {
+  let gw: TestGateway;
+  let base: string;
+  let browser: Browser;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let current: TestPage | null = null;
+  let currentName = '';
+
+  beforeAll(async () => {
+    ({ gw, base } = await startDashboardGateway());
+    browser = await launchBrowser();
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await receiver?.close();
+  });
+
+  /** A fresh page for the test; its last state is photographed and its console checked afterwards. */
+  async function page(name: string, width?: number) {
+    current = await openPage(browser, base, width);
+    currentName = name;
+    current.context.setDefaultTimeout(15_000);
+    return current.page;
+  }
+  afterEach(async () => {
+    if (current === null) return;
+    const { context, page: p, errors } = current;
+    current = null;
+    await screenshot(p, currentName).catch(() => undefined);
+    await context.close();
+    expect(errors, 'errors in the browser console').toEqual([]);
+  });
+
+  it('a wrong token shows an error and stays on the sign-in page', async () => {
+    const p = await page('wrong token');
+    await p.goto('/dashboard/');
+    await p.getByLabel('API token').fill('mgw_not_a_token_of_this_gateway_0000000000');
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const alert = p.getByRole('alert');
+    await alert.waitFor(WAIT);
+    expect(await alert.textContent()).toContain('Unauthorized');
+    expect(await p.getByLabel('API token').isVisible()).toBe(true);
+    expect(await p.getByRole('button', { name: 'Sign in', exact: true }).isVisible()).toBe(true);
+    expect(await p.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it('signs in, names the network and node in the banner, and signs out', async () => {
+    const p = await page('sign in and out');
+    await signIn(p);
+    const banner = p.getByRole('banner');
+    expect(await banner.textContent()).toContain('Sandbox network');
+    expect(await banner.textContent()).toContain('node-a');
+    // The token stays out of the address bar.
+    expect(p.url()).not.toContain(TEST_TOKEN);
+    await p.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await p.getByLabel('API token').waitFor(WAIT);
+    expect(await p.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it('creates a device', async () => {
+    const p = await page('create device');
+    await signIn(p);
+    await p.getByRole('button', { name: 'Add device', exact: true }).click();
+    await p.getByLabel('Name', { exact: true }).fill(DEVICE);
+    await p.getByLabel('Package', { exact: true }).selectOption('BUSINESS');
+    await p.getByRole('button', { name: 'Create', exact: true }).click();
+    const row = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    await row.getByRole('link', { name: 'Pair', exact: true }).waitFor(WAIT);
+    expect(await row.textContent()).toContain('UNPAIRED');
+    expect(await row.textContent()).toContain('Business');
+    const devices = (await gw.request('GET', '/devices')).body.data;
+    expect(devices).toHaveLength(1);
+    expect(devices[0]).toMatchObject({ name: DEVICE, package: { code: 'BUSINESS' } });
+  });
+
+  it('pairs the device with the virtual phone from the QR image, and turns Connected without a reload', async () => {
+    const p = await page('pair with virtual phone');
+    await signIn(p);
+    const row = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    await row.getByRole('link', { name: 'Pair', exact: true }).click();
+    const qr = p.getByRole('img', { name: /QR code/ });
+    await qr.waitFor(WAIT);
+    expect(await p.getByText(/Time left in this pairing window/).textContent()).toMatch(/\d:\d\d/);
+    await docsScreenshot(p, 'dashboard-pairing.png');
+    const loads: string[] = [];
+    p.on('framenavigated', (frame) => {
+      if (frame === p.mainFrame()) loads.push(frame.url());
+    });
+    await p.getByLabel('Virtual phone number').fill(DEVICE_PHONE);
+    await p.getByRole('button', { name: 'Scan with virtual phone', exact: true }).click();
+    const connected = p.getByText('Connected', { exact: true });
+    await connected.waitFor(WAIT);
+    expect(await p.getByRole('status').filter({ hasText: 'Connected' }).textContent()).toContain(DEVICE_PHONE);
+    expect(loads).toEqual([]);
+    const device = (await gw.request('GET', '/devices')).body.data[0];
+    expect(device).toMatchObject({ paired_status: 'PAIRED', phone: DEVICE_PHONE });
+
+    await p.getByRole('link', { name: 'Devices', exact: true }).first().click();
+    const listed = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    await listed.getByText('PAIRED', { exact: true }).waitFor(WAIT);
+    expect(await listed.getByRole('link', { name: 'Pair', exact: true }).count()).toBe(0);
+    await docsScreenshot(p, 'dashboard-devices.png');
+  });
+
+  it('sends a chat that reaches delivered, then read once the virtual phone reads it', async () => {
+    const p = await page('send chat delivered read');
+    await signIn(p);
+    await p
+      .getByRole('row')
+      .filter({ has: p.getByRole('rowheader', { name: DEVICE }) })
+      .getByRole('link', {
+        name: 'Messages',
+        exact: true,
+      })
+      .click();
+    await p.getByLabel('Receiver').fill(CUSTOMER);
+    await p.getByLabel('Text', { exact: true }).fill('Hello from the dashboard');
+    await p.getByRole('button', { name: 'Send message', exact: true }).click();
+    const row = p.getByRole('row').filter({ hasText: 'Hello from the dashboard' });
+    await row.getByText('delivered', { exact: true }).waitFor(WAIT);
+
+    await p.getByRole('link', { name: 'Virtual phones', exact: true }).click();
+    await p.getByLabel('Phone number').fill(CUSTOMER);
+    await p.getByRole('button', { name: 'Open inbox', exact: true }).click();
+    await p.getByRole('button', { name: /^Mark read/ }).click();
+    await p.getByRole('status').filter({ hasText: 'Marked read' }).waitFor(WAIT);
+
+    await p.getByRole('link', { name: 'Devices', exact: true }).click();
+    await p
+      .getByRole('row')
+      .filter({ has: p.getByRole('rowheader', { name: DEVICE }) })
+      .getByRole('link', {
+        name: 'Messages',
+        exact: true,
+      })
+      .click();
+    await p
+      .getByRole('row')
+      .filter({ hasText: 'Hello from the dashboard' })
+      .getByText('read', { exact: true })
+      .waitFor(WAIT);
+    const listed = (await gw.request('GET', `/messages?device=${DEVICE_PHONE}`)).body.data[0];
+    expect(listed).toMatchObject({ status: 'delivered', message: 'Hello from the dashboard' });
+    expect(listed.read_at).not.toBeNull();
+  });
+
+  it('shows the API’s error next to the field it names', async () => {
+    const p = await page('send error by field');
+    await signIn(p);
+    const id = (await gw.request('GET', '/devices')).body.data[0].id;
+    await p.goto(`/dashboard/#/devices/${id}/messages`);
+    await p.getByLabel('Receiver').fill('+62 813');
+    await p.getByLabel('Text', { exact: true }).fill('never sent');
+    await p.getByRole('button', { name: 'Send message', exact: true }).click();
+    const receiver = p.getByLabel('Receiver');
+    await p.locator('input[aria-invalid="true"]').waitFor(WAIT);
+    expect(await receiver.getAttribute('aria-invalid')).toBe('true');
+    // The field's description is the API's message for `receiver`; the envelope's message is announced.
+    const describedBy = (await receiver.getAttribute('aria-describedby')) ?? '';
+    const fieldError = await p.evaluate(
+      (ids) => ids.map((i) => document.getElementById(i)?.textContent ?? '').join(' '),
+      describedBy.split(' '),
+    );
+    expect(fieldError).toContain('international format');
+    expect(await p.getByRole('alert').filter({ hasText: 'Invalid phone number format' }).count()).toBe(1);
+  });
+
+  it('sets a webhook URL and shows a delivery with its attempt in the log', async () => {
+    const p = await page('webhook delivery log');
+    await signIn(p);
+    const id = (await gw.request('GET', '/devices')).body.data[0].id;
+    await p.goto(`/dashboard/#/devices/${id}/webhooks`);
+    await p.getByLabel('Webhook URL').fill(receiver.url);
+    await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
+    await p.getByRole('status').filter({ hasText: 'Webhook saved' }).waitFor(WAIT);
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.webhook_url).toBe(receiver.url);
+
+    // An event: the customer writes to the device, from the virtual phone panel.
+    await p.getByRole('link', { name: 'Virtual phones', exact: true }).click();
+    await p.getByLabel('Phone number').fill(CUSTOMER);
+    await p.getByRole('button', { name: 'Open inbox', exact: true }).click();
+    await p.getByLabel('Message text').fill('Is the shop open?');
+    await p.getByRole('button', { name: 'Send to device', exact: true }).click();
+    await p.getByRole('status').filter({ hasText: 'Sent' }).waitFor(WAIT);
+    await waitFor(
+      () => receiver.bodies.length,
+      (n) => n > 0,
+      { what: 'a delivery at the receiver', timeoutMs: 15_000 },
+    );
+
+    await p.goto(`/dashboard/#/devices/${id}/webhooks`);
+    const delivery = p.getByRole('row').filter({ hasText: 'message.incoming' });
+    await delivery.getByText('delivered', { exact: true }).waitFor(WAIT);
+    expect(await delivery.textContent()).toMatch(/200 · \d+ ms/);
+    await delivery.getByRole('button', { name: /^Retry delivery/ }).click();
+    await p.getByRole('status').filter({ hasText: 'will be sent again' }).waitFor(WAIT);
+
+    // The secret stays hidden until asked for.
+    const secret = (await gw.request('GET', `/devices/${id}`)).body.data.webhook_secret as string;
+    expect(await p.getByText(secret).count()).toBe(0);
+    await p.getByRole('button', { name: 'Show secret', exact: true }).click();
+    await p.getByText(secret).waitFor(WAIT);
+  });
+
+  it('creates a token, shows its secret once, and revokes it', async () => {
+    const p = await page('tokens create revoke');
+    await signIn(p);
+    await p.getByRole('link', { name: 'API tokens', exact: true }).click();
+    await p.getByLabel('Token name').fill('ci-deploy');
+    await p.getByRole('button', { name: 'Create token', exact: true }).click();
+    const shown = p.getByLabel('New token secret');
+    await shown.waitFor(WAIT);
+    const secret = (await shown.textContent()) ?? '';
+    expect(secret).toMatch(/^mgw_/);
+    expect((await gw.request('GET', '/devices', undefined, secret)).status).toBe(200);
+    await p.getByRole('button', { name: 'Copy token', exact: true }).click();
+    expect(await p.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+
+    // The token in use is marked.
+    const inUse = p.getByRole('row').filter({ hasText: 'in use by this page' });
+    expect(await inUse.count()).toBe(1);
+    expect(await inUse.textContent()).not.toContain('ci-deploy');
+
+    await p.getByRole('button', { name: 'Revoke ci-deploy', exact: true }).click();
+    await p.getByRole('button', { name: 'Yes, revoke', exact: true }).click();
+    await p.getByRole('status').filter({ hasText: 'revoked' }).waitFor(WAIT);
+    expect(await p.getByRole('rowheader', { name: 'ci-deploy' }).count()).toBe(0);
+    expect((await gw.request('GET', '/devices', undefined, secret)).status).toBe(401);
+  });
+
+  it('asks before revoking the token in use, then signs out', async () => {
+    const created = await gw.request('POST', '/tokens', { name: 'laptop' });
+    const p = await page('revoke token in use');
+    await signIn(p, created.body.data.token);
+    await p.getByRole('link', { name: 'API tokens', exact: true }).click();
+    await p.getByRole('button', { name: 'Revoke laptop', exact: true }).click();
+    await p.getByRole('group', { name: /token this page is signed in with/ }).waitFor(WAIT);
+    await p.getByRole('button', { name: 'Yes, revoke and sign out', exact: true }).click();
+    await p.getByLabel('API token').waitFor(WAIT);
+    expect((await gw.request('GET', '/devices', undefined, created.body.data.token)).status).toBe(401);
+  });
+
+  it('has no serious accessibility violation on any page, at 1440 and 375 px', async () => {
+    const id = (await gw.request('GET', '/devices')).body.data[0].id;
+    const unpaired = (await gw.request('POST', '/devices', { package: 'BETA', name: 'Back office' })).body.data.id;
+    for (const width of [1440, 375]) {
+      const p = await page(`axe ${width}`, width);
+      const report: string[] = [];
+      const check = async (what: string) => {
+        for (const v of await seriousViolations(p)) {
+          report.push(`${width}px ${what}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes[0]?.target)}`);
+        }
+      };
+      await p.goto('/dashboard/');
+      await p.getByLabel('API token').waitFor(WAIT);
+      await check('sign-in');
+      await signIn(p);
+      await p.getByRole('button', { name: 'Add device', exact: true }).click();
+      await check('devices');
+      const views: Array<[string, string, () => Promise<unknown>]> = [
+        [`#/devices/${id}`, 'device overview', () => p.getByRole('button', { name: 'Restart connection' }).waitFor()],
+        [`#/devices/${unpaired}/pair`, 'pairing', () => p.getByRole('img', { name: /QR code/ }).waitFor()],
+        [`#/devices/${id}/pair`, 'paired', () => p.getByText('Connected', { exact: true }).waitFor()],
+        [`#/devices/${id}/messages`, 'messages', () => p.getByRole('table').first().waitFor()],
+        [`#/devices/${id}/webhooks`, 'webhooks', () => p.getByRole('heading', { name: 'Delivery log' }).waitFor()],
+        [`#/devices/${id}/groups`, 'groups', () => p.getByRole('heading', { name: 'Groups' }).waitFor()],
+        ['#/tokens', 'tokens', () => p.getByRole('table').waitFor()],
+        ['#/phones', 'virtual phones', () => p.getByRole('button', { name: 'Open inbox' }).waitFor()],
+      ];
+      for (const [hash, what, ready] of views) {
+        await p.goto(`/dashboard/${hash}`);
+        await ready();
+        await check(what);
+      }
+      // Every control reachable by keyboard shows where focus is.
+      await p.goto('/dashboard/#/devices');
+      await p.getByRole('button', { name: 'Add device' }).waitFor();
+      await p.keyboard.press('Tab');
+      const outline = await p.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el === null || el === document.body ? 'none' : getComputedStyle(el).outlineStyle;
+      });
+      expect(outline).not.toBe('none');
+      expect(report).toEqual([]);
+      if (width === 1440) {
+        await current?.context.close();
+        current = null;
+      }
+    }
+  });
+});

@@ -1,0 +1,154 @@
+// What every browser test of the dashboard shares: a real gateway listening on
+// 127.0.0.1 (SQLite, in-process sandbox) serving the freshly built dashboard,
+// Debian's Chromium driven by playwright-core, a receiver for webhooks, and
+// per page: console errors collected (any one fails the test), a screenshot of
+// the last state, and axe-core.
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect, inject } from 'vitest';
+import { TEST_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Flags this machine needs: no sandbox as root, no GPU, and no background traffic to the closed network. */
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-features=Translate,OptimizationHints,MediaRouter',
+];
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** Last-state screenshots of every test (gitignored). */
+export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'dashboard');
+/** Set (to anything) to write the README's screenshots into docs/. */
+export const DOCS_SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS !== undefined;
+
+export async function startDashboardGateway(): Promise<{ gw: TestGateway; base: string }> {
+  const gw = await startGateway({
+    config: { sendIntervalMs: 0, allowPrivateUrls: true, serverName: 'node-a' },
+    build: { dashboardDir: inject('dashboardDir'), sandbox: { deliveryDelayMs: 20, readDelayMs: 20 } },
+  });
+  await gw.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = gw.app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { gw, base: `http://127.0.0.1:${address.port}` };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  // playwright-core gives each launch a new, empty profile directory and removes it on close.
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
+
+export interface TestPage {
+  context: BrowserContext;
+  page: Page;
+  /** Script errors and console errors seen so far. */
+  errors: string[];
+}
+
+/**
+ * A new context and page. A 4xx answer the dashboard shows as an error is the API
+ * doing its job; Chromium still logs it ("Failed to load resource: ... status of
+ * 401"), so those lines alone are not counted. Every other console error is.
+ */
+export async function openPage(browser: Browser, base: string, width = 1440): Promise<TestPage> {
+  const context = await browser.newContext({
+    baseURL: base,
+    viewport: { width, height: 900 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const text = message.text();
+    if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(text)) return;
+    errors.push(`console error: ${text}`);
+  });
+  return { context, page, errors };
+}
+
+export async function signIn(page: Page, token = TEST_TOKEN): Promise<void> {
+  await page.goto('/dashboard/');
+  await page.getByLabel('API token').fill(token);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await expect.poll(() => page.getByRole('heading', { name: 'Devices', exact: true }).count()).toBe(1);
+}
+
+export function safeName(name: string): string {
+  return name.replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 80);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${safeName(name)}.png`), fullPage: true });
+}
+
+/** The README's pictures, when DASHBOARD_SCREENSHOTS is set. */
+export async function docsScreenshot(page: Page, file: string): Promise<void> {
+  if (!DOCS_SCREENSHOTS) return;
+  await page.screenshot({ path: join(ROOT, 'docs', file) });
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: unknown; failureSummary?: string }>;
+}
+
+/** Runs axe-core on the page as it is now; returns the serious and critical violations. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE_SOURCE });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: unknown[] }> } })
+      .axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations;
+  });
+  return (violations as AxeViolation[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** A real HTTP server on 127.0.0.1 that takes webhook deliveries and remembers them. */
+export async function startReceiver(): Promise<{ url: string; bodies: unknown[]; close(): Promise<void> }> {
+  const bodies: unknown[] = [];
+  const server: Server = createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (text += chunk));
+    req.on('end', () => {
+      try {
+        bodies.push(JSON.parse(text));
+      } catch {
+        bodies.push(text);
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    url: `http://127.0.0.1:${address.port}/hooks`,
+    bodies,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
