@@ -71,6 +71,7 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
       return;
     }
     setQr(answer.data.qr);
+    setNow(Date.now());
     setExpiresAt(answer.data.expires_at ? Date.parse(answer.data.expires_at) : null);
     setError(null);
   };
@@ -201,7 +202,7 @@ function VirtualScan({
       }}
     >
       <h2>Sandbox: virtual phone</h2>
-      <p>The sandbox has no real phones. A virtual phone reads the QR image above and scans it.</p>
+      <p>The sandbox has no real phones. A virtual phone reads the QR image shown on this page and scans it.</p>
       <Field
         label="Virtual phone number"
         value={phone}
