@@ -30,7 +30,13 @@ export function isDashboardPath(url: string): boolean {
 
 export async function dashboardRoutes(app: FastifyInstance, options: { dir: string }): Promise<void> {
   const hidden = { schema: { hide: true }, config: { public: true } };
-  app.get('/', hidden, async (_request, reply) => reply.redirect('/dashboard/', 302));
+  // In the envelope like every other answer (a client that does not follow redirects still reads JSON).
+  app.get('/', hidden, async (_request, reply) =>
+    reply
+      .code(302)
+      .header('location', '/dashboard/')
+      .send({ code: 302, message: 'Found: the dashboard is at /dashboard/' }),
+  );
 
   if (!existsSync(`${options.dir}/index.html`)) {
     const notBuilt = new ApiError('NOT_FOUND', { error: 'the dashboard is not built: run npm run build:web' });

@@ -29,7 +29,11 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     expect(res.body).toEqual({
       status: 200,
       message: 'QR code generated',
-      data: { qr: expect.stringMatching(/^data:image\/png;base64,/) },
+      data: {
+        qr: expect.stringMatching(/^data:image\/png;base64,/),
+        // When this attempt's pairing window closes (the dashboard counts down to it).
+        expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
     });
     const text = decodeQrDataUrl(res.body.data.qr);
     expect(text).toMatch(/^2@/);

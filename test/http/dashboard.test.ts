@@ -31,6 +31,11 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
     const res = await gw.app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('/dashboard/');
+    expect(res.json()).toEqual({ code: 302, message: 'Found: the dashboard is at /dashboard/' });
+    // Dot segments resolve to / as well: still the same answer, in the envelope.
+    const dotted = await gw.app.inject({ method: 'GET', url: '/devices/%2e%2e/%2e%2e' });
+    expect(dotted.statusCode).toBe(302);
+    expect(dotted.json()).toMatchObject({ code: 302 });
   });
 
   it.each(['/dashboard', '/dashboard/', '/dashboard/index.html'])(

@@ -3,8 +3,8 @@
  * navigation, and which view the hash route shows.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { call, storeToken, storedToken, whenUnauthorized, type GatewayInfo } from './api';
-import { navigate, useRoute } from './hooks';
+import { ApiFailure, call, storeToken, storedToken, whenUnauthorized, type GatewayInfo } from './api';
+import { useRoute } from './hooks';
 import { ErrorNotice } from './ui';
 import { DevicesView } from './views/devices';
 import { DeviceView } from './views/device';
@@ -25,9 +25,15 @@ export function App() {
   useEffect(() => whenUnauthorized(() => signOut('expired')), []);
   useEffect(() => {
     if (token === null || info !== null) return;
+    // A token kept from earlier in this tab: checked once; a 401 signs out through whenUnauthorized.
     call<GatewayInfo>('GET', '/gateway').then(
       (answer) => setInfo(answer.data),
-      () => undefined,
+      (failure: unknown) => {
+        if (!(failure instanceof ApiFailure && failure.status === 401)) {
+          storeToken(null);
+          setToken(null);
+        }
+      },
     );
   }, [token, info]);
 
@@ -161,5 +167,3 @@ function Shell({ info, token, onSignOut }: { info: GatewayInfo; token: string; o
     </>
   );
 }
-
-export { navigate };

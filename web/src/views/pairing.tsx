@@ -149,7 +149,7 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
       {info.sandbox_control && !expired && qr !== null && (
         <VirtualScan device={device} image={image} refresh={fetchQr} onChanged={onChanged} />
       )}
-      <PairingCode device={device} sandbox={info.sandbox_control} />
+      <PairingCode device={device} sandbox={info.sandbox_control} onChanged={onChanged} />
     </div>
   );
 }
@@ -224,7 +224,15 @@ function suggestedPhone(device: Device): string {
   return device.phone ?? `6281${String(100000 + ((device.id * 7919) % 900000)).padStart(6, '0')}${device.id % 10}`;
 }
 
-function PairingCode({ device, sandbox }: { device: Device; sandbox: boolean }) {
+function PairingCode({
+  device,
+  sandbox,
+  onChanged,
+}: {
+  device: Device;
+  sandbox: boolean;
+  onChanged: () => Promise<void>;
+}) {
   const [offered, setOffered] = useState<boolean | null>(null);
   const [phone, setPhone] = useState(device.phone ?? '');
   const [code, setCode] = useState<{ pairing_code: string; phone: string } | null>(null);
@@ -245,12 +253,14 @@ function PairingCode({ device, sandbox }: { device: Device; sandbox: boolean }) 
         e.preventDefault();
         setError(null);
         try {
-          const answer = await call<{ pairing_code: string; phone: string }>(
+          const answer = await call<{ pairing_code: string; phone: string } | undefined>(
             'POST',
             `/devices/${device.id}/pairing-code`,
             { phone },
           );
-          setCode(answer.data);
+          // "Device connected" carries no code: it paired meanwhile, and the view switches by itself.
+          if (answer.data === undefined) await onChanged();
+          else setCode(answer.data);
         } catch (failure) {
           if (failure instanceof ApiFailure && (failure.status === 405 || failure.message === 'Not found')) {
             setOffered(false);
@@ -283,6 +293,7 @@ function PairingCode({ device, sandbox }: { device: Device; sandbox: boolean }) 
             try {
               await call('POST', '/sandbox/pair', { pairing_code: code.pairing_code, phone: code.phone });
               setEntered(true);
+              await onChanged();
             } catch (failure) {
               setError(failure);
             }
