@@ -11,6 +11,8 @@ export function useRoute(): string {
   useEffect(() => {
     const update = () => setRoute(read());
     addEventListener('hashchange', update);
+    // The hash may have changed between the first render and this effect: catch up once.
+    update();
     return () => removeEventListener('hashchange', update);
   }, []);
   return route;
