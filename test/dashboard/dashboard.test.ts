@@ -74,7 +74,14 @@ describe('the dashboard in a browser', () => {
 
   it('signs in, names the network and node in the banner, and signs out', async () => {
     const p = await page('sign in and out');
-    await signIn(p);
+    // By keyboard alone: the token field is the first stop, Enter submits.
+    await p.goto('/dashboard/');
+    await p.getByLabel('API token').waitFor(WAIT);
+    await p.keyboard.press('Tab');
+    expect(await p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('signin-token');
+    await p.keyboard.type(TEST_TOKEN);
+    await p.keyboard.press('Enter');
+    await p.getByRole('heading', { name: 'Devices', exact: true }).waitFor(WAIT);
     const banner = p.getByRole('banner');
     expect(await banner.textContent()).toContain('Sandbox network');
     expect(await banner.textContent()).toContain('node-a');
@@ -229,6 +236,12 @@ describe('the dashboard in a browser', () => {
     expect(await p.getByText(secret).count()).toBe(0);
     await p.getByRole('button', { name: 'Show secret', exact: true }).click();
     await p.getByText(secret).waitFor(WAIT);
+    await p.getByRole('button', { name: 'Rotate secret', exact: true }).click();
+    await p.getByRole('button', { name: 'Yes, rotate', exact: true }).click();
+    await p.getByRole('status').filter({ hasText: 'Secret rotated' }).waitFor(WAIT);
+    const rotated = (await gw.request('GET', `/devices/${id}`)).body.data.webhook_secret as string;
+    expect(rotated).not.toBe(secret);
+    await p.getByText(rotated).waitFor(WAIT);
   });
 
   it('creates a token, shows its secret once, and revokes it', async () => {
@@ -449,5 +462,51 @@ describe('the dashboard in a browser', () => {
         current = null;
       }
     }
+  });
+});
+
+describe('the dashboard’s pairing window in a browser', () => {
+  let gw: TestGateway;
+  let base: string;
+  let browser: Browser;
+  let opened: TestPage | null = null;
+  beforeAll(async () => {
+    // A short window, so the attempt expires while the page watches.
+    ({ gw, base } = await startDashboardGateway({ pairingWindowS: 6 }));
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+  afterEach(async () => {
+    if (opened === null) return;
+    const { context, page: p, errors } = opened;
+    opened = null;
+    await screenshot(p, 'pairing window expired').catch(() => undefined);
+    await context.close();
+    expect(errors, 'errors in the browser console').toEqual([]);
+  });
+
+  it('counts the window down, says when it ended, and offers a new attempt', async () => {
+    const id = (await gw.request('POST', '/devices', { package: 'BETA', name: 'Slow phone' })).body.data.id;
+    opened = await openPage(browser, base);
+    const p = opened.page;
+    opened.context.setDefaultTimeout(15_000);
+    await signIn(p);
+    await p.goto(`/dashboard/#/devices/${id}/pair`);
+    await p.getByRole('img', { name: /QR code/ }).waitFor(WAIT);
+    expect(await p.getByText(/Time left in this pairing window/).textContent()).toMatch(/0:0[0-6]/);
+    const alert = p.getByRole('alert').filter({ hasText: 'pairing window' });
+    await alert.waitFor(WAIT);
+    expect(await p.getByRole('img', { name: /QR code/ }).count()).toBe(0);
+    await waitFor(
+      async () => (await gw.request('GET', `/devices/${id}`)).body.data.paired_status,
+      (status) => status === 'EXPIRED',
+      { what: 'the device EXPIRED', timeoutMs: 15_000 },
+    );
+    await p.getByRole('button', { name: 'Start a new pairing attempt', exact: true }).click();
+    await p.getByRole('img', { name: /QR code/ }).waitFor(WAIT);
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.paired_status).not.toBe('PAIRED');
   });
 });

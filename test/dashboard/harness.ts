@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
+import type { Config } from '../../src/config.js';
 import { TEST_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -34,9 +35,9 @@ export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'dashboard');
 /** Set (to anything) to write the README's screenshots into docs/. */
 export const DOCS_SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS !== undefined;
 
-export async function startDashboardGateway(): Promise<{ gw: TestGateway; base: string }> {
+export async function startDashboardGateway(config: Partial<Config> = {}): Promise<{ gw: TestGateway; base: string }> {
   const gw = await startGateway({
-    config: { sendIntervalMs: 0, allowPrivateUrls: true, serverName: 'node-a' },
+    config: { sendIntervalMs: 0, allowPrivateUrls: true, serverName: 'node-a', ...config },
     build: { dashboardDir: inject('dashboardDir'), sandbox: { deliveryDelayMs: 20, readDelayMs: 20 } },
   });
   await gw.app.listen({ host: '127.0.0.1', port: 0 });
