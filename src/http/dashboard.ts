@@ -22,6 +22,20 @@ export const defaultDashboardDir = fileURLToPath(new URL('../../dist/dashboard/'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';
+/**
+ * The page holds an API token: nothing but its own files may run in it, it talks to its own origin only,
+ * and no other site may frame it. QR codes arrive as data: URLs.
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "img-src 'self' data:",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /** Every dashboard route is public: the page is the same for everyone and asks for the token itself. */
 export function isDashboardPath(url: string): boolean {
@@ -53,6 +67,11 @@ export async function dashboardRoutes(app: FastifyInstance, options: { dir: stri
     // Vite names every asset by its content hash; only index.html keeps its name across builds.
     setHeaders(res, path) {
       res.setHeader('cache-control', path.includes('/assets/') ? IMMUTABLE : REVALIDATE);
+      res.setHeader('x-content-type-options', 'nosniff');
+      if (path.endsWith('.html')) {
+        res.setHeader('content-security-policy', DASHBOARD_CSP);
+        res.setHeader('referrer-policy', 'no-referrer');
+      }
     },
   });
   // The app's entry at /dashboard and /dashboard/ (one route: trailing slashes are ignored). Read on
@@ -61,6 +80,9 @@ export async function dashboardRoutes(app: FastifyInstance, options: { dir: stri
     reply
       .type('text/html; charset=utf-8')
       .header('cache-control', REVALIDATE)
+      .header('content-security-policy', DASHBOARD_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
       .send(await readFile(`${options.dir}/index.html`)),
   );
 }

@@ -6,6 +6,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DASHBOARD_CSP } from '../../src/http/dashboard.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const INDEX =
@@ -45,6 +46,12 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.headers['cache-control']).toBe('no-cache');
+      // The page holds a token: only its own scripts run, it talks to its own origin, nobody frames it.
+      expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+      expect(DASHBOARD_CSP).toContain("script-src 'self'");
+      expect(DASHBOARD_CSP).toContain("frame-ancestors 'none'");
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
       expect(res.body).toBe(INDEX);
     },
   );
