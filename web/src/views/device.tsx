@@ -37,7 +37,8 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
     if (device !== null) document.title = `${device.name} · ${tabLabel(tab)} · Messaging Gateway`;
   }, [device?.name, tab]);
 
-  if (device === null) {
+  // Until the device of this address has loaded (never the previous one's data under its address).
+  if (device === null || device.id !== id) {
     return (
       <section>
         <h1>Device {id}</h1>
@@ -48,12 +49,14 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
       </section>
     );
   }
+  // Keyed by device: a form's state (a name being edited, a URL) never carries over to another device.
+  const key = device.id;
   let body;
-  if (tab === 'pair') body = <PairingView device={device} info={info} onChanged={load} />;
-  else if (tab === 'messages') body = <MessagesView device={device} info={info} />;
-  else if (tab === 'webhooks') body = <WebhooksView device={device} onChanged={load} />;
-  else if (tab === 'groups') body = <GroupsView device={device} groupId={rest[0]} />;
-  else body = <Overview device={device} onChanged={load} onDeleted={() => navigate('/devices')} />;
+  if (tab === 'pair') body = <PairingView key={key} device={device} info={info} onChanged={load} />;
+  else if (tab === 'messages') body = <MessagesView key={key} device={device} info={info} />;
+  else if (tab === 'webhooks') body = <WebhooksView key={key} device={device} onChanged={load} />;
+  else if (tab === 'groups') body = <GroupsView key={key} device={device} groupId={rest[0]} />;
+  else body = <Overview key={key} device={device} onChanged={load} onDeleted={() => navigate('/devices')} />;
 
   return (
     <section aria-labelledby="device-title">
