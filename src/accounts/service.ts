@@ -37,6 +37,12 @@ export class AccountsService {
   /** Presented secret → its account, for AUTH_CACHE_TTL_MS. Lives only in this process's memory. */
   private readonly cache = new Map<string, { context: AuthContext; at: number }>();
   private readonly touchedAt = new Map<number, number>();
+  /**
+   * Counts revocations in this process. A check that read a token before a revocation and
+   * finishes after it answers as it read, but must not cache: the token would outlive its
+   * revocation by the cache's lifetime.
+   */
+  private revocations = 0;
 
   constructor(
     private readonly store: Store,
@@ -66,14 +72,17 @@ export class AccountsService {
     const secret = bearerSecret(header);
     if (secret === null) return null;
     const now = this.clock.now();
+    const revocationsBefore = this.revocations;
     const row = await tokensRepository.findActiveByHash(this.store.db, hashToken(secret));
     if (row === undefined) {
       this.cache.delete(secret);
       return null;
     }
     const context: AuthContext = { accountId: row.account_id, tokenId: row.id };
-    if (this.cache.size >= AUTH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
-    this.cache.set(secret, { context, at: now });
+    if (revocationsBefore === this.revocations) {
+      if (this.cache.size >= AUTH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(secret, { context, at: now });
+    }
     this.touch(row.id, now);
     return context;
   }
@@ -103,6 +112,8 @@ export class AccountsService {
   }
 
   async revokeToken(accountId: number, tokenId: number): Promise<boolean> {
+    // Counted before the write: a check reading the token from now on no longer caches it.
+    this.revocations += 1;
     const revoked = await tokensRepository.revoke(this.store.db, accountId, tokenId, this.clock.now());
     if (revoked) {
       for (const [secret, entry] of this.cache) {

@@ -1,0 +1,47 @@
+// DECISIONS 2: a revoked token answers 401 at once. A check that read the
+// token from the store before the revocation, and finishes after it, must not
+// put the token back into the in-memory cache (it would then be accepted for
+// the cache's lifetime after its revocation).
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tokensRepository } from '../../src/accounts/repository.js';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+
+describe.skipIf(noStoreAvailable)('revoking a token while it is being checked', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(() => gw?.close());
+  afterEach(() => vi.restoreAllMocks());
+
+  it('does not cache a check that read the token before it was revoked', async () => {
+    const accounts = gw.app.services.accounts;
+    const created = await gw.request('POST', '/tokens', { name: 'raced' });
+    const header = `Bearer ${created.body.data.token}`;
+    const owner = await accounts.findAccount('default');
+
+    // The store answers the lookup (the token is valid then), and the answer is held back until after the revocation.
+    const lookup = tokensRepository.findActiveByHash;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let read!: () => void;
+    const wasRead = new Promise<void>((resolve) => (read = resolve));
+    vi.spyOn(tokensRepository, 'findActiveByHash').mockImplementationOnce(async (db, hash) => {
+      const row = await lookup(db, hash);
+      read();
+      await gate;
+      return row;
+    });
+
+    const checking = accounts.authenticate(header);
+    await wasRead;
+    expect(await accounts.revokeToken(owner.id, created.body.data.id)).toBe(true);
+    release();
+    // The check that began before the revocation may pass (it read a valid token)...
+    expect(await checking).not.toBeNull();
+    // ...but nothing after the revocation may, in this process or through the API.
+    expect(accounts.authenticateCached(header)).toBeUndefined();
+    expect(await accounts.authenticate(header)).toBeNull();
+    expect((await gw.request('GET', '/devices', undefined, created.body.data.token)).status).toBe(401);
+  });
+});
