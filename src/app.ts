@@ -50,6 +50,7 @@ import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
 import { installValidation } from './http/validation.js';
+import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
@@ -158,6 +159,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const app = Fastify({
     ...(options.logger === undefined ? { loggerInstance: gatewayLogger(config) } : { logger: options.logger }),
     bodyLimit: 1024 * 1024,
+    // Bounded time for every request and idle connection; parser refusals answered in the envelope.
+    ...serverTimeoutOptions(config.http),
     // One line per request, written in onResponse, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -171,6 +174,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       sendError(reply, new ApiError('BAD_REQUEST', { error: 'malformed URL' })),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  capConnections(app, config.http);
   installValidation(app);
   installErrorHandling(app);
   // JSON is the only body the API takes; anything else is 415, not parsed as text.

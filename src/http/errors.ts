@@ -14,6 +14,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type'],
   PAYLOAD_TOO_LARGE: [413, 'Payload too large'],
   BAD_REQUEST: [400, 'Bad request'],
+  REQUEST_TIMEOUT: [408, 'Request timeout'],
+  HEADERS_TOO_LARGE: [431, 'Request header fields too large'],
   VALIDATION_FAILED: [400, 'Validation failed'],
   UNAUTHORIZED: [401, 'Unauthorized'],
   INTERNAL: [500, 'Internal server error'],
