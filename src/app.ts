@@ -53,6 +53,7 @@ import { installValidation } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
+import { requestUrlForLog, urlForLog } from './http/log-redaction.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
 
 export interface BuildOptions {
@@ -128,7 +129,8 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
     level: config.logLevel,
     redact: { paths: REDACT, censor: '[redacted]' },
     serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+      // Never headers (tokens travel there); the URL without query values or anything shaped like a secret.
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: urlForLog(req.url) }),
     },
   };
 }
@@ -198,7 +200,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        url: requestUrlForLog(request),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
     done();
