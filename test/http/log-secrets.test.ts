@@ -28,7 +28,7 @@ describe.skipIf(noStoreAvailable)('secrets are never logged', () => {
       },
     });
     gw = await startGateway({
-      build: { logger: { ...loggerOptions({ ...loadConfig({}), logLevel: 'trace' }), stream } as never },
+      build: { logger: { ...(loggerOptions({ ...loadConfig({}), logLevel: 'trace' }) as object), stream } as never },
     });
   });
   afterAll(() => gw?.close());
