@@ -327,7 +327,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installHttpMetrics(app, metrics);
   installAuth(app, accounts);
   await installOpenApi(app, `Network: ${config.network}. Store: ${store.description.split(' ')[0]}.`);
-  await app.register(healthRoutes, { store, metrics });
+  // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
+  for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
 
   for (const prefix of ['', '/api']) {
     await app.register(
