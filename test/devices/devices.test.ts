@@ -109,6 +109,23 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     }
   });
 
+  it('names a device only by its id in decimal digits: other spellings of the number are 404', async () => {
+    const { id } = (await create({ package: 'BETA', name: 'spelled' })).body.data as { id: number };
+    const spellings = [`0x${id.toString(16)}`, `${id}%20`, `%20${id}`, `0${id}`, `${id}.0`, `${id}e0`, `+${id}`];
+    for (const spelling of spellings) {
+      for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+        const res = await gw.request(method, `/devices/${spelling}`, method === 'PATCH' ? { name: 'x' } : undefined);
+        expect(res.status, `${method} ${spelling}`).toBe(404);
+        expect(res.body, `${method} ${spelling}`).toMatchObject({ code: 404, message: 'Device not found' });
+      }
+    }
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.name).toBe('spelled');
+    // The same rule for every numeric path id: tokens, groups, webhook deliveries.
+    expect((await gw.request('DELETE', '/tokens/0x1')).body).toMatchObject({ code: 404, message: 'Token not found' });
+    expect((await gw.request('GET', '/groups/0x1')).body).toMatchObject({ code: 404, message: 'Group not found' });
+    expect((await gw.request('GET', `/devices/${id}/webhook-deliveries?page=0x1`)).status).toBe(400);
+  });
+
   it('lists devices with pagination', async () => {
     const fresh = await startGateway();
     try {
