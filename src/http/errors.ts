@@ -51,6 +51,7 @@ export const ERRORS = {
   WEBHOOK_URL_NOT_SET: [400, 'Webhook URL not set'],
   // Tokens (DECISIONS 2)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
+  CONFIRMATION_REQUIRED: [400, 'Confirmation required'],
   // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).
   SANDBOX_REJECTED: [400, 'Sandbox request rejected'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -88,6 +88,49 @@ describe.skipIf(noStoreAvailable)('token API', () => {
     expect((await gw.request('DELETE', '/tokens/abc')).body.message).toBe('Token not found');
   });
 
+  it('refuses to revoke the token making the request without ?confirm=true', async () => {
+    const created = await gw.request('POST', '/tokens', { name: 'self-revoker' });
+    const own = created.body.data as { id: number; token: string };
+    for (const query of ['', '?confirm=false', '?confirm=yes']) {
+      const refused = await gw.request('DELETE', `/tokens/${own.id}${query}`, undefined, own.token);
+      expect(refused.status, query).toBe(400);
+      if (query === '?confirm=yes') {
+        expect(refused.body).toMatchObject({
+          code: 400,
+          message: 'Validation failed',
+          errors: { confirm: expect.any(Array) },
+        });
+      } else {
+        expect(refused.body, query).toEqual({
+          code: 400,
+          message: 'Confirmation required',
+          error: 'this is the token making the request: revoking it locks this client out; repeat with ?confirm=true',
+        });
+      }
+    }
+    expect((await gw.request('GET', '/tokens', undefined, own.token)).status).toBe(200);
+    // Another token revokes it without confirmation; an unknown id is still 404 first.
+    const other = (await gw.request('POST', '/tokens', { name: 'other' })).body.data as { id: number; token: string };
+    expect((await gw.request('DELETE', '/tokens/999999', undefined, other.token)).status).toBe(404);
+    expect((await gw.request('DELETE', `/tokens/${other.id}?confirm=true`, undefined, other.token)).body).toEqual({
+      code: 200,
+      message: 'Token revoked',
+      data: { id: other.id },
+    });
+    expect((await gw.request('GET', '/tokens', undefined, other.token)).status).toBe(401);
+    expect((await gw.request('DELETE', `/tokens/${own.id}`)).status).toBe(200);
+    expect((await gw.request('GET', '/tokens', undefined, own.token)).status).toBe(401);
+  });
+
+  it('refuses a blank token name', async () => {
+    for (const name of ['', '   ', '\t\n']) {
+      const res = await gw.request('POST', '/tokens', { name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(res.body.message).toBe('Validation failed');
+      expect(res.body.errors.name, JSON.stringify(name)).toEqual(['must not be blank']);
+    }
+  });
+
   it("hides another account's tokens and devices (404, as if missing)", async () => {
     const { accounts } = gw.app.services;
     const other = await accounts.createAccount('other-account');

@@ -31,6 +31,8 @@ describe.skipIf(noStoreAvailable)('authentication', () => {
     });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual(unauthorized);
+    // RFC 9110: a 401 names the scheme it would accept (newcomer F16).
+    expect(res.headers['www-authenticate']).toBe('Bearer');
   });
 
   it('accepts the scheme in any case', async () => {
