@@ -155,6 +155,23 @@ export function logOutput(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
 }
 
+/**
+ * On an empty store (and no GATEWAY_BOOTSTRAP_TOKEN), creates the `default`
+ * account and prints its one-time token. Called once the gateway listens
+ * (main.ts), so a start that fails before (port taken, bad network setting)
+ * leaves the store empty and the next start prints a token.
+ */
+export async function printBootstrapToken(app: FastifyInstance, config: Config): Promise<void> {
+  if (config.bootstrapToken !== null) return;
+  const { printedToken } = await app.services.accounts.bootstrap(null);
+  if (printedToken === null) return;
+  app.log.info(
+    { api_token: printedToken },
+    'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash). ' +
+      'To make another: gateway tokens create --account default',
+  );
+}
+
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
@@ -218,13 +235,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const accounts = new AccountsService(store, clock, (error) =>
     app.log.warn({ err: error }, 'token bookkeeping failed'),
   );
-  const { printedToken } = await accounts.bootstrap(config.bootstrapToken);
-  if (printedToken !== null) {
-    app.log.info(
-      { api_token: printedToken },
-      'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash).',
-    );
-  }
+  // A configured token is known to its operator already: in place before the first request, never printed.
+  // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
+  if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
   const network = options.network ?? createNetwork(config, options.sandbox);
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();

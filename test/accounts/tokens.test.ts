@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, newStoreLocation, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { hashToken } from '../../src/accounts/tokens.js';
+import { printBootstrapToken } from '../../src/app.js';
 
 function capture() {
   const lines: string[] = [];
@@ -161,15 +162,21 @@ describe.skipIf(noStoreAvailable)('bootstrap', () => {
     const location = await newStoreLocation();
     const first = capture();
     const gw1 = await startGateway({ location, config: { bootstrapToken: null }, build: { logger: first.logger } });
+    // Building the gateway creates nothing: the token comes once it listens (main.ts calls printBootstrapToken then).
+    expect(first.lines.some((line) => line.includes('api_token'))).toBe(false);
+    expect(await gw1.app.services.accounts.listAccounts()).toEqual([]);
+    await printBootstrapToken(gw1.app, gw1.config);
     const printed = first.lines.map((line) => JSON.parse(line)).filter((entry) => 'api_token' in entry);
     expect(printed).toHaveLength(1);
     const token = printed[0].api_token as string;
+    expect(printed[0].msg).toContain('To make another: gateway tokens create --account default');
     expect(token).toMatch(/^mgw_/);
     expect((await gw1.request('GET', '/devices', undefined, token)).status).toBe(200);
     await gw1.close({ keepStore: true });
 
     const second = capture();
     const gw2 = await startGateway({ location, config: { bootstrapToken: null }, build: { logger: second.logger } });
+    await printBootstrapToken(gw2.app, gw2.config);
     expect(second.lines.some((line) => line.includes('api_token'))).toBe(false);
     expect((await gw2.request('GET', '/devices', undefined, token)).status).toBe(200);
     await gw2.close();
