@@ -11,6 +11,7 @@
  * Must never: write to a socket whose answer has already started, or keep a
  * refused connection open.
  */
+import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { HttpLimits } from '../config.js';
@@ -59,7 +60,7 @@ export function clientErrorAnswer(error: ParserError): ApiError {
       break;
     case 'HPE_HEADER_OVERFLOW':
       code = 'HEADERS_TOO_LARGE';
-      detail = 'the request line and headers exceed 16 KiB';
+      detail = `the request line and headers exceed ${Math.round(maxHeaderSize / 1024)} KiB`;
       break;
     case 'HPE_INVALID_METHOD':
       detail = 'unknown HTTP method';
