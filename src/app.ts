@@ -50,10 +50,12 @@ import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
 import { installValidation } from './http/validation.js';
+import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
 import { gatewayInfoRoutes } from './http/gateway-info.js';
 import { dashboardRoutes, defaultDashboardDir, isDashboardPath } from './http/dashboard.js';
+import { requestUrlForLog, urlForLog } from './http/log-redaction.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
 
 export interface BuildOptions {
@@ -131,7 +133,8 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
     level: config.logLevel,
     redact: { paths: REDACT, censor: '[redacted]' },
     serializers: {
-      req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+      // Never headers (tokens travel there); the URL without query values or anything shaped like a secret.
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: urlForLog(req.url) }),
     },
   };
 }
@@ -156,12 +159,31 @@ export function logOutput(): pino.DestinationStream {
   return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
 }
 
+/**
+ * On an empty store (and no GATEWAY_BOOTSTRAP_TOKEN), creates the `default`
+ * account and prints its one-time token. Called once the gateway listens
+ * (main.ts), so a start that fails before (port taken, bad network setting)
+ * leaves the store empty and the next start prints a token.
+ */
+export async function printBootstrapToken(app: FastifyInstance, config: Config): Promise<void> {
+  if (config.bootstrapToken !== null) return;
+  const { printedToken } = await app.services.accounts.bootstrap(null);
+  if (printedToken === null) return;
+  app.log.info(
+    { api_token: printedToken },
+    'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash). ' +
+      'To make another: gateway tokens create --account default',
+  );
+}
+
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const app = Fastify({
     ...(options.logger === undefined ? { loggerInstance: gatewayLogger(config) } : { logger: options.logger }),
     bodyLimit: 1024 * 1024,
+    // Bounded time for every request and idle connection; parser refusals answered in the envelope.
+    ...serverTimeoutOptions(config.http),
     // One line per request, written in onResponse, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     requestIdHeader: false,
@@ -175,6 +197,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       sendError(reply, new ApiError('BAD_REQUEST', { error: 'malformed URL' })),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  capConnections(app, config.http);
   installValidation(app);
   installErrorHandling(app);
   // JSON is the only body the API takes; anything else is 415, not parsed as text.
@@ -198,7 +221,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        url: requestUrlForLog(request),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
     done();
@@ -211,13 +239,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const accounts = new AccountsService(store, clock, (error) =>
     app.log.warn({ err: error }, 'token bookkeeping failed'),
   );
-  const { printedToken } = await accounts.bootstrap(config.bootstrapToken);
-  if (printedToken !== null) {
-    app.log.info(
-      { api_token: printedToken },
-      'Created account "default". Its API token is shown here once; keep it (it is stored only as a hash).',
-    );
-  }
+  // A configured token is known to its operator already: in place before the first request, never printed.
+  // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
+  if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
   const network = options.network ?? createNetwork(config, options.sandbox);
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
@@ -320,7 +344,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installHttpMetrics(app, metrics);
   installAuth(app, accounts);
   await installOpenApi(app, `Network: ${config.network}. Store: ${store.description.split(' ')[0]}.`);
-  await app.register(healthRoutes, { store, metrics });
+  // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
+  for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
   await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
 
   for (const prefix of ['', '/api']) {

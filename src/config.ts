@@ -25,6 +25,19 @@ export interface Config {
   readonly pairingWindowS: number;
   readonly serverName: string;
   readonly logLevel: LogLevel;
+  /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
+  readonly http: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** The whole request (headers and body) must arrive within this; otherwise 408. */
+  readonly requestTimeoutMs: number;
+  /** The request headers must arrive within this (never more than requestTimeoutMs); otherwise 408. */
+  readonly headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections held at once; further ones are closed at once until some end. */
+  readonly maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -99,5 +112,17 @@ export function loadConfig(env: Env = process.env): Config {
     pairingWindowS: integer(env, 'GATEWAY_PAIRING_WINDOW_S', 120, 1, 86_400),
     serverName: text(env, 'GATEWAY_SERVER_NAME') ?? hostname(),
     logLevel: logLevel as LogLevel,
+    http: httpLimits(env),
+  };
+}
+
+function httpLimits(env: Env): HttpLimits {
+  const requestTimeoutMs = integer(env, 'GATEWAY_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  return {
+    requestTimeoutMs,
+    // Node refuses a header timeout above the request timeout; the smaller one is what would apply anyway.
+    headersTimeoutMs: Math.min(integer(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000), requestTimeoutMs),
+    keepAliveTimeoutMs: integer(env, 'GATEWAY_IDLE_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    maxConnections: integer(env, 'GATEWAY_MAX_CONNECTIONS', 512, 1, 1_000_000),
   };
 }

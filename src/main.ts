@@ -3,7 +3,7 @@
  * cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight work, close).
  */
 import { existsSync } from 'node:fs';
-import { buildApp } from './app.js';
+import { buildApp, printBootstrapToken } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
@@ -49,4 +49,10 @@ try {
   app.log.error({ err: error }, 'could not listen');
   await app.close();
   process.exit(1);
+}
+// Only now: a start that failed above has not used up the one-time token of an empty store.
+try {
+  await printBootstrapToken(app, config);
+} catch (error) {
+  app.log.error({ err: error }, 'could not create the first API token; it is created at the next start');
 }

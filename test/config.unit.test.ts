@@ -29,7 +29,25 @@ describe('loadConfig', () => {
       pairingWindowS: 120,
       serverName: hostname(),
       logLevel: 'info',
+      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 },
     });
+  });
+
+  it('reads the HTTP limits, keeping the header timeout within the request timeout', () => {
+    expect(
+      loadConfig({
+        GATEWAY_REQUEST_TIMEOUT_MS: '5000',
+        GATEWAY_HEADERS_TIMEOUT_MS: '8000',
+        GATEWAY_IDLE_TIMEOUT_MS: '65000',
+        GATEWAY_MAX_CONNECTIONS: '2000',
+      }).http,
+    ).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 65_000, maxConnections: 2000 });
+    expect(configError({ GATEWAY_MAX_CONNECTIONS: '0' }).message).toBe(
+      'GATEWAY_MAX_CONNECTIONS must be between 1 and 1000000, got 0',
+    );
+    expect(configError({ GATEWAY_REQUEST_TIMEOUT_MS: '1s' }).message).toBe(
+      'GATEWAY_REQUEST_TIMEOUT_MS must be a whole number, got "1s"',
+    );
   });
 
   it('treats empty and blank values as unset', () => {
@@ -67,6 +85,7 @@ describe('loadConfig', () => {
       pairingWindowS: 30,
       serverName: 'node-7',
       logLevel: 'debug',
+      http: loadConfig({}).http,
     });
   });
 

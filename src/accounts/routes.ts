@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { CodeEnvelope, IdParams, Nullable, errorResponses } from '../http/schemas.js';
+import { CodeEnvelope, IdParams, NameString, Nullable, errorResponses } from '../http/schemas.js';
 import type { TokenRow } from './repository.js';
 import type { AccountsService } from './service.js';
 
@@ -56,7 +56,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
       schema: {
         tags,
         summary: 'Create an API token; the secret is in data.token, shown this once',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) }),
+        body: Type.Object({ name: NameString(100) }),
         response: {
           201: CodeEnvelope(Type.Object({ ...TokenSchema.properties, token: Type.String() })),
           ...errorResponses(400, 401),
@@ -77,12 +77,22 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
       schema: {
         tags,
         summary: 'Revoke an API token',
+        description:
+          'Revoking the token that makes the request locks this client out, so it needs `?confirm=true` (400 otherwise).',
         params: IdParams,
-        response: { 200: CodeEnvelope(Type.Object({ id: Type.Integer() })), ...errorResponses(401, 404) },
+        querystring: Type.Object({
+          confirm: Type.Optional(Type.Boolean({ description: 'Required to revoke the token making this request' })),
+        }),
+        response: { 200: CodeEnvelope(Type.Object({ id: Type.Integer() })), ...errorResponses(400, 401, 404) },
       },
       config: { fieldErrors: { id: 'TOKEN_NOT_FOUND' } },
     },
     async (request) => {
+      if (request.params.id === request.auth.tokenId && request.query.confirm !== true) {
+        throw new ApiError('CONFIRMATION_REQUIRED', {
+          error: 'this is the token making the request: revoking it locks this client out; repeat with ?confirm=true',
+        });
+      }
       const revoked = await accounts.revokeToken(accountOf(request), request.params.id);
       if (!revoked) throw new ApiError('TOKEN_NOT_FOUND');
       return { code: 200, message: 'Token revoked', data: { id: request.params.id } };

@@ -16,6 +16,7 @@ import { systemClock } from '../clock.js';
 import { openStore, type Store } from '../store/store.js';
 import { AccountsError, AccountsService } from '../accounts/service.js';
 import { DevicesService } from '../devices/service.js';
+import { PACKAGE_CODES, findPackage, quoteAvailable } from '../devices/packages.js';
 import { ApiError } from '../http/errors.js';
 import { startSandboxServer } from '../network/sandbox/index.js';
 
@@ -172,6 +173,36 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         });
       });
   }
+
+  devices
+    .command('package <id> <code>')
+    .description(
+      `Change a device's package (${PACKAGE_CODES.join(', ')}). Its allowance becomes the new plan's; ` +
+        'messages already used still count against it unless --reset-usage',
+    )
+    .option('--reset-usage', 'start the used-message count again from 0')
+    .action(async (id: string, code: string, options: { resetUsage?: boolean }) => {
+      await withAccounts(config, async (_service, store) => {
+        let row;
+        try {
+          row = await new DevicesService(store, systemClock).setPackage(wholeNumber(id), code, {
+            resetUsage: options.resetUsage === true,
+          });
+        } catch (error) {
+          if (error instanceof ApiError && error.code === 'INVALID_PACKAGE') {
+            throw new AccountsError(`unknown package "${code}"; one of ${PACKAGE_CODES.join(', ')}`);
+          }
+          if (error instanceof ApiError) throw new AccountsError(`no device ${id}`);
+          throw error;
+        }
+        const plan = findPackage(row.package_code);
+        const allowance = row.quota_limit < 0 ? 'unlimited messages' : `${row.quota_limit} messages`;
+        io.out(
+          `Device ${id} is now on ${row.package_code} (${plan?.name ?? row.package_code}): ${allowance}, ` +
+            `${row.quote_used} used, ${row.quota_limit < 0 ? 'no limit' : quoteAvailable(row.quota_limit, row.quote_used)} available.`,
+        );
+      });
+    });
 
   const sandbox = program.command('sandbox').description('The simulated network');
   sandbox

@@ -7,7 +7,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { accountOf } from '../http/auth.js';
-import { DeviceEnvelope, IdParams, Nullable, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import {
+  DeviceEnvelope,
+  IdParams,
+  NameString,
+  Nullable,
+  PageMeta,
+  PageQuery,
+  errorResponses,
+} from '../http/schemas.js';
 import { PACKAGE_CODES } from './packages.js';
 import { DeviceSchema, presentDevice } from './present.js';
 import type { DevicesService } from './service.js';
@@ -37,29 +45,37 @@ const QrAnswer = Type.Union([
 
 const CreateDeviceBody = Type.Object({
   package: Type.String({ enum: PACKAGE_CODES, description: 'Package code (spec 2.2)' }),
-  name: Type.String({ minLength: 1, maxLength: 100 }),
+  name: NameString(100),
   phone: Type.Optional(
     Nullable(Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Only this number may pair the device' })),
   ),
 });
 
-const UpdateDeviceBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  webhook_url: Type.Optional(
-    Nullable(
-      Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
+// Only these fields can be changed here; any other (package, status, phone, ...) is refused by name, not ignored.
+const UpdateDeviceBody = Type.Object(
+  {
+    name: Type.Optional(NameString(100)),
+    webhook_url: Type.Optional(
+      Nullable(
+        Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
+      ),
     ),
-  ),
-  send_interval_ms: Type.Optional(
-    Nullable(
-      Type.Integer({
-        minimum: 0,
-        maximum: 3_600_000,
-        description: 'Minimum gap between two sends of this device; null for the gateway default',
-      }),
+    send_interval_ms: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          maximum: 3_600_000,
+          description: 'Minimum gap between two sends of this device; null for the gateway default',
+        }),
+      ),
     ),
-  ),
-});
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The package is changed by an operator (`gateway devices package`); status, phone and quota are not set here.',
+  },
+);
 
 const notFoundById = { id: 'DEVICE_NOT_FOUND' } as const;
 const tags = ['Devices'];

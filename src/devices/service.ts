@@ -142,6 +142,30 @@ export class DevicesService {
     return row;
   }
 
+  /**
+   * A device's package (operators, through the CLI; never the API). The quota
+   * is recomputed from the new plan: its allowance becomes the plan's, and the
+   * messages already used keep counting against it (`quote_available` is the
+   * new allowance minus `quote_used`, never below 0), unless `resetUsage`
+   * starts the count again from 0. Effective for the next send at once, since
+   * every acceptance reads the quota under its row lock.
+   */
+  async setPackage(id: number, code: string, { resetUsage = false } = {}): Promise<DeviceRow> {
+    const plan = findPackage(code);
+    if (plan === undefined) throw new ApiError('INVALID_PACKAGE');
+    const existing = await devicesRepository.findById(this.store.db, id);
+    if (existing === undefined || existing.deleted_at !== null) throw new ApiError('DEVICE_NOT_FOUND');
+    const row = await devicesRepository.update(this.store.db, existing.account_id, id, {
+      package_code: plan.code,
+      quota_limit: plan.messages,
+      ...(resetUsage ? { quote_used: 0 } : {}),
+      updated_at: this.clock.now(),
+    });
+    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    this.onChanged(id);
+    return row;
+  }
+
   async delete(accountId: number, id: number): Promise<DeviceRow> {
     const existing = await this.get(accountId, id);
     await this.connections().release(existing.id, { logout: true });

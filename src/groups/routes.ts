@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { CodeEnvelope, IdParams, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import { CodeEnvelope, IdParams, NameString, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
 import { MessageSchema } from '../messages/present.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
 import type { MembersService } from './members.js';
@@ -36,7 +36,7 @@ const CreateBody = Type.Object({
     pattern: '^[1-9][0-9]{6,14}$',
     description: 'The number of the device that creates the group',
   }),
-  name: Type.String({ minLength: 1, maxLength: 100, description: 'The group’s subject' }),
+  name: NameString(100, { description: 'The group’s subject' }),
   participants: Type.Array(Type.String({ maxLength: 32 }), {
     maxItems: 1023,
     description: 'Numbers to add; the device becomes superadmin. Numbers the network refuses are left out.',
@@ -44,7 +44,7 @@ const CreateBody = Type.Object({
 });
 
 const UpdateBody = Type.Object({
-  subject: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  subject: Type.Optional(NameString(100)),
   description: Type.Optional(Type.String({ maxLength: 2048, description: 'An empty string clears it' })),
 });
 
@@ -145,6 +145,13 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
       config: { fieldErrors: notFoundById },
     },
     async (request) => {
+      // A client that sends a chat message through this URL would reach the whole group; refuse it instead.
+      const body = request.body;
+      if (typeof body === 'object' && body !== null && 'receiver' in body) {
+        throw new ApiError('VALIDATION_FAILED', {
+          errors: { receiver: ['a group send goes to the group; send to one chat with POST /messages'] },
+        });
+      }
       const key = request.headers['idempotency-key'];
       if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
         throw new ApiError('VALIDATION_FAILED', { errors: { 'Idempotency-Key': ['1 to 255 characters'] } });

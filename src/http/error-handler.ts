@@ -10,6 +10,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
+import { NOT_BLANK } from './schemas.js';
 
 interface SchemaIssue {
   instancePath: string;
@@ -34,12 +35,17 @@ function fieldPath(issue: SchemaIssue): string {
   if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
     parts.push(issue.params.missingProperty);
   }
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    parts.push(issue.params.additionalProperty);
+  }
   return parts.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
 }
 
 function issueMessage(issue: SchemaIssue): string {
   if (issue.keyword === 'required') return 'is required';
-  if (issue.keyword === 'additionalProperties') return `unknown field ${String(issue.params.additionalProperty)}`;
+  // Only bodies that refuse other fields say so (PATCH /devices/{id}: package, status, phone...).
+  if (issue.keyword === 'additionalProperties') return 'cannot be set by this request';
+  if (issue.keyword === 'pattern' && issue.params.pattern === NOT_BLANK) return 'must not be blank';
   return issue.message ?? 'is invalid';
 }
 
@@ -53,7 +59,9 @@ export function validationError(
   for (const issue of issues) {
     const path = fieldPath(issue) || context;
     (errors[path] ??= []).push(issueMessage(issue));
-    if (fieldErrors !== undefined && issue.keyword !== 'required' && specific === undefined) {
+    // A field that is missing, or that may not be sent at all, is not a bad value of it.
+    const aboutValue = issue.keyword !== 'required' && issue.keyword !== 'additionalProperties';
+    if (fieldErrors !== undefined && aboutValue && specific === undefined) {
       const match = Object.keys(fieldErrors).find((field) => path === field || path.startsWith(`${field}.`));
       if (match !== undefined) specific = fieldErrors[match];
     }
@@ -93,6 +101,8 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.detail.headers !== undefined) reply.headers(error.detail.headers);
+  // RFC 9110: a 401 names the scheme that would be accepted.
+  if (error.statusCode === 401) reply.header('www-authenticate', 'Bearer');
   return reply.code(error.statusCode).type('application/json; charset=utf-8').send(errorBody(error));
 }
 

@@ -14,6 +14,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type'],
   PAYLOAD_TOO_LARGE: [413, 'Payload too large'],
   BAD_REQUEST: [400, 'Bad request'],
+  REQUEST_TIMEOUT: [408, 'Request timeout'],
+  HEADERS_TOO_LARGE: [431, 'Request header fields too large'],
   VALIDATION_FAILED: [400, 'Validation failed'],
   UNAUTHORIZED: [401, 'Unauthorized'],
   INTERNAL: [500, 'Internal server error'],
@@ -49,6 +51,7 @@ export const ERRORS = {
   WEBHOOK_URL_NOT_SET: [400, 'Webhook URL not set'],
   // Tokens (DECISIONS 2)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
+  CONFIRMATION_REQUIRED: [400, 'Confirmation required'],
   // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).
   SANDBOX_REJECTED: [400, 'Sandbox request rejected'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -3,7 +3,9 @@
  * (`GET /docs`), generated from the same schemas that validate requests.
  *
  * Owns: document metadata and which routes appear in it (each route once, at
- * its spec path; the other alias, with or without `/api`, is hidden).
+ * its spec path; the other alias, with or without `/api`, is hidden), and how
+ * a route's schema reads in the document (a query parameter with a default is
+ * optional to a client, whatever the validation schema's `required` says).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -23,9 +25,31 @@ export async function installOpenApi(app: FastifyInstance, description: string):
       },
       security: [{ bearer: [] }],
     },
+    transform: ({ schema, url }) => ({ schema: withOptionalDefaults(schema), url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  // Every route is also served under /api (DECISIONS 1), the document included.
+  for (const path of ['/openapi.json', '/api/openapi.json']) {
+    app.get(path, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+  }
+}
+
+type JsonObject = Record<string, unknown>;
+
+/**
+ * The route schema as the document shows it: query parameters that have a
+ * default are not required. The validation schema lists them as required
+ * (the handler always sees a value, the default filled in), which the
+ * document would otherwise present as "the client must send it".
+ */
+export function withOptionalDefaults<T>(schema: T): T {
+  const querystring = (schema as { querystring?: JsonObject } | undefined)?.querystring;
+  const required = querystring?.required;
+  const properties = querystring?.properties as Record<string, JsonObject> | undefined;
+  if (!Array.isArray(required) || properties === undefined) return schema;
+  const stillRequired = required.filter((name) => properties[String(name)]?.default === undefined);
+  if (stillRequired.length === required.length) return schema;
+  return { ...schema, querystring: { ...querystring, required: stillRequired } };
 }
 
 declare module 'fastify' {

@@ -32,6 +32,16 @@ export const CodeEnvelope = <T extends TSchema>(data: T, extra: Record<string, T
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, ErrorEnvelope]));
 
+/** The pattern of a name that is not only whitespace; a failure reads "must not be blank". */
+export const NOT_BLANK = '\\S';
+
+/**
+ * A name given by a client (devices, tokens, groups): up to maxLength characters, not empty and not all
+ * whitespace. The pattern alone says both, so an empty name gets one message, not two.
+ */
+export const NameString = (maxLength: number, options: { description?: string } = {}) =>
+  Type.String({ maxLength, pattern: NOT_BLANK, ...options });
+
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) });
 
 export const PageQuery = Type.Object({

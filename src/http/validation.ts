@@ -3,12 +3,15 @@
  *
  * Owns: the validator settings. Bodies are JSON, so their types are checked
  * as sent (a number sent as "5" is wrong, not coerced). Query strings and path
- * parameters are text by nature, so they are coerced to the declared types.
+ * parameters are text by nature, so they are coerced to the declared types,
+ * but a whole number must be written as one (decimal digits): Ajv alone would
+ * take `0x1`, `1e2` or `1 ` for 1, 100 and 1, so `/devices/0x1` named device 1.
  * Every failure is reported, not only the first, so `errors` names them all.
  */
 import { Ajv, type Options } from 'ajv';
 import * as addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { ValidateFunction } from 'ajv';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default;
@@ -20,7 +23,42 @@ export function installValidation(app: FastifyInstance): void {
   const textual = new Ajv({ ...common, coerceTypes: true });
   addFormats(bodies);
   addFormats(textual);
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodies : textual).compile(schema as FastifySchema & object),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === 'body') return bodies.compile(schema as FastifySchema & object);
+    return withDecimalIntegers(schema, textual.compile(schema as FastifySchema & object));
+  });
+}
+
+const DECIMAL = /^(0|-?[1-9][0-9]*)$/;
+
+/** Integer properties of a params or querystring schema (one level: both are flat objects). */
+function integerProperties(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | null)?.properties;
+  if (properties === undefined) return [];
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+/** Refuses an integer written other than in decimal digits, before Ajv coerces it. */
+function withDecimalIntegers(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const integers = integerProperties(schema);
+  if (integers.length === 0) return validate;
+  const checked = ((data: Record<string, unknown> | null) => {
+    const errors = integers
+      .filter((name) => typeof data?.[name] === 'string' && !DECIMAL.test(data[name]))
+      .map((name) => ({
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be a whole number in decimal digits',
+      }));
+    if (errors.length > 0) {
+      checked.errors = errors;
+      return false;
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return checked;
 }

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, newStoreLocation, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { hashToken } from '../../src/accounts/tokens.js';
+import { printBootstrapToken } from '../../src/app.js';
 
 function capture() {
   const lines: string[] = [];
@@ -88,6 +89,49 @@ describe.skipIf(noStoreAvailable)('token API', () => {
     expect((await gw.request('DELETE', '/tokens/abc')).body.message).toBe('Token not found');
   });
 
+  it('refuses to revoke the token making the request without ?confirm=true', async () => {
+    const created = await gw.request('POST', '/tokens', { name: 'self-revoker' });
+    const own = created.body.data as { id: number; token: string };
+    for (const query of ['', '?confirm=false', '?confirm=yes']) {
+      const refused = await gw.request('DELETE', `/tokens/${own.id}${query}`, undefined, own.token);
+      expect(refused.status, query).toBe(400);
+      if (query === '?confirm=yes') {
+        expect(refused.body).toMatchObject({
+          code: 400,
+          message: 'Validation failed',
+          errors: { confirm: expect.any(Array) },
+        });
+      } else {
+        expect(refused.body, query).toEqual({
+          code: 400,
+          message: 'Confirmation required',
+          error: 'this is the token making the request: revoking it locks this client out; repeat with ?confirm=true',
+        });
+      }
+    }
+    expect((await gw.request('GET', '/tokens', undefined, own.token)).status).toBe(200);
+    // Another token revokes it without confirmation; an unknown id is still 404 first.
+    const other = (await gw.request('POST', '/tokens', { name: 'other' })).body.data as { id: number; token: string };
+    expect((await gw.request('DELETE', '/tokens/999999', undefined, other.token)).status).toBe(404);
+    expect((await gw.request('DELETE', `/tokens/${other.id}?confirm=true`, undefined, other.token)).body).toEqual({
+      code: 200,
+      message: 'Token revoked',
+      data: { id: other.id },
+    });
+    expect((await gw.request('GET', '/tokens', undefined, other.token)).status).toBe(401);
+    expect((await gw.request('DELETE', `/tokens/${own.id}`)).status).toBe(200);
+    expect((await gw.request('GET', '/tokens', undefined, own.token)).status).toBe(401);
+  });
+
+  it('refuses a blank token name', async () => {
+    for (const name of ['', '   ', '\t\n']) {
+      const res = await gw.request('POST', '/tokens', { name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(res.body.message).toBe('Validation failed');
+      expect(res.body.errors.name, JSON.stringify(name)).toEqual(['must not be blank']);
+    }
+  });
+
   it("hides another account's tokens and devices (404, as if missing)", async () => {
     const { accounts } = gw.app.services;
     const other = await accounts.createAccount('other-account');
@@ -118,15 +162,21 @@ describe.skipIf(noStoreAvailable)('bootstrap', () => {
     const location = await newStoreLocation();
     const first = capture();
     const gw1 = await startGateway({ location, config: { bootstrapToken: null }, build: { logger: first.logger } });
+    // Building the gateway creates nothing: the token comes once it listens (main.ts calls printBootstrapToken then).
+    expect(first.lines.some((line) => line.includes('api_token'))).toBe(false);
+    expect(await gw1.app.services.accounts.listAccounts()).toEqual([]);
+    await printBootstrapToken(gw1.app, gw1.config);
     const printed = first.lines.map((line) => JSON.parse(line)).filter((entry) => 'api_token' in entry);
     expect(printed).toHaveLength(1);
     const token = printed[0].api_token as string;
+    expect(printed[0].msg).toContain('To make another: gateway tokens create --account default');
     expect(token).toMatch(/^mgw_/);
     expect((await gw1.request('GET', '/devices', undefined, token)).status).toBe(200);
     await gw1.close({ keepStore: true });
 
     const second = capture();
     const gw2 = await startGateway({ location, config: { bootstrapToken: null }, build: { logger: second.logger } });
+    await printBootstrapToken(gw2.app, gw2.config);
     expect(second.lines.some((line) => line.includes('api_token'))).toBe(false);
     expect((await gw2.request('GET', '/devices', undefined, token)).status).toBe(200);
     await gw2.close();

@@ -169,6 +169,51 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     expect((await gw.request('GET', '/devices', undefined, token)).status).toBe(200);
   });
 
+  it("changes a device's package: the allowance follows the plan, used messages keep counting unless reset", async () => {
+    const created = await gw.request('POST', '/devices', { package: 'BETA', name: 'upgrade me' }, TEST_TOKEN);
+    const id = created.body.data.id as number;
+    const quota = async () => {
+      const { data } = (await gw.request('GET', `/devices/${id}`, undefined, TEST_TOKEN)).body;
+      return {
+        package: data.package.code,
+        used: data.subscription.quote_used,
+        available: data.subscription.quote_available,
+      };
+    };
+    // As if 240 of the 250 BETA messages had been sent.
+    await gw.app.store.db.updateTable('devices').set({ quote_used: 240 }).where('id', '=', id).execute();
+
+    expect(await cli(location, 'devices', 'package', String(id), 'STARTER60K')).toEqual({
+      code: 0,
+      out: `Device ${id} is now on STARTER60K (Starter): 10000 messages, 240 used, 9760 available.`,
+      err: '',
+    });
+    expect(await quota()).toEqual({ package: 'STARTER60K', used: '240', available: '9760' });
+
+    await gw.app.store.db.updateTable('devices').set({ quote_used: 300 }).where('id', '=', id).execute();
+    expect((await cli(location, 'devices', 'package', String(id), 'BETA')).out).toBe(
+      `Device ${id} is now on BETA (Beta Tester): 250 messages, 300 used, 0 available.`,
+    );
+    expect(await quota()).toEqual({ package: 'BETA', used: '300', available: '0' });
+
+    expect((await cli(location, 'devices', 'package', String(id), 'BETA', '--reset-usage')).out).toBe(
+      `Device ${id} is now on BETA (Beta Tester): 250 messages, 0 used, 250 available.`,
+    );
+    expect(await quota()).toEqual({ package: 'BETA', used: '0', available: '250' });
+    expect((await cli(location, 'devices', 'package', String(id), 'STARTUP240K')).out).toBe(
+      `Device ${id} is now on STARTUP240K (Startup): unlimited messages, 0 used, no limit available.`,
+    );
+    expect(await quota()).toEqual({ package: 'STARTUP240K', used: '0', available: '-1' });
+
+    const unknownPlan = await cli(location, 'devices', 'package', String(id), 'GOLD');
+    expect(unknownPlan).toMatchObject({ code: 1, out: '' });
+    expect(unknownPlan.err).toContain('error: unknown package "GOLD"; one of BETA, STARTER60K, STARTUP240K, BUSINESS');
+    const unknownDevice = await cli(location, 'devices', 'package', '999999', 'BETA');
+    expect(unknownDevice).toMatchObject({ code: 1, out: '' });
+    expect(unknownDevice.err).toContain('error: no device 999999');
+    expect(await quota()).toEqual({ package: 'STARTUP240K', used: '0', available: '-1' });
+  });
+
   it.each([
     [['tokens', 'create', '--account', 'nobody'], 'error: no account named "nobody"'],
     [['tokens', 'list', '--account', 'nobody'], 'error: no account named "nobody"'],

@@ -109,6 +109,23 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     }
   });
 
+  it('names a device only by its id in decimal digits: other spellings of the number are 404', async () => {
+    const { id } = (await create({ package: 'BETA', name: 'spelled' })).body.data as { id: number };
+    const spellings = [`0x${id.toString(16)}`, `${id}%20`, `%20${id}`, `0${id}`, `${id}.0`, `${id}e0`, `+${id}`];
+    for (const spelling of spellings) {
+      for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
+        const res = await gw.request(method, `/devices/${spelling}`, method === 'PATCH' ? { name: 'x' } : undefined);
+        expect(res.status, `${method} ${spelling}`).toBe(404);
+        expect(res.body, `${method} ${spelling}`).toMatchObject({ code: 404, message: 'Device not found' });
+      }
+    }
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.name).toBe('spelled');
+    // The same rule for every numeric path id: tokens, groups, webhook deliveries.
+    expect((await gw.request('DELETE', '/tokens/0x1')).body).toMatchObject({ code: 404, message: 'Token not found' });
+    expect((await gw.request('GET', '/groups/0x1')).body).toMatchObject({ code: 404, message: 'Group not found' });
+    expect((await gw.request('GET', `/devices/${id}/webhook-deliveries?page=0x1`)).status).toBe(400);
+  });
+
   it('lists devices with pagination', async () => {
     const fresh = await startGateway();
     try {
@@ -178,6 +195,57 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       code: 404,
       message: 'Device not found',
     });
+  });
+
+  it('refuses, naming it, a field PATCH cannot change, and changes nothing', async () => {
+    const created = (await create({ package: 'BETA', name: 'fixed' })).body.data;
+    for (const [field, value] of [
+      ['package', 'BUSINESS'],
+      ['status', 'SUSPENDED'],
+      ['phone', '6281234567899'],
+      ['quote_available', '999'],
+      ['id', 1],
+    ] as const) {
+      const res = await gw.request('PATCH', `/devices/${created.id}`, { name: 'changed', [field]: value });
+      expect(res.status, field).toBe(400);
+      expect(res.body, field).toEqual({
+        code: 400,
+        message: 'Validation failed',
+        errors: { [field]: ['cannot be set by this request'] },
+      });
+    }
+    // Every refused field at once, beside other failures.
+    const several = await gw.request('PATCH', `/devices/${created.id}`, {
+      package: 'BUSINESS',
+      status: 'X',
+      name: ' ',
+    });
+    expect(several.body.errors).toEqual({
+      package: ['cannot be set by this request'],
+      status: ['cannot be set by this request'],
+      name: ['must not be blank'],
+    });
+    expect((await gw.request('GET', `/devices/${created.id}`)).body.data).toEqual(created);
+  });
+
+  it('refuses blank device names on create and on PATCH', async () => {
+    const created = (await create({ package: 'BETA', name: 'named' })).body.data;
+    for (const name of ['', '   ', '\t']) {
+      const onCreate = await gw.request('POST', '/devices', { package: 'BETA', name });
+      expect(onCreate.status, JSON.stringify(name)).toBe(400);
+      expect(onCreate.body).toEqual({
+        code: 400,
+        message: 'Validation failed',
+        errors: { name: ['must not be blank'] },
+      });
+      const onPatch = await gw.request('PATCH', `/devices/${created.id}`, { name });
+      expect(onPatch.body).toEqual({
+        code: 400,
+        message: 'Validation failed',
+        errors: { name: ['must not be blank'] },
+      });
+    }
+    expect((await gw.request('PATCH', `/devices/${created.id}`, { name: ' padded ' })).body.data.name).toBe(' padded ');
   });
 
   it('deletes a device: gone from get and list, and deleting again is 404', async () => {

@@ -102,6 +102,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     [{ device: '+6283299000001', name: 'x', participants: [] }, 400, 'Invalid phone number format'],
     [{ device: '6283299000001', name: 'x', participants: ['12'] }, 400, 'Invalid phone number format'],
     [{ device: '6283299000001', name: '', participants: [] }, 400, 'Validation failed'],
+    [{ device: '6283299000001', name: '   ', participants: [] }, 400, 'Validation failed'],
     [{ device: '6283299009999', name: 'x', participants: [] }, 404, 'Device not found'],
   ])('refuses a bad create %j with %i %s', async (body, status, message) => {
     const res = await gw.request('POST', '/groups', body);
@@ -129,6 +130,32 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     const refused = await gw.request('PUT', `/groups/${notAdmin.id}`, { subject: 'Mine now' });
     expect(refused.status).toBe(403);
     expect(refused.body).toMatchObject({ code: 403, message: 'Access denied' });
+  });
+
+  it('refuses a blank subject on PUT, naming it', async () => {
+    const group = await adminGroup(gw, device, 'Keeps its name', fresh(1));
+    const res = await gw.request('PUT', `/groups/${group.id}`, { subject: ' \t ' });
+    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { subject: ['must not be blank'] } });
+    expect((await gw.request('GET', `/groups/${group.id}`)).body.data.subject).toBe('Keeps its name');
+  });
+
+  it('refuses a group send that names a receiver, and sends nothing', async () => {
+    const group = await adminGroup(gw, device, 'No DMs here', fresh(1));
+    const before = (await gw.request('GET', `/devices/${deviceId}`)).body.data.quote_used;
+    for (const receiver of ['6289876543210', null, '']) {
+      const res = await gw.request('POST', `/groups/${group.id}/send`, {
+        receiver,
+        type: 'chat',
+        params: { text: 'meant for one chat' },
+      });
+      expect(res.status, JSON.stringify(receiver)).toBe(400);
+      expect(res.body).toEqual({
+        code: 400,
+        message: 'Validation failed',
+        errors: { receiver: ['a group send goes to the group; send to one chat with POST /messages'] },
+      });
+    }
+    expect((await gw.request('GET', `/devices/${deviceId}`)).body.data.quote_used).toBe(before);
   });
 
   it('sends to a group: accepted like /messages, and every member’s inbox gets it with the group id', async () => {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
-const PUBLIC = new Set(['/healthz', '/readyz', '/openapi.json']);
+const PUBLIC = new Set(['/healthz', '/readyz', '/openapi.json', '/api/healthz', '/api/readyz', '/api/openapi.json']);
 const isPublicPath = (url: string) =>
   PUBLIC.has(url) ||
   url === '/docs' ||
@@ -38,6 +38,8 @@ describe.skipIf(noStoreAvailable)('authentication', () => {
     });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toEqual(unauthorized);
+    // RFC 9110: a 401 names the scheme it would accept (newcomer F16).
+    expect(res.headers['www-authenticate']).toBe('Bearer');
   });
 
   it('accepts the scheme in any case', async () => {
@@ -92,10 +94,19 @@ describe.skipIf(noStoreAvailable)('authentication', () => {
     expect(checked).toContain('GET /devices');
     expect(checked).toContain('GET /api/devices');
     expect(checked).toContain('GET /metrics');
+    expect(checked).toContain('GET /api/metrics');
   });
 
   it('serves the public routes without a token', async () => {
-    for (const url of ['/healthz', '/readyz', '/openapi.json', '/docs/']) {
+    for (const url of [
+      '/healthz',
+      '/readyz',
+      '/openapi.json',
+      '/docs/',
+      '/api/healthz',
+      '/api/readyz',
+      '/api/openapi.json',
+    ]) {
       const res = await gw.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
     }

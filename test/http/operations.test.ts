@@ -50,6 +50,49 @@ describe.skipIf(noStoreAvailable)('operations endpoints', () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
+  it('serves /healthz, /readyz, /metrics and /openapi.json under /api too (DECISIONS 1), the alias undocumented', async () => {
+    expect(await gw.request('GET', '/api/healthz', undefined, null)).toMatchObject({
+      status: 200,
+      body: { code: 200, message: 'OK' },
+    });
+    expect(await gw.request('GET', '/api/readyz', undefined, null)).toMatchObject({
+      status: 200,
+      body: { code: 200, message: 'Ready' },
+    });
+    const metrics = await gw.request('GET', '/api/metrics');
+    expect(metrics.status).toBe(200);
+    expect(String(metrics.body)).toContain('gateway_http_requests_total');
+    expect(await gw.request('GET', '/api/metrics', undefined, null)).toMatchObject({
+      status: 401,
+      body: { code: 401, message: 'Unauthorized' },
+    });
+    const doc = await gw.request('GET', '/api/openapi.json', undefined, null);
+    expect(doc.status).toBe(200);
+    expect(doc.body).toEqual((await gw.request('GET', '/openapi.json', undefined, null)).body);
+    expect(Object.keys(doc.body.paths)).not.toContain('/api/healthz');
+    expect(Object.keys(doc.body.paths)).not.toContain('/api/metrics');
+  });
+
+  it('documents no query parameter that has a default as required', async () => {
+    const doc = (await gw.request('GET', '/openapi.json', undefined, null)).body;
+    const withDefaults: string[] = [];
+    for (const [path, operations] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        for (const parameter of operation.parameters ?? []) {
+          if (parameter.in !== 'query' || parameter.schema?.default === undefined) continue;
+          withDefaults.push(`${method} ${path} ${parameter.name}`);
+          expect(parameter.required, `${method} ${path} ${parameter.name}`).not.toBe(true);
+        }
+      }
+    }
+    expect(withDefaults).toEqual(
+      expect.arrayContaining(['get /devices page', 'get /devices per_page', 'get /messages limit']),
+    );
+    // A parameter without a default that the route needs stays required.
+    const qr = doc.paths['/devices/{id}/qr'].get.parameters.find((p: { name: string }) => p.name === 'response_type');
+    expect(qr.required).toBe(true);
+  });
+
   it('serves interactive docs at /docs', async () => {
     const res = await gw.app.inject({ method: 'GET', url: '/docs/' });
     expect(res.statusCode).toBe(200);

@@ -3,6 +3,7 @@
 // other secret ever logged), clean exit on SIGTERM, and a clear message and
 // exit code 1 for a bad setting.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
@@ -90,6 +91,16 @@ function jsonLines(text: string): Array<Record<string, unknown>> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
+/** Resolves once the gateway's standard output contains `text`. */
+async function waitForOutput(gateway: Gateway, text: string): Promise<void> {
+  while (!gateway.stdout().includes(text)) {
+    if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) {
+      throw new Error(`gateway exited without writing ${text}:\n${gateway.stdout()}\n${gateway.stderr()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function stop(gateway: Gateway): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   gateway.child.kill('SIGTERM');
   return within(gateway.exited, 'exit after SIGTERM', 5_000);
@@ -140,7 +151,11 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
       };
     };
 
+    // The token is printed once the gateway listens, right after the listening line.
+    await within(waitForOutput(gateway, '"api_token"'), 'the bootstrap token');
     const startLines = jsonLines(gateway.stdout());
+    const listening = startLines.findIndex((line) => String(line.msg).startsWith('Server listening'));
+    expect(startLines.findIndex((line) => 'api_token' in line)).toBeGreaterThan(listening);
     const withToken = startLines.filter((line) => 'api_token' in line);
     expect(withToken).toHaveLength(1);
     const token = String(withToken[0]?.api_token);
@@ -228,6 +243,36 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
     expect(output).not.toContain('api_token');
     expect(output).not.toMatch(/mgw_[A-Za-z0-9_-]{20,}/);
     expect(jsonLines(output).some((line) => line.msg === 'shutting down')).toBe(true);
+  });
+
+  it('a first start that cannot listen prints no token and uses none up: the next start prints one', async () => {
+    const fresh = await newStoreLocation();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const failed = startProcess(fresh, { PORT: port });
+      expect(await within(failed.exited, 'exit when the port is taken')).toEqual({ code: 1, signal: null });
+      expect(failed.stdout()).toContain('could not listen');
+      expect(failed.stdout()).not.toContain('api_token');
+      expect(failed.stdout()).not.toMatch(/mgw_[A-Za-z0-9_-]{20,}/);
+
+      const next = startProcess(fresh);
+      await within(next.port, 'listening');
+      await within(waitForOutput(next, '"api_token"'), 'the bootstrap token on the next start');
+      const printed = jsonLines(next.stdout()).filter((line) => 'api_token' in line);
+      expect(printed).toHaveLength(1);
+      const res = await request(`http://127.0.0.1:${await next.port}/devices`, {
+        headers: { authorization: `Bearer ${String(printed[0]?.api_token)}` },
+        dispatcher: agent,
+      });
+      await res.body.text();
+      expect(res.statusCode).toBe(200);
+      expect(await stop(next)).toEqual({ code: 0, signal: null });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      await fresh.drop();
+    }
   });
 
   it('a bad setting exits with code 1 and a message naming it on stderr', async () => {
