@@ -40,9 +40,16 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
+/**
+ * Failures of a run that another process caused and that a retry clears. Besides
+ * lock and creation races, Kysely's check for its bookkeeping tables lists the
+ * tables of every schema in the database: a schema or table dropped by another
+ * process while that listing runs fails it with 3F000 / 42P01.
+ */
+const RETRYABLE_PG_CODES = new Set(['40P01', '23505', '3F000', '42P01']);
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code === '40P01' || code === '23505');
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || RETRYABLE_PG_CODES.has(code));
 }
 
 export async function migrateToLatest(
@@ -63,7 +70,7 @@ export async function migrateToLatest(
       ? holdingSqliteWriteLock(db, () => migrator.migrateToLatest())
       : migrator.migrateToLatest());
     if (error === undefined) return (results ?? []).map((r) => r.migrationName);
-    if (attempt >= 5 || !isBusy(error)) throw error;
+    if (attempt >= 10 || !isBusy(error)) throw error;
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
   }
 }

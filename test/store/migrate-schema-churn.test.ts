@@ -1,0 +1,63 @@
+// src/store/migrate.ts on PostgreSQL: the migrator's check for its bookkeeping
+// tables lists the tables of every schema in the database, so another process
+// dropping its own schema at that moment (other gateways' test schemas, a
+// tenant being removed) must not fail a start-up. Schemas full of tables are
+// created and dropped in a tight loop while fresh stores migrate.
+import pg from 'pg';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { openStore } from '../../src/store/store.js';
+import { newStoreLocation, noStoreAvailable, storeKind } from '../helpers/gateway.js';
+
+describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while other schemas are dropped', () => {
+  const admin = storeKind === 'postgres' ? (inject('pgAdminUrl') ?? '') : '';
+  const churnPrefix = `gw_churn_${process.pid}_`;
+  let churning = true;
+
+  afterAll(async () => {
+    churning = false;
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    const { rows } = await client.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like $1`, [
+      `${churnPrefix}%`,
+    ]);
+    for (const { nspname } of rows) await client.query(`drop schema if exists ${nspname} cascade`);
+    await client.end();
+  });
+
+  async function churn(worker: number): Promise<void> {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      for (let round = 0; churning; round++) {
+        const schema = `${churnPrefix}${worker}_${round}`;
+        await client.query(`create schema ${schema}`);
+        for (let t = 0; t < 8; t++) await client.query(`create table ${schema}.t${t} (id serial primary key, v text)`);
+        await client.query(`drop schema ${schema} cascade`);
+      }
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('every store opens and migrates', async () => {
+    const churners = [churn(1), churn(2), churn(3)];
+    try {
+      for (let i = 0; i < 8; i++) {
+        const location = await newStoreLocation();
+        try {
+          const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+          try {
+            expect((await store.migrate()).length).toBeGreaterThan(0);
+          } finally {
+            await store.close();
+          }
+        } finally {
+          await location.drop();
+        }
+      }
+    } finally {
+      churning = false;
+      await Promise.all(churners);
+    }
+  });
+});
