@@ -45,7 +45,8 @@ import { Deliverer, type WebhookTimings } from './events/deliverer.js';
 import { IncomingMessages } from './events/incoming.js';
 import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
-import { createGuardedDispatcher, isPublicAddress } from './outbound/index.js';
+import type { LookupFunction } from 'node:net';
+import { createGuardedDispatcher, destinationPolicy, destinationProblem } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
@@ -79,6 +80,8 @@ export interface BuildOptions {
   };
   /** Webhook delivery timings and bounds (tests shorten them). */
   readonly webhooks?: WebhookTimings;
+  /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
+  readonly outboundLookup?: LookupFunction;
 }
 
 export interface Services {
@@ -243,11 +246,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     onEventsRecorded: eventSignal.ring,
     ...options.dispatch,
   });
-  const mediaAgent = createGuardedDispatcher({ policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress });
+  // One policy for every destination a user names: public addresses, plus the operator's allowed private hosts.
+  const outboundPolicy = destinationPolicy(config);
+  const lookup = options.outboundLookup;
+  const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
   // Webhook URLs get the same address guard as media (DECISIONS 5); a refused address is a failed attempt.
   const webhookAgent = createGuardedDispatcher({
-    policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress,
+    policy: outboundPolicy,
     connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
+    ...(lookup ? { lookup } : {}),
   });
   const deliverer = new Deliverer({
     store,
@@ -286,6 +293,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       directory.invalidate();
       dispatcher.deviceChanged(deviceId);
     },
+    (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
   );
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({

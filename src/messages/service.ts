@@ -14,7 +14,13 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
 import type { NetworkMessageContent } from '../network/network.js';
-import { MediaFetchError, fetchMedia, sniffImageType, sniffMediaType } from '../outbound/index.js';
+import {
+  MediaFetchError,
+  PRIVATE_DESTINATION_HINT,
+  fetchMedia,
+  sniffImageType,
+  sniffMediaType,
+} from '../outbound/index.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
@@ -179,8 +185,11 @@ export class MessagesService {
       const detail = { error: error.detail };
       switch (error.reason) {
         case 'invalid_url':
-        case 'blocked_address':
           throw new ApiError(image ? 'INVALID_IMAGE_URL' : 'INVALID_MEDIA_URL', detail);
+        case 'blocked_address':
+          throw new ApiError(image ? 'INVALID_IMAGE_URL' : 'INVALID_MEDIA_URL', {
+            error: `${error.detail}; ${PRIVATE_DESTINATION_HINT}`,
+          });
         case 'too_large':
           throw new ApiError('FILE_TOO_LARGE', { error: `larger than ${media.maxBytes / 1024 / 1024} MB` });
         default:

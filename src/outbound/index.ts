@@ -4,6 +4,16 @@
 export { isPublicAddress } from './address-policy.js';
 export type { AddressPolicy } from './address-policy.js';
 export {
+  AllowListError,
+  PRIVATE_DESTINATION_HINT,
+  allowListPolicy,
+  destinationPolicy,
+  parseAllowedPrivateHosts,
+} from './allow-list.js';
+export type { DestinationSettings } from './allow-list.js';
+export { destinationProblem } from './destination-check.js';
+export type { DestinationCheckOptions } from './destination-check.js';
+export {
   BlockedAddressError,
   createGuardedDispatcher,
   createGuardedLookup,
