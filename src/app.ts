@@ -336,7 +336,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)
-          await api.register(sandboxRoutes, { sandbox: network.sandbox, devices, pairing });
+          await api.register(sandboxRoutes, { sandbox: network.sandbox, store, devices, pairing });
       },
       { prefix },
     );

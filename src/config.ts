@@ -86,7 +86,9 @@ function allowedPrivateHosts(env: Env): string[] {
     return parseAllowedPrivateHosts(env.GATEWAY_ALLOWED_PRIVATE_HOSTS ?? '');
   } catch (error) {
     if (error instanceof AllowListError) {
-      throw new ConfigError(`GATEWAY_ALLOWED_PRIVATE_HOSTS: ${error.message} (list host names and CIDRs, comma-separated)`);
+      throw new ConfigError(
+        `GATEWAY_ALLOWED_PRIVATE_HOSTS: ${error.message} (list host names and CIDRs, comma-separated)`,
+      );
     }
     throw error;
   }

@@ -60,8 +60,16 @@ describe.skipIf(noStoreAvailable)('webhook URLs on non-public addresses', () => 
 
   it.each([
     ['an IP literal', (port: number) => stored(`http://127.0.0.1:${port}/hooks`), '6287500000011'],
-    ['a name rebound to loopback', (port: number) => patched(`http://rebind.example.test:${port}/hooks`), '6287500000012'],
-    ['an IPv4-mapped IPv6 literal', (port: number) => stored(`http://[::ffff:127.0.0.1]:${port}/hooks`), '6287500000013'],
+    [
+      'a name rebound to loopback',
+      (port: number) => patched(`http://rebind.example.test:${port}/hooks`),
+      '6287500000012',
+    ],
+    [
+      'an IPv4-mapped IPv6 literal',
+      (port: number) => stored(`http://[::ffff:127.0.0.1]:${port}/hooks`),
+      '6287500000013',
+    ],
   ])('refuses %s: the attempt fails with the reason logged and nothing is sent', async (_what, setUrl, phone) => {
     const device = await pairedWith(phone, setUrl(hooks.port));
     const [delivery] = await waitFor(

@@ -1,7 +1,7 @@
 // GATEWAY_ALLOWED_PRIVATE_HOSTS (issue 10, item 20): exactly the named hosts and the CIDRs are
 // allowed on top of the public-only policy, everything else stays refused, redirects included.
 // Real loopback servers on 127.0.0.1 and 127.0.0.2; made-up names resolve through fakeLookup.
-import http from 'node:http';
+import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from 'undici';
 import {
@@ -19,25 +19,26 @@ import { fakeLookup, fixture, startServer, type TestServer } from './helpers.js'
 
 describe('parseAllowedPrivateHosts', () => {
   it('reads names, addresses and CIDRs, normalised, without duplicates or blanks', () => {
-    expect(parseAllowedPrivateHosts(' n8n, Hooks.LAN. ,10.0.0.0/8,, 192.168.1.7 ,fd00::/8,[::1],n8n,my_service')).toEqual([
-      'n8n',
-      'hooks.lan',
-      '10.0.0.0/8',
-      '192.168.1.7',
-      'fd00::/8',
-      '::1',
-      'my_service',
-    ]);
+    expect(
+      parseAllowedPrivateHosts(' n8n, Hooks.LAN. ,10.0.0.0/8,, 192.168.1.7 ,fd00::/8,[::1],n8n,my_service'),
+    ).toEqual(['n8n', 'hooks.lan', '10.0.0.0/8', '192.168.1.7', 'fd00::/8', '::1', 'my_service']);
     expect(parseAllowedPrivateHosts('')).toEqual([]);
   });
 
-  it.each(['10.0.0.0/33', '10.0.0', 'http://n8n', 'n8n:5678', 'a..b', '-bad', 'x'.repeat(64), 'space host', '1.2.3.4.5'])(
-    'refuses %s with a message naming it',
-    (entry) => {
-      expect(() => parseAllowedPrivateHosts(`n8n,${entry}`)).toThrow(AllowListError);
-      expect(() => parseAllowedPrivateHosts(`n8n,${entry}`)).toThrow(`"${entry.trim()}"`);
-    },
-  );
+  it.each([
+    '10.0.0.0/33',
+    '10.0.0',
+    'http://n8n',
+    'n8n:5678',
+    'a..b',
+    '-bad',
+    'x'.repeat(64),
+    'space host',
+    '1.2.3.4.5',
+  ])('refuses %s with a message naming it', (entry) => {
+    expect(() => parseAllowedPrivateHosts(`n8n,${entry}`)).toThrow(AllowListError);
+    expect(() => parseAllowedPrivateHosts(`n8n,${entry}`)).toThrow(`"${entry.trim()}"`);
+  });
 });
 
 describe('allowListPolicy', () => {

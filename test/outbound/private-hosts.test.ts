@@ -116,7 +116,12 @@ describe.skipIf(noStoreAvailable)('GATEWAY_ALLOWED_PRIVATE_HOSTS', () => {
 
   it('fetches media from an allowed name, and refuses a redirect from it to a private host not allowed', async () => {
     const send = (url: string) =>
-      gw.request('POST', '/messages', { device: phone, receiver: '6287519999999', type: 'image', params: { image: { url } } });
+      gw.request('POST', '/messages', {
+        device: phone,
+        receiver: '6287519999999',
+        type: 'image',
+        params: { image: { url } },
+      });
     const ok = await send(`http://media.lan:${mediaPort}/a.png`);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     for (const target of [`http://127.0.0.1:${mediaPort}/a.png`, `http://other.lan:${mediaPort}/a.png`]) {
