@@ -10,6 +10,7 @@
 import type {
   AddParticipantOutcome,
   ConnectOptions,
+  CreatedNetworkGroup,
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
@@ -31,7 +32,7 @@ export interface SandboxLink {
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): void;
   listGroups(): NetworkGroup[];
   getGroup(groupId: NetworkGroupId): NetworkGroup;
-  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): NetworkGroup;
+  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
   updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): NetworkGroup;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
