@@ -118,8 +118,10 @@ const REDACT = [
   'req.headers.authorization',
   'token',
   'webhook_secret',
+  'webhook_secret_previous',
   'network_session',
   'device.webhook_secret',
+  'device.webhook_secret_previous',
   'device.network_session',
 ];
 

@@ -44,7 +44,7 @@ import { attemptDelivery, type AttemptResult } from './attempt.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure, type RetryPolicy } from './retry.js';
 import type { EventSignal } from './signal.js';
-import { signDelivery } from './signing.js';
+import { signDelivery, signingSecrets } from './signing.js';
 
 /** Timings and bounds; every one has a production default, tests shorten them. */
 export interface WebhookTimings {
@@ -80,6 +80,8 @@ export interface DelivererOptions extends WebhookTimings {
 interface Target {
   readonly url: string | null;
   readonly secret: string;
+  readonly previous: string | null;
+  readonly previousUntil: number | null;
 }
 
 /** Rows one claim takes at most, and due rows it looks at to find them. */
@@ -238,7 +240,17 @@ export class Deliverer {
   private async targets(claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
     const ids = [...new Set(claimed.map((event) => event.device_id))];
     const rows = await eventsRepository.targets(this.options.store.db, ids);
-    return new Map(rows.map((row) => [Number(row.id), { url: row.webhook_url, secret: row.webhook_secret }]));
+    return new Map(
+      rows.map((row) => [
+        Number(row.id),
+        {
+          url: row.webhook_url,
+          secret: row.webhook_secret,
+          previous: row.webhook_secret_previous,
+          previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
+        },
+      ]),
+    );
   }
 
   private noteRetry(at: number): void {
@@ -314,7 +326,7 @@ export class Deliverer {
     this.attempts.add(abort);
     const result = await attemptDelivery({
       url: target.url,
-      headers: signDelivery(target.secret, event.id, event.payload, attemptedAt),
+      headers: signDelivery(signingSecrets(target, attemptedAt), event.id, event.payload, attemptedAt),
       body: event.payload,
       dispatcher: this.options.http,
       timeoutMs: this.timeoutMs,

@@ -132,7 +132,7 @@ export const eventsRepository = {
       rows.push(
         ...(await db
           .selectFrom('devices')
-          .select(['id', 'webhook_url', 'webhook_secret'])
+          .select(['id', 'webhook_url', 'webhook_secret', 'webhook_secret_previous', 'webhook_secret_previous_until'])
           .where('id', 'in', list)
           .execute()),
       );

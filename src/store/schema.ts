@@ -44,6 +44,9 @@ export interface DevicesTable {
   connected: number;
   webhook_url: string | null;
   webhook_secret: string;
+  /** The secret the last rotation replaced; it also signs deliveries until `webhook_secret_previous_until`. Secret. */
+  webhook_secret_previous: string | null;
+  webhook_secret_previous_until: number | null;
   quota_limit: number;
   quote_used: number;
   send_interval_ms: number | null;
