@@ -268,7 +268,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     ...options.webhooks,
   });
   const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });
-  const webhooks = new WebhooksService(store, clock, () => deliverer.wake());
+  const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
     // Deliveries stop first: what is still to be delivered is in the store for the next start.
@@ -307,6 +307,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       isConnected: (deviceId) => connections.isConnected(deviceId),
     },
     mediaDispatcher: mediaAgent,
+    logger: app.log,
     onAccepted: (deviceId) => dispatcher.notify(deviceId),
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });

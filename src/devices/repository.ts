@@ -45,8 +45,7 @@ export const devicesRepository = {
   insert: (
     db: Db,
     values: Omit<DeviceRow, 'id' | 'webhook_secret_previous' | 'webhook_secret_previous_until'>,
-  ): Promise<DeviceRow> =>
-    db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
+  ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 
   page: (db: Db, accountId: number, limit: number, offset: number): Promise<DeviceRow[]> =>
     db

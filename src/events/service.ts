@@ -33,8 +33,8 @@ export class WebhooksService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    /** Told when a delivery became due now (the deliverer looks at once). */
-    private readonly onDue: () => void,
+    /** Told when a delivery of this device became due now (the deliverer looks at once, even if its receiver is paused). */
+    private readonly onDue: (deviceId: number) => void,
   ) {}
 
   async deliveries(
@@ -72,7 +72,7 @@ export class WebhooksService {
     }
     const row = await eventsRepository.dueNow(db, accountId, deviceId, deliveryId, this.clock.now());
     if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
-    this.onDue();
+    this.onDue(deviceId);
     return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]));
   }
 

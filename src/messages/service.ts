@@ -10,6 +10,7 @@
  * for one that is not stored.
  */
 import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
@@ -44,6 +45,8 @@ export interface MessagesServiceOptions {
   /** Told after each commit so the device's queue moves. */
   readonly onAccepted: (deviceId: number) => void;
   readonly mediaTimeoutMs?: number;
+  /** Operator log: media refusals are noted at info (never the URL: it may carry a token). */
+  readonly logger?: FastifyBaseLogger;
 }
 
 interface FetchedMedia {
@@ -182,6 +185,15 @@ export class MessagesService {
       }));
     } catch (error) {
       if (!(error instanceof MediaFetchError)) throw error;
+      this.options.logger?.info(
+        {
+          kind: media.kind,
+          reason: error.reason,
+          detail: error.detail,
+          ...(error.status ? { status: error.status } : {}),
+        },
+        'media fetch refused',
+      );
       const detail = { error: error.detail };
       switch (error.reason) {
         case 'invalid_url':
@@ -197,14 +209,19 @@ export class MessagesService {
       }
     }
     const sniffed = image ? sniffImageType(bytes) : sniffMediaType(bytes);
-    if (image && sniffed === null) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the image is not JPEG, PNG, GIF or WebP' });
-    }
+    const unsupported = (error: string): ApiError => {
+      this.options.logger?.info(
+        { kind: media.kind, reason: 'unsupported_format', detail: error },
+        'media fetch refused',
+      );
+      return new ApiError('UNSUPPORTED_FORMAT', { error });
+    };
+    if (image && sniffed === null) throw unsupported('the image is not JPEG, PNG, GIF or WebP');
     if (media.kind === 'video' && (sniffed === null || !sniffed.startsWith('video/'))) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the video is not a recognised video format' });
+      throw unsupported('the video is not a recognised video format');
     }
     if (media.kind === 'audio' && (sniffed === null || !sniffed.startsWith('audio/'))) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the audio is not a recognised audio format' });
+      throw unsupported('the audio is not a recognised audio format');
     }
     return { bytes, mimetype: media.mimetype ?? sniffed ?? 'application/octet-stream' };
   }
