@@ -273,6 +273,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.addHook('onClose', async () => {
     // Deliveries stop first: what is still to be delivered is in the store for the next start.
     await deliverer.close();
+    messages.close();
     await dispatcher.close();
     await connections.close();
     await network.close();
@@ -345,6 +346,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     );
   }
   app.addHook('onReady', async () => {
+    messages.startMediaSweeps();
     dispatcher.start();
     incoming.start();
     await connections.start();

@@ -21,7 +21,7 @@ export {
   outboundErrorCode,
 } from './guarded-agent.js';
 export type { GuardedDispatcherOptions } from './guarded-agent.js';
-export { fetchMedia, MediaFetchError } from './fetch-media.js';
-export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure } from './fetch-media.js';
+export { HEAD_BYTES, fetchMedia, MediaFetchError, streamMedia } from './fetch-media.js';
+export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure, MediaSink, StreamedMedia } from './fetch-media.js';
 export { sniffImageType, sniffMediaType } from './sniff.js';
 export type { ImageType } from './sniff.js';

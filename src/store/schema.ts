@@ -136,8 +136,17 @@ export interface MessagesTable {
 export interface MessageMediaTable {
   message_id: string;
   mimetype: string;
-  /** The bytes fetched and validated at acceptance; what gets sent. Deleted once the message leaves. */
+  /** The bytes fetched and validated at acceptance, for rows from before media_chunks; empty otherwise. */
   bytes: Uint8Array;
+  /** The media_chunks holding the bytes (what gets sent). Deleted with this row once the message leaves. */
+  media_id: string | null;
+}
+
+export interface MediaChunksTable {
+  media_id: string;
+  seq: number;
+  bytes: Uint8Array;
+  created_at: number;
 }
 
 export interface IdempotencyKeysTable {
@@ -152,6 +161,7 @@ export interface IdempotencyKeysTable {
 export interface Database {
   messages: MessagesTable;
   message_media: MessageMediaTable;
+  media_chunks: MediaChunksTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;
