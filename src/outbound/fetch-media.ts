@@ -3,6 +3,7 @@
 // reason the API can map to its messages. It must never hold more than `maxBytes` of body, never
 // connect except through the dispatcher it is given (which enforces the address policy), and never
 // put stacks, internal paths or resolved internal addresses into `detail`.
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { findBlockedAddressError, outboundErrorCode } from './guarded-agent.js';
@@ -196,7 +197,7 @@ export async function fetchMedia(url: string, options: FetchMediaOptions): Promi
  * received part of the body (the caller discards it).
  */
 export async function streamMedia(url: string, options: FetchMediaOptions, sink: MediaSink): Promise<StreamedMedia> {
-  return download(url, options, async (body, headers, finalUrl) => {
+  return download(url, options, async (body, headers, finalUrl, deadline) => {
     const head = new Uint8Array(HEAD_BYTES);
     let headLength = 0;
     const size = await consumeLimited(body, options.maxBytes, async (chunk) => {
@@ -205,11 +206,14 @@ export async function streamMedia(url: string, options: FetchMediaOptions, sink:
         head.set(take, headLength);
         headLength += take.length;
       }
+      // Time spent writing is the gateway's own, not the server's: it does not count against the deadline.
+      const started = performance.now();
       try {
         await sink.write(chunk);
       } catch (error) {
         throw new SinkFailure(error);
       }
+      deadline.extend(performance.now() - started);
     });
     return {
       size,
@@ -220,10 +224,19 @@ export async function streamMedia(url: string, options: FetchMediaOptions, sink:
   });
 }
 
+/** The download's deadline; the consumer may push it back by time it spent on its own work. */
+interface Deadline {
+  extend(ms: number): void;
+}
+
+/** However slow the sink, a download never takes longer than this many times its deadline. */
+const MAX_EXTENSION_FACTOR = 6;
+
 type Consume<T> = (
   body: Dispatcher.ResponseData['body'],
   headers: Dispatcher.ResponseData['headers'],
   finalUrl: string,
+  deadline: Deadline,
 ) => Promise<T>;
 
 async function download<T>(url: string, options: FetchMediaOptions, consume: Consume<T>): Promise<T> {
@@ -232,7 +245,20 @@ async function download<T>(url: string, options: FetchMediaOptions, consume: Con
 
   let target = parseTarget(url, false);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DeadlineExceeded()), timeoutMs);
+  const expire = () => controller.abort(new DeadlineExceeded());
+  let timer = setTimeout(expire, timeoutMs);
+  let endsAt = performance.now() + timeoutMs;
+  let extended = 0;
+  const deadline: Deadline = {
+    extend(ms) {
+      const by = Math.min(ms, timeoutMs * (MAX_EXTENSION_FACTOR - 1) - extended);
+      if (by < 1 || controller.signal.aborted) return;
+      extended += by;
+      endsAt += by;
+      clearTimeout(timer);
+      timer = setTimeout(expire, Math.max(0, endsAt - performance.now()));
+    },
+  };
   let redirects = 0;
   try {
     for (;;) {
@@ -280,7 +306,7 @@ async function download<T>(url: string, options: FetchMediaOptions, consume: Con
           throw new MediaFetchError('too_large', `larger than ${maxBytes} bytes`);
         }
 
-        return await consume(body, headers, target.href);
+        return await consume(body, headers, target.href, deadline);
       } catch (error) {
         discard(body);
         if (error instanceof SinkFailure) throw error.original;
