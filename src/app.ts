@@ -45,7 +45,8 @@ import { Deliverer, type WebhookTimings } from './events/deliverer.js';
 import { IncomingMessages } from './events/incoming.js';
 import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
-import { createGuardedDispatcher, isPublicAddress } from './outbound/index.js';
+import type { LookupFunction } from 'node:net';
+import { createGuardedDispatcher, destinationPolicy, destinationProblem } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
@@ -85,6 +86,8 @@ export interface BuildOptions {
   readonly webhooks?: WebhookTimings;
   /** Where the built dashboard is (default dist/dashboard beside the server code). */
   readonly dashboardDir?: string;
+  /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
+  readonly outboundLookup?: LookupFunction;
 }
 
 export interface Services {
@@ -121,8 +124,10 @@ const REDACT = [
   'req.headers.authorization',
   'token',
   'webhook_secret',
+  'webhook_secret_previous',
   'network_session',
   'device.webhook_secret',
+  'device.webhook_secret_previous',
   'device.network_session',
 ];
 
@@ -271,11 +276,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     onEventsRecorded: eventSignal.ring,
     ...options.dispatch,
   });
-  const mediaAgent = createGuardedDispatcher({ policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress });
+  // One policy for every destination a user names: public addresses, plus the operator's allowed private hosts.
+  const outboundPolicy = destinationPolicy(config);
+  const lookup = options.outboundLookup;
+  const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
   // Webhook URLs get the same address guard as media (DECISIONS 5); a refused address is a failed attempt.
   const webhookAgent = createGuardedDispatcher({
-    policy: config.allowPrivateUrls ? 'allow-all' : isPublicAddress,
+    policy: outboundPolicy,
     connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
+    ...(lookup ? { lookup } : {}),
   });
   const deliverer = new Deliverer({
     store,
@@ -287,11 +296,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     ...options.webhooks,
   });
   const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });
-  const webhooks = new WebhooksService(store, clock, () => deliverer.wake());
+  const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
     // Deliveries stop first: what is still to be delivered is in the store for the next start.
     await deliverer.close();
+    messages.close();
     await dispatcher.close();
     await connections.close();
     await network.close();
@@ -314,6 +324,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       directory.invalidate();
       dispatcher.deviceChanged(deviceId);
     },
+    (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
   );
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
@@ -325,6 +336,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       isConnected: (deviceId) => connections.isConnected(deviceId),
     },
     mediaDispatcher: mediaAgent,
+    logger: app.log,
     onAccepted: (deviceId) => dispatcher.notify(deviceId),
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
@@ -363,12 +375,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)
-          await api.register(sandboxRoutes, { sandbox: network.sandbox, devices, pairing });
+          await api.register(sandboxRoutes, { sandbox: network.sandbox, store, devices, pairing });
       },
       { prefix },
     );
   }
   app.addHook('onReady', async () => {
+    messages.startMediaSweeps();
     dispatcher.start();
     incoming.start();
     await connections.start();

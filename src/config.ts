@@ -8,6 +8,7 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { AllowListError, parseAllowedPrivateHosts } from './outbound/allow-list.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -21,6 +22,8 @@ export interface Config {
   readonly network: string;
   readonly bootstrapToken: string | null;
   readonly allowPrivateUrls: boolean;
+  /** Private destinations allowed for webhooks and media (host names and CIDRs), normalised. */
+  readonly allowedPrivateHosts: readonly string[];
   readonly sendIntervalMs: number;
   readonly pairingWindowS: number;
   readonly serverName: string;
@@ -91,6 +94,19 @@ function databaseUrl(env: Env): string | null {
   return raw;
 }
 
+function allowedPrivateHosts(env: Env): string[] {
+  try {
+    return parseAllowedPrivateHosts(env.GATEWAY_ALLOWED_PRIVATE_HOSTS ?? '');
+  } catch (error) {
+    if (error instanceof AllowListError) {
+      throw new ConfigError(
+        `GATEWAY_ALLOWED_PRIVATE_HOSTS: ${error.message} (list host names and CIDRs, comma-separated)`,
+      );
+    }
+    throw error;
+  }
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
@@ -108,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     network: network(env),
     bootstrapToken,
     allowPrivateUrls: boolean(env, 'GATEWAY_ALLOW_PRIVATE_URLS', false),
+    allowedPrivateHosts: allowedPrivateHosts(env),
     sendIntervalMs: integer(env, 'GATEWAY_SEND_INTERVAL_MS', 1000, 0, 3_600_000),
     pairingWindowS: integer(env, 'GATEWAY_PAIRING_WINDOW_S', 120, 1, 86_400),
     serverName: text(env, 'GATEWAY_SERVER_NAME') ?? hostname(),

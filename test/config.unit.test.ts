@@ -25,6 +25,7 @@ describe('loadConfig', () => {
       network: 'sandbox',
       bootstrapToken: null,
       allowPrivateUrls: false,
+      allowedPrivateHosts: [],
       sendIntervalMs: 1000,
       pairingWindowS: 120,
       serverName: hostname(),
@@ -68,6 +69,7 @@ describe('loadConfig', () => {
       GATEWAY_NETWORK: 'sandbox+ws://127.0.0.1:4000',
       GATEWAY_BOOTSTRAP_TOKEN: 'mgw_0123456789abcdef',
       GATEWAY_ALLOW_PRIVATE_URLS: 'true',
+      GATEWAY_ALLOWED_PRIVATE_HOSTS: 'n8n, 10.0.0.0/8',
       GATEWAY_SEND_INTERVAL_MS: '0',
       GATEWAY_PAIRING_WINDOW_S: '30',
       GATEWAY_SERVER_NAME: 'node-7',
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
       network: 'sandbox+ws://127.0.0.1:4000',
       bootstrapToken: 'mgw_0123456789abcdef',
       allowPrivateUrls: true,
+      allowedPrivateHosts: ['n8n', '10.0.0.0/8'],
       sendIntervalMs: 0,
       pairingWindowS: 30,
       serverName: 'node-7',
@@ -124,6 +127,8 @@ describe('loadConfig', () => {
     ['GATEWAY_NETWORK', 'sandbox+http://127.0.0.1:4000'],
     ['DATABASE_URL', 'mysql://x'],
     ['GATEWAY_ALLOW_PRIVATE_URLS', 'maybe'],
+    ['GATEWAY_ALLOWED_PRIVATE_HOSTS', 'n8n,http://hooks.lan'],
+    ['GATEWAY_ALLOWED_PRIVATE_HOSTS', '10.0.0.0/40'],
     ['LOG_LEVEL', 'loud'],
     ['GATEWAY_BOOTSTRAP_TOKEN', 'short'],
     ['GATEWAY_BOOTSTRAP_TOKEN', 'mgw_has some spaces in it'],
@@ -141,6 +146,10 @@ describe('loadConfig', () => {
     expect(configError({ PORT: 'abc' }).message).toBe('PORT must be a whole number, got "abc"');
     expect(configError({ PORT: '70000' }).message).toBe('PORT must be between 0 and 65535, got 70000');
     expect(configError({ GATEWAY_PAIRING_WINDOW_S: '0' }).message).toMatch(/between 1 and/);
+    expect(configError({ GATEWAY_ALLOWED_PRIVATE_HOSTS: 'n8n, 10.0.0.0/40' }).message).toBe(
+      'GATEWAY_ALLOWED_PRIVATE_HOSTS: "10.0.0.0/40" is neither a host name nor an IP address or CIDR ' +
+        '(list host names and CIDRs, comma-separated)',
+    );
   });
 
   it('never repeats a refused bootstrap token in its message', () => {

@@ -41,8 +41,11 @@ export const devicesRepository = {
     return Number(row?.n ?? 0);
   },
 
-  insert: (db: Db, values: Omit<DeviceRow, 'id'>): Promise<DeviceRow> =>
-    db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
+  /** A new device; it has no replaced webhook secret yet. */
+  insert: (
+    db: Db,
+    values: Omit<DeviceRow, 'id' | 'webhook_secret_previous' | 'webhook_secret_previous_until'>,
+  ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 
   page: (db: Db, accountId: number, limit: number, offset: number): Promise<DeviceRow[]> =>
     db
@@ -68,6 +71,33 @@ export const devicesRepository = {
     (await findByPhoneStatement(db, accountId, phone))[0],
 
   findById: async (db: Db, id: number): Promise<DeviceRow | undefined> => (await findByIdStatement(db, id))[0],
+
+  /**
+   * Replaces the webhook secret in one statement, keeping the replaced one as
+   * `previous` until `previousUntil`: two rotations at once each keep what they
+   * really replaced, never a secret that was already gone.
+   */
+  rotateWebhookSecret: (
+    db: Db,
+    accountId: number,
+    id: number,
+    secret: string,
+    previousUntil: number,
+    now: number,
+  ): Promise<DeviceRow | undefined> =>
+    db
+      .updateTable('devices')
+      .set((eb) => ({
+        webhook_secret_previous: eb.ref('webhook_secret'),
+        webhook_secret_previous_until: previousUntil,
+        webhook_secret: secret,
+        updated_at: now,
+      }))
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('deleted_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst(),
 
   update: (
     db: Db,

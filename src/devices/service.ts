@@ -58,6 +58,8 @@ export class DevicesService {
     private readonly connections: () => DeviceConnections = () => noConnections,
     /** Told after a device's settings change (the dispatcher re-reads its send interval). */
     private readonly onChanged: (deviceId: number) => void = () => undefined,
+    /** Why deliveries to a webhook URL would always be refused (see outbound/destination-check.ts), or null. */
+    private readonly webhookUrlProblem: (url: string) => Promise<string | null> = async () => null,
   ) {}
 
   async create(accountId: number, input: CreateDeviceInput): Promise<DeviceRow> {
@@ -118,6 +120,8 @@ export class DevicesService {
       if (input.webhook_url !== null && !isWebhookUrl(input.webhook_url)) {
         throw new ApiError('VALIDATION_FAILED', { errors: { webhook_url: ['must be an absolute http(s) URL'] } });
       }
+      const problem = input.webhook_url === null ? null : await this.webhookUrlProblem(input.webhook_url);
+      if (problem !== null) throw new ApiError('VALIDATION_FAILED', { errors: { webhook_url: [problem] } });
       changes.webhook_url = input.webhook_url;
     }
     if (input.send_interval_ms !== undefined) changes.send_interval_ms = input.send_interval_ms;

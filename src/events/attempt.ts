@@ -10,7 +10,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
-import { findBlockedAddressError, outboundErrorCode } from '../outbound/index.js';
+import { PRIVATE_DESTINATION_HINT, findBlockedAddressError, outboundErrorCode } from '../outbound/index.js';
 import type { SignedHeaders } from './signing.js';
 
 export interface AttemptInput {
@@ -39,7 +39,7 @@ const USER_AGENT = 'messaging-gateway-webhooks/1';
 
 export const BLOCKED_ADDRESS_ERROR =
   'refused: the webhook URL resolves to an address that is not public (loopback, private, link-local, ...); ' +
-  'GATEWAY_ALLOW_PRIVATE_URLS=true allows it for development';
+  PRIVATE_DESTINATION_HINT;
 
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
   const controller = input.abort;

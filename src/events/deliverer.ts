@@ -44,7 +44,9 @@ import { attemptDelivery, type AttemptResult } from './attempt.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure, type RetryPolicy } from './retry.js';
 import type { EventSignal } from './signal.js';
-import { signDelivery } from './signing.js';
+import { signDelivery, signingSecrets } from './signing.js';
+import { ReceiverHealth, type FailureVerdict } from './receivers.js';
+import { iso } from '../clock.js';
 
 /** Timings and bounds; every one has a production default, tests shorten them. */
 export interface WebhookTimings {
@@ -80,12 +82,18 @@ export interface DelivererOptions extends WebhookTimings {
 interface Target {
   readonly url: string | null;
   readonly secret: string;
+  readonly previous: string | null;
+  readonly previousUntil: number | null;
 }
 
 /** Rows one claim takes at most, and due rows it looks at to find them. */
 const CLAIM_BATCH = 100;
 const CLAIM_SCAN = 500;
+/** Paused devices a claim leaves out by name at most; beyond that their deliveries are probed and wait again. */
+const MAX_SKIPPED = 64;
 const MAX_RETRY_TIMES = 1024;
+/** Rows one step of moving a paused receiver's backlog touches (a short write, sharing the group commit). */
+const DEFER_CHUNK = 5_000;
 
 export const NO_WEBHOOK_URL_ERROR = 'the device has no webhook_url; delivery stopped';
 
@@ -118,6 +126,11 @@ export class Deliverer {
   /** The `now` of the last claim. */
   private lastClaimAt = 0;
   private unsubscribe: (() => void) | null = null;
+  /** Receivers that keep failing are paused as a whole (receivers.ts). */
+  private readonly health: ReceiverHealth;
+  /** Moves of a paused receiver's backlog under way, by device. */
+  private readonly deferrals = new Map<number, Promise<void>>();
+  private readonly deferStep: (params: { deviceId: number; until: number; now: number }) => Promise<number>;
 
   constructor(private readonly options: DelivererOptions) {
     this.policy = {
@@ -130,6 +143,17 @@ export class Deliverer {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.closeGraceMs = options.closeGraceMs ?? 3_000;
+    this.health = new ReceiverHealth(this.policy.scheduleMs);
+    this.deferStep = options.committer.channel<{ deviceId: number; until: number; now: number }, number>(
+      async (trx, items) => {
+        const out: number[] = [];
+        for (const p of items) {
+          await eventsRepository.failExpired(trx, p.deviceId, p.now - this.policy.maxAgeMs, p.now);
+          out.push(await eventsRepository.defer(trx, p.deviceId, p.until, p.now, DEFER_CHUNK));
+        }
+        return out;
+      },
+    );
     this.write = options.committer.channel<Completion, boolean>(async (trx, items) => {
       const dueAgain = await eventsRepository.complete(trx, items, options.clock.now());
       return items.map((item) => dueAgain.has(item.id));
@@ -169,6 +193,12 @@ export class Deliverer {
     });
   }
 
+  /** A delivery of the device was made due now by hand: its receiver gets an attempt even if paused. */
+  retryNow(deviceId: number): void {
+    this.health.resume(deviceId);
+    this.wake();
+  }
+
   /** Stops claiming; attempts in flight get `closeGraceMs` to finish, then are cut and handed back. */
   async close(): Promise<void> {
     this.closed = true;
@@ -179,9 +209,9 @@ export class Deliverer {
       for (const attempt of this.attempts) attempt.abort();
     }, this.closeGraceMs);
     try {
-      while (this.cycle !== null || this.inFlight.size > 0) {
+      while (this.cycle !== null || this.inFlight.size > 0 || this.deferrals.size > 0) {
         await this.cycle;
-        await Promise.allSettled([...this.inFlight.values()]);
+        await Promise.allSettled([...this.inFlight.values(), ...this.deferrals.values()]);
       }
     } finally {
       clearTimeout(grace);
@@ -220,6 +250,8 @@ export class Deliverer {
         leaseUntil: now + this.leaseMs,
         limit,
         perDevice: this.perDevice,
+        // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
+        skipDevices: this.health.paused(now, MAX_SKIPPED),
         scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       });
@@ -238,7 +270,17 @@ export class Deliverer {
   private async targets(claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
     const ids = [...new Set(claimed.map((event) => event.device_id))];
     const rows = await eventsRepository.targets(this.options.store.db, ids);
-    return new Map(rows.map((row) => [Number(row.id), { url: row.webhook_url, secret: row.webhook_secret }]));
+    return new Map(
+      rows.map((row) => [
+        Number(row.id),
+        {
+          url: row.webhook_url,
+          secret: row.webhook_secret,
+          previous: row.webhook_secret_previous,
+          previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
+        },
+      ]),
+    );
   }
 
   private noteRetry(at: number): void {
@@ -314,7 +356,7 @@ export class Deliverer {
     this.attempts.add(abort);
     const result = await attemptDelivery({
       url: target.url,
-      headers: signDelivery(target.secret, event.id, event.payload, attemptedAt),
+      headers: signDelivery(signingSecrets(target, attemptedAt), event.id, event.payload, attemptedAt),
       body: event.payload,
       dispatcher: this.options.http,
       timeoutMs: this.timeoutMs,
@@ -328,6 +370,7 @@ export class Deliverer {
   }
 
   private outcome(event: ClaimedEvent, url: string, attemptedAt: number, result: AttemptResult): Completion {
+    const { logger, clock } = this.options;
     const attempt = {
       attempted_at: attemptedAt,
       http_status: result.httpStatus,
@@ -335,22 +378,67 @@ export class Deliverer {
       error: result.error,
       url,
     };
-    if (result.ok) return { id: event.id, attempt, outcome: 'delivered' };
+    const deviceId = event.device_id;
+    if (result.ok) {
+      if (this.health.succeeded(deviceId)) logger.info({ deviceId }, 'webhook receiver answering again');
+      return { id: event.id, attempt, outcome: 'delivered' };
+    }
+    const now = clock.now();
     const attempts = event.attempts + 1;
-    const decision = afterFailure(this.policy, attempts, event.created_at, this.options.clock.now());
+    const verdict = this.health.failed(deviceId, now);
+    // Never the URL (it may carry a token) nor the receiver's answer (it may echo message content).
+    const why = result.httpStatus === null ? { error: result.error } : { status: result.httpStatus };
+    const decision = afterFailure(this.policy, attempts, event.created_at, now);
     if ('giveUp' in decision) {
-      this.options.logger.warn(
-        { eventId: event.id, deviceId: event.device_id, attempts, error: result.error },
-        'webhook delivery failed for good',
-      );
+      logger.warn({ eventId: event.id, deviceId, attempts, ...why }, 'webhook delivery failed for good');
+      this.receiverVerdict(deviceId, verdict, why);
       return { id: event.id, attempt, outcome: 'failed' };
     }
-    this.options.logger.debug(
-      { eventId: event.id, deviceId: event.device_id, attempts, error: result.error },
-      'webhook attempt failed; retrying later',
-    );
+    // A paused receiver is not tried before its pause ends, but never past the give-up deadline.
+    const retryAt = Math.min(Math.max(decision.retryAt, verdict.pausedUntil), event.created_at + this.policy.maxAgeMs);
+    logger.info({ eventId: event.id, deviceId, attempts, ...why, retry_at: iso(retryAt) }, 'webhook attempt failed');
+    this.receiverVerdict(deviceId, verdict, why);
     // Wake for it ourselves rather than waiting for the next poll.
-    this.noteRetry(decision.retryAt);
-    return { id: event.id, attempt, outcome: 'retry', retryAt: decision.retryAt };
+    this.noteRetry(retryAt);
+    return { id: event.id, attempt, outcome: 'retry', retryAt };
+  }
+
+  /** What a failure means for the receiver as a whole: a pause (its backlog moved past it), a warning. */
+  private receiverVerdict(deviceId: number, verdict: FailureVerdict, why: object): void {
+    const { logger } = this.options;
+    if (verdict.warnFailingSince !== null) {
+      logger.warn(
+        { deviceId, failing_since: iso(verdict.warnFailingSince), failures: verdict.failures, ...why },
+        'webhook receiver failing for an hour or more',
+      );
+    }
+    if (!verdict.newlyPaused) return;
+    logger.info(
+      { deviceId, failures: verdict.failures, paused_until: iso(verdict.pausedUntil) },
+      'webhook receiver keeps failing; its deliveries wait until the pause ends',
+    );
+    this.deferBacklog(deviceId, verdict.pausedUntil);
+    this.noteRetry(verdict.pausedUntil);
+  }
+
+  /**
+   * Moves the device's waiting deliveries to the end of its receiver's pause, in short steps, so they
+   * leave the due range the claims scan (and fails those past the give-up age). One move per device at a time.
+   */
+  private deferBacklog(deviceId: number, until: number): void {
+    if (this.deferrals.has(deviceId) || this.closed) return;
+    const run = (async () => {
+      for (;;) {
+        if (this.closed || this.health.pausedUntil(deviceId) < until) return;
+        const moved = await this.deferStep({ deviceId, until, now: this.options.clock.now() });
+        if (moved < DEFER_CHUNK) return;
+      }
+    })()
+      .catch((error: unknown) => {
+        // The rows stay due: they are attempted (and fail, and are retried) one by one, as without a pause.
+        this.options.logger.error({ err: error, deviceId }, 'moving a paused receiver’s deliveries failed');
+      })
+      .finally(() => this.deferrals.delete(deviceId));
+    this.deferrals.set(deviceId, run);
   }
 }

@@ -30,6 +30,8 @@ export interface ClaimParams {
   readonly limit: number;
   /** At most this many leased rows per device, counting those already in flight. */
   readonly perDevice: number;
+  /** Devices whose rows this claim must not take (paused receivers). */
+  readonly skipDevices: readonly number[];
   /** How many due rows one claim looks at. */
   readonly scan: number;
   /** Several processes share the store: skip rows another claim is taking right now. */
@@ -92,6 +94,8 @@ export const eventsRepository = {
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
     const lock = p.skipLocked ? sql`for update skip locked` : sql``;
+    // Padded to a power of two (one statement text per size, see paddedLists); -1 is no device.
+    const skipped = paddedLists(p.skipDevices.length === 0 ? [-1] : p.skipDevices)[0]!;
     const result = await sql<ClaimedEvent>`
       with inflight as (
         select device_id, count(*) as n from webhook_events
@@ -103,6 +107,7 @@ export const eventsRepository = {
         where status = 'pending'
           and next_attempt_at <= ${p.now}
           and device_id not in (select device_id from inflight where n >= ${p.perDevice})
+          and device_id not in (${sql.join(skipped)})
         order by next_attempt_at
         limit ${p.scan}
         ${lock}
@@ -132,7 +137,7 @@ export const eventsRepository = {
       rows.push(
         ...(await db
           .selectFrom('devices')
-          .select(['id', 'webhook_url', 'webhook_secret'])
+          .select(['id', 'webhook_url', 'webhook_secret', 'webhook_secret_previous', 'webhook_secret_previous_until'])
           .where('id', 'in', list)
           .execute()),
       );
@@ -201,6 +206,45 @@ export const eventsRepository = {
       for (const id of chunk) requeued.add(id);
     }
     return requeued;
+  },
+
+  /**
+   * A paused receiver's waiting deliveries (not in flight) become due at
+   * `until` instead, at most `limit` of them, earliest first. No attempt is
+   * counted. Answers how many moved.
+   */
+  defer: async (db: Db, deviceId: number, until: number, now: number, limit: number): Promise<number> => {
+    const rows = await db
+      .updateTable('webhook_events')
+      .set({ next_attempt_at: until })
+      .where(
+        'id',
+        'in',
+        db
+          .selectFrom('webhook_events')
+          .select('id')
+          .where('device_id', '=', deviceId)
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<', until)
+          .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .limit(limit),
+      )
+      .returning('id')
+      .execute();
+    return rows.length;
+  },
+
+  /** Waiting deliveries of the device created before `createdBefore` (the give-up age) end `failed`, unattempted. */
+  failExpired: async (db: Db, deviceId: number, createdBefore: number, now: number): Promise<void> => {
+    await db
+      .updateTable('webhook_events')
+      .set({ status: 'failed', failed_at: now, locked_until: null })
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'pending')
+      .where('created_at', '<=', createdBefore)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+      .execute();
   },
 
   /**

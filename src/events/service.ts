@@ -6,8 +6,9 @@
  * account's device is "not found" exactly like a missing one), and what a
  * retry and a rotation mean: a retry makes the delivery due now whatever its
  * state; a rotation takes effect for every attempt from then on, retries of
- * older events included (a receiver still on the old secret refuses them, and
- * they are retried until it has the new one).
+ * older events included, and the replaced secret keeps signing beside the new
+ * one for SECRET_OVERLAP_MS (24 h), so a receiver still on it keeps verifying
+ * while it is updated.
  * Must never: know about HTTP or write SQL.
  */
 import type { Clock } from '../clock.js';
@@ -17,6 +18,9 @@ import { ApiError } from '../http/errors.js';
 import type { Store } from '../store/store.js';
 import { presentDelivery, type DeliveryJson } from './present.js';
 import { eventsRepository, type AttemptRow } from './repository.js';
+
+/** How long a replaced webhook secret keeps signing deliveries beside the new one. */
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 export interface DeliveryFilter {
   readonly page: number;
@@ -29,8 +33,8 @@ export class WebhooksService {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    /** Told when a delivery became due now (the deliverer looks at once). */
-    private readonly onDue: () => void,
+    /** Told when a delivery of this device became due now (the deliverer looks at once, even if its receiver is paused). */
+    private readonly onDue: (deviceId: number) => void,
   ) {}
 
   async deliveries(
@@ -68,15 +72,20 @@ export class WebhooksService {
     }
     const row = await eventsRepository.dueNow(db, accountId, deviceId, deliveryId, this.clock.now());
     if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
-    this.onDue();
+    this.onDue(deviceId);
     return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]));
   }
 
   async rotateSecret(accountId: number, deviceId: number): Promise<DeviceRow> {
-    const row = await devicesRepository.update(this.store.db, accountId, deviceId, {
-      webhook_secret: newWebhookSecret(),
-      updated_at: this.clock.now(),
-    });
+    const now = this.clock.now();
+    const row = await devicesRepository.rotateWebhookSecret(
+      this.store.db,
+      accountId,
+      deviceId,
+      newWebhookSecret(),
+      now + SECRET_OVERLAP_MS,
+      now,
+    );
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     return row;
   }

@@ -30,12 +30,28 @@ function signer(secret: string): Webhook {
   return webhook;
 }
 
-/** Headers for one attempt of event `id` with body `payload`, signed at `at` (epoch ms; whole seconds are sent). */
-export function signDelivery(secret: string, id: string, payload: string, at: number): SignedHeaders {
+/**
+ * Headers for one attempt of event `id` with body `payload`, signed at `at` (epoch ms; whole seconds are
+ * sent) with each of `secrets`: several signatures, space-separated, as Standard Webhooks allows during a
+ * secret rotation (a receiver accepts the delivery when any one verifies with its secret).
+ */
+export function signDelivery(secrets: readonly string[], id: string, payload: string, at: number): SignedHeaders {
   const seconds = Math.floor(at / 1000);
+  const timestamp = new Date(seconds * 1000);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(seconds),
-    'webhook-signature': signer(secret).sign(id, new Date(seconds * 1000), payload),
+    'webhook-signature': secrets.map((secret) => signer(secret).sign(id, timestamp, payload)).join(' '),
   };
+}
+
+/** The secrets that sign now: the device's, and the one its last rotation replaced while that still overlaps. */
+export function signingSecrets(
+  device: { secret: string; previous: string | null; previousUntil: number | null },
+  now: number,
+): string[] {
+  const { secret, previous, previousUntil } = device;
+  return previous !== null && previousUntil !== null && now < previousUntil && previous !== secret
+    ? [secret, previous]
+    : [secret];
 }

@@ -200,7 +200,7 @@ export class MembersService {
   }
 }
 
-function failure(phone: string, code: AddParticipantErrorCode, text = FAILURE_TEXT[code]): FailedMember {
+export function failure(phone: string, code: AddParticipantErrorCode, text = FAILURE_TEXT[code]): FailedMember {
   return { phone, status: 'failed', error: text, error_code: code };
 }
 

@@ -124,6 +124,19 @@ export const MembersAddResultSchema = Type.Object(
   { title: 'MembersAddResult' },
 );
 
+/** `POST /groups`: the group created, and who it was created without (the same items as `failed_members`). */
+export const CreatedGroupSchema = Type.Object(
+  {
+    ...groupFields,
+    participants: Type.Array(ParticipantSchema),
+    failed_participants: Type.Array(FailedMemberSchema, {
+      description: 'Requested participants the network did not add, each with why (codes as for members add)',
+    }),
+  },
+  { title: 'CreatedGroup' },
+);
+
+export type CreatedGroupJson = Static<typeof CreatedGroupSchema>;
 export type AddedMember = Static<typeof AddedMemberSchema>;
 export type FailedMember = Static<typeof FailedMemberSchema>;
 export type MembersAddResult = Static<typeof MembersAddResultSchema>;

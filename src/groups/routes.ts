@@ -15,7 +15,7 @@ import { CodeEnvelope, IdParams, NameString, PageMeta, PageQuery, errorResponses
 import { MessageSchema } from '../messages/present.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
 import type { MembersService } from './members.js';
-import { GroupDetailSchema, GroupSchema, MembersAddResultSchema } from './present.js';
+import { CreatedGroupSchema, GroupDetailSchema, GroupSchema, MembersAddResultSchema } from './present.js';
 import type { GroupsService } from './service.js';
 
 export interface GroupRoutesOptions {
@@ -101,7 +101,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
         tags,
         summary: 'Create a group on the network (the device becomes superadmin)',
         body: CreateBody,
-        response: { 201: CodeEnvelope(GroupDetailSchema), ...errorResponses(400, 401, 403, 404) },
+        response: { 201: CodeEnvelope(CreatedGroupSchema), ...errorResponses(400, 401, 403, 404) },
       },
       config: { fieldErrors: { device: 'INVALID_PHONE' } },
     },

@@ -24,7 +24,14 @@ import {
   type NetworkGroup,
 } from '../network/network.js';
 import type { Store } from '../store/store.js';
-import { presentGroup, presentGroupDetail, type GroupDetailJson, type GroupJson } from './present.js';
+import { failure } from './members.js';
+import {
+  presentGroup,
+  presentGroupDetail,
+  type CreatedGroupJson,
+  type GroupDetailJson,
+  type GroupJson,
+} from './present.js';
 import { groupsRepository, type GroupWithDevice } from './repository.js';
 import { snapshotOf } from './snapshot.js';
 
@@ -110,7 +117,8 @@ export class GroupsService {
     return presentGroupDetail(row, row.device_phone);
   }
 
-  async create(accountId: number, input: CreateGroupInput): Promise<GroupDetailJson> {
+  /** Creates the group; the answer names each requested participant the network left out, and why. */
+  async create(accountId: number, input: CreateGroupInput): Promise<CreatedGroupJson> {
     const malformed = input.participants.flatMap((phone, i) => (isPhoneNumber(phone) ? [] : [i]));
     if (malformed.length > 0) {
       throw new ApiError('INVALID_PHONE', {
@@ -122,8 +130,12 @@ export class GroupsService {
     const conn = this.usableConnection(device);
     const participants = [...new Set(input.participants)].filter((phone) => phone !== device.phone);
     const created = await conn.createGroup(input.name, participants).catch(networkRefusal);
-    const row = await this.stored(device, created);
-    return presentGroupDetail(row, device.phone);
+    const { notAdded, ...group } = created;
+    const row = await this.stored(device, group);
+    return {
+      ...presentGroupDetail(row, device.phone),
+      failed_participants: notAdded.map((left) => failure(left.phone, left.code)),
+    };
   }
 
   async update(accountId: number, id: number, input: UpdateGroupInput): Promise<GroupDetailJson> {

@@ -32,7 +32,8 @@ export interface AcceptRequest {
   readonly accountId: number;
   readonly device: DeviceRow;
   readonly request: ValidatedMessage;
-  readonly media: { readonly bytes: Uint8Array; readonly mimetype: string } | null;
+  /** The media streamed into the store before acceptance (`media_chunks`), or null. */
+  readonly media: { readonly mediaId: string; readonly mimetype: string } | null;
   readonly idempotencyKey: string | undefined;
   readonly requestHash: string;
 }
@@ -108,7 +109,7 @@ export class AcceptanceWriter {
       const outcome = outcomes[i];
       if (outcome?.kind !== 'ok') continue;
       if (item.media !== null) {
-        await messagesRepository.insertMedia(trx, outcome.answer.data.id, item.media.mimetype, item.media.bytes);
+        await messagesRepository.insertMedia(trx, outcome.answer.data.id, item.media.mimetype, item.media.mediaId);
       }
       if (item.idempotencyKey !== undefined) {
         await messagesRepository.saveIdempotentResponse(

@@ -207,14 +207,82 @@ export const messagesRepository = {
   insert: (db: Db, row: Omit<MessageRow, 'seq'>): Promise<MessageRow> =>
     db.insertInto('messages').values(row).returningAll().executeTakeFirstOrThrow(),
 
-  insertMedia: async (db: Db, messageId: string, mimetype: string, bytes: Uint8Array): Promise<void> => {
-    await db.insertInto('message_media').values({ message_id: messageId, mimetype, bytes }).execute();
+  /** The message's media: streamed chunks (`mediaId`), written before acceptance. */
+  insertMedia: async (db: Db, messageId: string, mimetype: string, mediaId: string): Promise<void> => {
+    await db
+      .insertInto('message_media')
+      .values({ message_id: messageId, mimetype, bytes: new Uint8Array(0), media_id: mediaId })
+      .execute();
   },
 
-  media: (db: Db, messageId: string) =>
-    db.selectFrom('message_media').select(['mimetype', 'bytes']).where('message_id', '=', messageId).executeTakeFirst(),
+  /** One chunk of a download being streamed in (its own short statement, outside any acceptance). */
+  insertMediaChunk: async (db: Db, mediaId: string, seq: number, bytes: Uint8Array, now: number): Promise<void> => {
+    await db.insertInto('media_chunks').values({ media_id: mediaId, seq, bytes, created_at: now }).execute();
+  },
+
+  /** A download that became no message. */
+  deleteMediaChunks: async (db: Db, mediaId: string): Promise<void> => {
+    await db.deleteFrom('media_chunks').where('media_id', '=', mediaId).execute();
+  },
+
+  /** Chunks older than `before` that no message names (a crash between download and acceptance). */
+  deleteOrphanMediaChunks: async (db: Db, before: number): Promise<void> => {
+    await db
+      .deleteFrom('media_chunks')
+      .where('created_at', '<', before)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('message_media')
+              .select('message_id')
+              .whereRef('message_media.media_id', '=', 'media_chunks.media_id'),
+          ),
+        ),
+      )
+      .execute();
+  },
+
+  /** The bytes to send: read chunk by chunk and put together once, at send time. */
+  media: async (db: Db, messageId: string): Promise<{ mimetype: string; bytes: Uint8Array } | undefined> => {
+    const row = await db
+      .selectFrom('message_media')
+      .select(['mimetype', 'bytes', 'media_id'])
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    if (row === undefined || row.media_id === null) return row;
+    const sizes = await db
+      .selectFrom('media_chunks')
+      .select(['seq', (eb) => eb.fn<number>('length', ['bytes']).as('size')])
+      .where('media_id', '=', row.media_id)
+      .orderBy('seq')
+      .execute();
+    const bytes = new Uint8Array(sizes.reduce((sum, chunk) => sum + Number(chunk.size), 0));
+    let offset = 0;
+    for (const { seq } of sizes) {
+      const chunk = await db
+        .selectFrom('media_chunks')
+        .select('bytes')
+        .where('media_id', '=', row.media_id)
+        .where('seq', '=', seq)
+        .executeTakeFirstOrThrow();
+      bytes.set(chunk.bytes, offset);
+      offset += chunk.bytes.length;
+    }
+    return { mimetype: row.mimetype, bytes };
+  },
 
   deleteMedia: async (db: Db, messageId: string): Promise<void> => {
+    await db
+      .deleteFrom('media_chunks')
+      .where('media_id', 'in', (eb) =>
+        eb
+          .selectFrom('message_media')
+          .select('media_id')
+          .where('message_id', '=', messageId)
+          .where('media_id', 'is not', null),
+      )
+      .execute();
     await db.deleteFrom('message_media').where('message_id', '=', messageId).execute();
   },
 

@@ -10,11 +10,13 @@
  * for one that is not stored.
  */
 import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
 import type { NetworkMessageContent } from '../network/network.js';
-import { MediaFetchError, fetchMedia, sniffImageType, sniffMediaType } from '../outbound/index.js';
+import { MediaFetchError, PRIVATE_DESTINATION_HINT, sniffImageType, sniffMediaType } from '../outbound/index.js';
+import { MediaBusyError, MediaIntake } from './media-intake.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
@@ -38,15 +40,27 @@ export interface MessagesServiceOptions {
   /** Told after each commit so the device's queue moves. */
   readonly onAccepted: (deviceId: number) => void;
   readonly mediaTimeoutMs?: number;
+  /** Operator log: media refusals are noted at info (never the URL: it may carry a token). */
+  readonly logger?: FastifyBaseLogger;
 }
 
 interface FetchedMedia {
-  readonly bytes: Uint8Array;
+  /** The download's chunks in the store (media-intake.ts). */
+  readonly mediaId: string;
   readonly mimetype: string;
 }
 
 export class MessagesService {
-  constructor(private readonly options: MessagesServiceOptions) {}
+  private readonly intake: MediaIntake;
+
+  constructor(private readonly options: MessagesServiceOptions) {
+    this.intake = new MediaIntake({
+      store: options.store,
+      clock: options.clock,
+      dispatcher: options.mediaDispatcher,
+      timeoutMs: options.mediaTimeoutMs ?? 10_000,
+    });
+  }
 
   async send(accountId: number, body: unknown, idempotencyKey: string | undefined): Promise<SendAnswer> {
     const request = validateSendRequest(body, { requireReceiver: true });
@@ -102,20 +116,30 @@ export class MessagesService {
     // An open connection means paired; a device not connected right now cannot take messages.
     if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
     const media = request.media === null ? null : await this.fetch(request.media);
-    const outcome = await this.options.writer.accept({
-      accountId,
-      device,
-      request,
-      media,
-      idempotencyKey,
-      requestHash,
-    });
+    let outcome: Awaited<ReturnType<AcceptanceWriter['accept']>>;
+    try {
+      outcome = await this.options.writer.accept({ accountId, device, request, media, idempotencyKey, requestHash });
+    } catch (error) {
+      if (media !== null) await this.intake.discard(media.mediaId);
+      throw error;
+    }
+    // Media of a request that became no message is not kept.
+    if (media !== null && outcome.kind !== 'ok') await this.intake.discard(media.mediaId);
     if (outcome.kind === 'quota') {
       throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
     }
     if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
     this.options.onAccepted(device.id);
     return outcome.answer;
+  }
+
+  /** Background clean-up of media downloads that became no message (see MediaIntake). */
+  startMediaSweeps(): void {
+    this.intake.startSweeping();
+  }
+
+  close(): void {
+    this.intake.close();
   }
 
   async get(accountId: number, id: string): Promise<MessageJson> {
@@ -167,37 +191,62 @@ export class MessagesService {
 
   private async fetch(media: MediaRequest): Promise<FetchedMedia> {
     const image = media.kind === 'image';
-    let bytes: Uint8Array;
+    let head: Uint8Array;
+    let mediaId: string;
     try {
-      ({ bytes } = await fetchMedia(media.url, {
-        maxBytes: media.maxBytes,
-        timeoutMs: this.options.mediaTimeoutMs ?? 10_000,
-        dispatcher: this.options.mediaDispatcher,
-      }));
+      ({
+        mediaId,
+        streamed: { head },
+      } = await this.intake.take(media.url, media.maxBytes));
     } catch (error) {
+      if (error instanceof MediaBusyError) {
+        this.options.logger?.info({ kind: media.kind, reason: 'busy' }, 'media fetch refused');
+        throw new ApiError('TOO_MANY_REQUESTS', {
+          error: 'too many media downloads under way; try again shortly',
+          headers: { 'retry-after': '1' },
+        });
+      }
       if (!(error instanceof MediaFetchError)) throw error;
+      this.options.logger?.info(
+        {
+          kind: media.kind,
+          reason: error.reason,
+          detail: error.detail,
+          ...(error.status ? { status: error.status } : {}),
+        },
+        'media fetch refused',
+      );
       const detail = { error: error.detail };
       switch (error.reason) {
         case 'invalid_url':
-        case 'blocked_address':
           throw new ApiError(image ? 'INVALID_IMAGE_URL' : 'INVALID_MEDIA_URL', detail);
+        case 'blocked_address':
+          throw new ApiError(image ? 'INVALID_IMAGE_URL' : 'INVALID_MEDIA_URL', {
+            error: `${error.detail}; ${PRIVATE_DESTINATION_HINT}`,
+          });
         case 'too_large':
           throw new ApiError('FILE_TOO_LARGE', { error: `larger than ${media.maxBytes / 1024 / 1024} MB` });
         default:
           throw new ApiError(image ? 'IMAGE_DOWNLOAD_FAILED' : 'MEDIA_DOWNLOAD_FAILED', detail);
       }
     }
-    const sniffed = image ? sniffImageType(bytes) : sniffMediaType(bytes);
-    if (image && sniffed === null) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the image is not JPEG, PNG, GIF or WebP' });
-    }
+    const sniffed = image ? sniffImageType(head) : sniffMediaType(head);
+    const unsupported = (error: string): ApiError => {
+      this.options.logger?.info(
+        { kind: media.kind, reason: 'unsupported_format', detail: error },
+        'media fetch refused',
+      );
+      void this.intake.discard(mediaId);
+      return new ApiError('UNSUPPORTED_FORMAT', { error });
+    };
+    if (image && sniffed === null) throw unsupported('the image is not JPEG, PNG, GIF or WebP');
     if (media.kind === 'video' && (sniffed === null || !sniffed.startsWith('video/'))) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the video is not a recognised video format' });
+      throw unsupported('the video is not a recognised video format');
     }
     if (media.kind === 'audio' && (sniffed === null || !sniffed.startsWith('audio/'))) {
-      throw new ApiError('UNSUPPORTED_FORMAT', { error: 'the audio is not a recognised audio format' });
+      throw unsupported('the audio is not a recognised audio format');
     }
-    return { bytes, mimetype: media.mimetype ?? sniffed ?? 'application/octet-stream' };
+    return { mediaId, mimetype: media.mimetype ?? sniffed ?? 'application/octet-stream' };
   }
 }
 

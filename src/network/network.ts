@@ -131,6 +131,11 @@ export interface NetworkGroup {
   readonly capacity: number;
 }
 
+/** A group just created, as the network shows it, plus the requested participants it was created without. */
+export interface CreatedNetworkGroup extends NetworkGroup {
+  readonly notAdded: ReadonlyArray<{ readonly phone: PhoneNumber; readonly code: AddParticipantErrorCode }>;
+}
+
 export type AddParticipantErrorCode =
   | 'USER_NOT_FOUND'
   | 'USER_BLOCKED'
@@ -208,7 +213,8 @@ export interface NetworkConnection {
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void>;
   listGroups(): Promise<NetworkGroup[]>;
   getGroup(groupId: NetworkGroupId): Promise<NetworkGroup>;
-  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<NetworkGroup>;
+  /** The device creates a group and becomes its superadmin; participants the network refuses are left out (`notAdded`). */
+  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<CreatedNetworkGroup>;
   /** Per-participant outcome; rejects with NetworkForbiddenError / NetworkNotFoundError for request-level problems. */
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): Promise<AddParticipantOutcome[]>;
   updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): Promise<NetworkGroup>;

@@ -5,8 +5,12 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/** Answers true when a connection to `ip` (a literal IPv4 or IPv6 address) is allowed. */
-export type AddressPolicy = (ip: string) => boolean;
+/**
+ * Answers true when a connection to `ip` (a literal IPv4 or IPv6 address) is allowed. `hostname`
+ * is the URL's host it was reached by (the name, or the literal itself), for policies that trust
+ * some names (see allow-list.ts); the default policy judges the address alone.
+ */
+export type AddressPolicy = (ip: string, hostname?: string) => boolean;
 
 type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 

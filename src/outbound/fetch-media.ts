@@ -3,6 +3,7 @@
 // reason the API can map to its messages. It must never hold more than `maxBytes` of body, never
 // connect except through the dispatcher it is given (which enforces the address policy), and never
 // put stacks, internal paths or resolved internal addresses into `detail`.
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { findBlockedAddressError, outboundErrorCode } from './guarded-agent.js';
@@ -40,6 +41,23 @@ export interface FetchMediaOptions {
   dispatcher: Dispatcher;
 }
 
+/** Receives a download's body chunk by chunk; the download waits for each write (backpressure). */
+export interface MediaSink {
+  write(chunk: Uint8Array): Promise<void>;
+}
+
+/** A download streamed to a sink: its size and first bytes (for format sniffing), never the whole body. */
+export interface StreamedMedia {
+  size: number;
+  /** The first HEAD_BYTES bytes (fewer for a smaller body). */
+  head: Uint8Array;
+  contentType: string | null;
+  finalUrl: string;
+}
+
+/** Leading bytes kept by streamMedia for sniffing the format. */
+export const HEAD_BYTES = 4096;
+
 export interface FetchedMedia {
   bytes: Uint8Array;
   /** The Content-Type header of the final answer, as sent; never trust it for the format. */
@@ -60,6 +78,13 @@ const TIMEOUT_CODES = new Set([
 
 // Marks our own deadline, so a timeout can be told apart from any other abort.
 class DeadlineExceeded extends Error {}
+
+// The sink's own failure (a full disk, a store outage): not a download problem, so it is passed on as it was.
+class SinkFailure extends Error {
+  constructor(readonly original: unknown) {
+    super('media sink failed');
+  }
+}
 
 function parseTarget(raw: string, isRedirect: boolean): URL {
   const what = isRedirect ? 'redirect target' : 'URL';
@@ -118,8 +143,12 @@ function discard(body: Dispatcher.ResponseData['body']): void {
   if (!body.destroyed) body.destroy();
 }
 
-async function readLimited(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
+/** Passes the body to `each` chunk by chunk, at most `maxBytes` of it; answers the size. */
+async function consumeLimited(
+  body: Dispatcher.ResponseData['body'],
+  maxBytes: number,
+  each: (chunk: Buffer) => Promise<void> | void,
+): Promise<number> {
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     total += chunk.length;
@@ -128,8 +157,16 @@ async function readLimited(body: Dispatcher.ResponseData['body'], maxBytes: numb
       discard(body);
       throw new MediaFetchError('too_large', `larger than ${maxBytes} bytes`);
     }
-    chunks.push(chunk);
+    await each(chunk);
   }
+  return total;
+}
+
+async function readLimited(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  const total = await consumeLimited(body, maxBytes, (chunk) => {
+    chunks.push(chunk);
+  });
   // A fresh array rather than Buffer.concat: small Buffers share a pool, and `.buffer` of a pooled
   // slice would expose unrelated memory to whoever the bytes are handed to.
   const bytes = new Uint8Array(total);
@@ -148,12 +185,80 @@ async function readLimited(body: Dispatcher.ResponseData['body'], maxBytes: numb
  * `maxRedirects` is 'http_status' ("too many redirects"): the final answer was not a 2xx.
  */
 export async function fetchMedia(url: string, options: FetchMediaOptions): Promise<FetchedMedia> {
+  return download(url, options, async (body, headers, finalUrl) => {
+    const bytes = await readLimited(body, options.maxBytes);
+    return { bytes, contentType: headerValue(headers['content-type'])?.trim() || null, finalUrl };
+  });
+}
+
+/**
+ * As fetchMedia, but the body goes to `sink` as it arrives instead of being held: memory stays at a
+ * chunk whatever the size. Resolves once the last chunk is written; on failure the sink may have
+ * received part of the body (the caller discards it).
+ */
+export async function streamMedia(url: string, options: FetchMediaOptions, sink: MediaSink): Promise<StreamedMedia> {
+  return download(url, options, async (body, headers, finalUrl, deadline) => {
+    const head = new Uint8Array(HEAD_BYTES);
+    let headLength = 0;
+    const size = await consumeLimited(body, options.maxBytes, async (chunk) => {
+      if (headLength < HEAD_BYTES) {
+        const take = chunk.subarray(0, HEAD_BYTES - headLength);
+        head.set(take, headLength);
+        headLength += take.length;
+      }
+      // Time spent writing is the gateway's own, not the server's: it does not count against the deadline.
+      const started = performance.now();
+      try {
+        await sink.write(chunk);
+      } catch (error) {
+        throw new SinkFailure(error);
+      }
+      deadline.extend(performance.now() - started);
+    });
+    return {
+      size,
+      head: head.slice(0, headLength),
+      contentType: headerValue(headers['content-type'])?.trim() || null,
+      finalUrl,
+    };
+  });
+}
+
+/** The download's deadline; the consumer may push it back by time it spent on its own work. */
+interface Deadline {
+  extend(ms: number): void;
+}
+
+/** However slow the sink, a download never takes longer than this many times its deadline. */
+const MAX_EXTENSION_FACTOR = 6;
+
+type Consume<T> = (
+  body: Dispatcher.ResponseData['body'],
+  headers: Dispatcher.ResponseData['headers'],
+  finalUrl: string,
+  deadline: Deadline,
+) => Promise<T>;
+
+async function download<T>(url: string, options: FetchMediaOptions, consume: Consume<T>): Promise<T> {
   const { maxBytes, timeoutMs = 10_000, maxRedirects = 3, dispatcher } = options;
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) throw new RangeError('maxBytes must be a non-negative integer');
 
   let target = parseTarget(url, false);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DeadlineExceeded()), timeoutMs);
+  const expire = () => controller.abort(new DeadlineExceeded());
+  let timer = setTimeout(expire, timeoutMs);
+  let endsAt = performance.now() + timeoutMs;
+  let extended = 0;
+  const deadline: Deadline = {
+    extend(ms) {
+      const by = Math.min(ms, timeoutMs * (MAX_EXTENSION_FACTOR - 1) - extended);
+      if (by < 1 || controller.signal.aborted) return;
+      extended += by;
+      endsAt += by;
+      clearTimeout(timer);
+      timer = setTimeout(expire, Math.max(0, endsAt - performance.now()));
+    },
+  };
   let redirects = 0;
   try {
     for (;;) {
@@ -201,11 +306,10 @@ export async function fetchMedia(url: string, options: FetchMediaOptions): Promi
           throw new MediaFetchError('too_large', `larger than ${maxBytes} bytes`);
         }
 
-        const bytes = await readLimited(body, maxBytes);
-        const contentType = headerValue(headers['content-type'])?.trim() || null;
-        return { bytes, contentType, finalUrl: target.href };
+        return await consume(body, headers, target.href, deadline);
       } catch (error) {
         discard(body);
+        if (error instanceof SinkFailure) throw error.original;
         throw classify(error, controller.signal, timeoutMs, isRedirect);
       }
     }

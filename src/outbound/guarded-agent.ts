@@ -90,7 +90,7 @@ export function createGuardedLookup(policy: AddressPolicy, lookup: LookupFunctio
         callback(Object.assign(new Error(`No address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
         return;
       }
-      const refused = addresses.find((entry) => !allowed(entry.address));
+      const refused = addresses.find((entry) => !allowed(entry.address, hostname));
       if (refused) {
         callback(new BlockedAddressError(hostname, refused.address), '');
         return;
@@ -108,9 +108,9 @@ export function createGuardedLookup(policy: AddressPolicy, lookup: LookupFunctio
 // A policy that throws (say, on an address form it did not expect) must refuse, not crash the
 // socket's event handler.
 function failClosed(policy: AddressPolicy): AddressPolicy {
-  return (ip) => {
+  return (ip, hostname) => {
     try {
-      return policy(ip) === true;
+      return policy(ip, hostname) === true;
     } catch {
       return false;
     }
@@ -146,7 +146,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
   const connect: buildConnector.connector = (connectOptions, callback) => {
     const host = unbracket(connectOptions.hostname);
     // net.connect skips the lookup for IP literals, so the guarded lookup never sees them.
-    if (net.isIP(host) !== 0 && !allowed(host)) {
+    if (net.isIP(host) !== 0 && !allowed(host, host)) {
       process.nextTick(callback, new BlockedAddressError(host, host), null);
       return;
     }
@@ -158,7 +158,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
       // Last line of defence: whatever path the connect took, the peer we ended up talking to must
       // itself be allowed. Nothing has been written on the socket yet.
       const remote = socket.remoteAddress;
-      if (remote === undefined || !allowed(remote)) {
+      if (remote === undefined || !allowed(remote, host)) {
         socket.destroy();
         callback(new BlockedAddressError(host, remote ?? 'unknown'), null);
         return;

@@ -4,6 +4,16 @@
 export { isPublicAddress } from './address-policy.js';
 export type { AddressPolicy } from './address-policy.js';
 export {
+  AllowListError,
+  PRIVATE_DESTINATION_HINT,
+  allowListPolicy,
+  destinationPolicy,
+  parseAllowedPrivateHosts,
+} from './allow-list.js';
+export type { DestinationSettings } from './allow-list.js';
+export { destinationProblem } from './destination-check.js';
+export type { DestinationCheckOptions } from './destination-check.js';
+export {
   BlockedAddressError,
   createGuardedDispatcher,
   createGuardedLookup,
@@ -11,7 +21,7 @@ export {
   outboundErrorCode,
 } from './guarded-agent.js';
 export type { GuardedDispatcherOptions } from './guarded-agent.js';
-export { fetchMedia, MediaFetchError } from './fetch-media.js';
-export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure } from './fetch-media.js';
+export { HEAD_BYTES, fetchMedia, MediaFetchError, streamMedia } from './fetch-media.js';
+export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure, MediaSink, StreamedMedia } from './fetch-media.js';
 export { sniffImageType, sniffMediaType } from './sniff.js';
 export type { ImageType } from './sniff.js';

@@ -4,7 +4,8 @@
  *
  * Owns: the `/sandbox/...` paths. Registered only when the network has the
  * sandbox capability; every route needs a token like any other.
- * Must never: let an account drop another account's device.
+ * Must never: let an account act on another account's devices or messages
+ * (service.ts holds those rules).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -14,6 +15,8 @@ import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
 import { SandboxControlError, type SandboxControl } from '../network/sandbox/control.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
+import type { Store } from '../store/store.js';
+import { SandboxControlService } from './service.js';
 
 const Phone = Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Digits only, country code first' });
 const PhoneParams = Type.Object({ phone: Type.String({ maxLength: 32 }) });
@@ -48,14 +51,17 @@ async function control<T>(work: () => Promise<T>): Promise<T> {
 
 export interface SandboxRoutesOptions {
   readonly sandbox: SandboxControl;
+  readonly store: Store;
   readonly devices: DevicesService;
   readonly pairing: PairingService;
 }
 
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (
   app,
-  { sandbox, devices, pairing },
+  { sandbox, store, devices, pairing },
 ) => {
+  // Every operation on phones goes through the account's rules of ownership (one shared world, many accounts).
+  const owned = new SandboxControlService(store, sandbox);
   app.get(
     '/sandbox/devices/:id/qr',
     {
@@ -86,7 +92,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       config: { fieldErrors: { phone: 'INVALID_PHONE' } },
     },
     async (request) => {
-      const data = await control(() => sandbox.scan(request.body.qr, request.body.phone));
+      const data = await control(() => owned.scan(accountOf(request), request.body.qr, request.body.phone));
       return { code: 200, message: 'QR code scanned', data };
     },
   );
@@ -98,12 +104,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         tags,
         summary: 'Create or update a virtual phone',
         body: PhoneSettings,
-        response: { 200: CodeEnvelope(Anything), ...errorResponses(400, 401) },
+        response: { 200: CodeEnvelope(Anything), ...errorResponses(400, 401, 403) },
       },
       config: { fieldErrors: { phone: 'INVALID_PHONE' } },
     },
     async (request) => {
-      const data = await control(() => sandbox.upsertPhone(request.body));
+      const data = await control(() => owned.upsertPhone(accountOf(request), request.body));
       return { code: 200, message: 'Phone saved', data };
     },
   );
@@ -119,7 +125,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       },
     },
     async (request) => {
-      const data = await control(() => sandbox.getPhone(request.params.phone));
+      const data = await control(() => owned.getPhone(accountOf(request), request.params.phone));
       return { code: 200, message: 'OK', data };
     },
   );
@@ -137,7 +143,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       config: { fieldErrors: { to: 'INVALID_PHONE' } },
     },
     async (request) => {
-      const data = await control(() => sandbox.sendFromPhone(request.params.phone, request.body.to, request.body.text));
+      const { phone } = request.params;
+      const data = await control(() =>
+        owned.sendFromPhone(accountOf(request), phone, request.body.to, request.body.text),
+      );
       return { code: 200, message: 'Message sent', data };
     },
   );
@@ -154,7 +163,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       },
     },
     async (request) => {
-      await control(() => sandbox.readMessage(request.params.phone, request.body.message_id));
+      await control(() => owned.readMessage(accountOf(request), request.params.phone, request.body.message_id));
       return { code: 200, message: 'Message read', data: null };
     },
   );
@@ -172,11 +181,11 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
             maxItems: 1024,
           }),
         }),
-        response: { 201: CodeEnvelope(Anything), ...errorResponses(400, 401) },
+        response: { 201: CodeEnvelope(Anything), ...errorResponses(400, 401, 403) },
       },
     },
     async (request, reply) => {
-      const data = await control(() => sandbox.createGroup(request.body.name, request.body.members));
+      const data = await control(() => owned.createGroup(accountOf(request), request.body.name, request.body.members));
       return reply.code(201).send({ code: 201, message: 'Group created', data });
     },
   );

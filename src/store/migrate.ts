@@ -16,6 +16,8 @@ import * as m003b from './migrations/003b-outbox-index.js';
 import * as m004 from './migrations/004-groups.js';
 import * as m005 from './migrations/005-webhooks.js';
 import * as m006 from './migrations/006-webhook-retry-requested.js';
+import * as m007e from './migrations/007e-webhook-secret-rotation.js';
+import * as m007e2 from './migrations/007e2-media-chunks.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -27,6 +29,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['004-groups', m004],
   ['005-webhooks', m005],
   ['006-webhook-retry-requested', m006],
+  ['007e-webhook-secret-rotation', m007e],
+  ['007e2-media-chunks', m007e2],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -44,6 +44,9 @@ export interface DevicesTable {
   connected: number;
   webhook_url: string | null;
   webhook_secret: string;
+  /** The secret the last rotation replaced; it also signs deliveries until `webhook_secret_previous_until`. Secret. */
+  webhook_secret_previous: string | null;
+  webhook_secret_previous_until: number | null;
   quota_limit: number;
   quote_used: number;
   send_interval_ms: number | null;
@@ -133,8 +136,17 @@ export interface MessagesTable {
 export interface MessageMediaTable {
   message_id: string;
   mimetype: string;
-  /** The bytes fetched and validated at acceptance; what gets sent. Deleted once the message leaves. */
+  /** The bytes fetched and validated at acceptance, for rows from before media_chunks; empty otherwise. */
   bytes: Uint8Array;
+  /** The media_chunks holding the bytes (what gets sent). Deleted with this row once the message leaves. */
+  media_id: string | null;
+}
+
+export interface MediaChunksTable {
+  media_id: string;
+  seq: number;
+  bytes: Uint8Array;
+  created_at: number;
 }
 
 export interface IdempotencyKeysTable {
@@ -149,6 +161,7 @@ export interface IdempotencyKeysTable {
 export interface Database {
   messages: MessagesTable;
   message_media: MessageMediaTable;
+  media_chunks: MediaChunksTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;

@@ -280,7 +280,7 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     });
   });
 
-  it('rotates the secret: the device comes back with a new one, and later deliveries verify only with it', async () => {
+  it('rotates the secret: the device comes back with a new one; the old one keeps verifying for 24 h, then only the new', async () => {
     const hooks = await receiver();
     const phone = nextPhone();
     const device = await pairedWithWebhook(gw, phone, hooks.url);
@@ -293,9 +293,35 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     expect(secret).not.toBe(device.webhook_secret);
     expect((await gw.request('GET', `/devices/${device.id}`)).body.data.webhook_secret).toBe(secret);
 
+    // Both signatures are sent, as Standard Webhooks allows: a receiver on either secret verifies.
     const id = await sendChat(gw, phone, '6287299990022');
     const request = await waitForEvent(hooks, 'message.sent', (e) => e.data.id === id);
+    expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verified(secret, request).data.id).toBe(id);
-    expect(() => verified(device.webhook_secret, request)).toThrow(/signature/i);
+    expect(verified(device.webhook_secret, request).data.id).toBe(id);
+    expect(() => verified('whsec_' + Buffer.alloc(24, 7).toString('base64'), request)).toThrow(/signature/i);
+    expect(JSON.stringify((await gw.request('GET', `/devices/${device.id}`)).body)).not.toContain(
+      device.webhook_secret,
+    );
+
+    // A second rotation keeps only the secret it replaced.
+    const again = (await gw.request('POST', `/devices/${device.id}/webhook-secret`)).body.data.webhook_secret;
+    const second = await sendChat(gw, phone, '6287299990022');
+    const twice = await waitForEvent(hooks, 'message.sent', (e) => e.data.id === second);
+    expect(verified(again, twice).data.id).toBe(second);
+    expect(verified(secret, twice).data.id).toBe(second);
+    expect(() => verified(device.webhook_secret, twice)).toThrow(/signature/i);
+
+    // 24 h later (the overlap's end written as passed): the replaced secret signs no more.
+    await gw.app.store.db
+      .updateTable('devices')
+      .set({ webhook_secret_previous_until: Date.now() - 1 })
+      .where('id', '=', device.id)
+      .execute();
+    const third = await sendChat(gw, phone, '6287299990022');
+    const late = await waitForEvent(hooks, 'message.sent', (e) => e.data.id === third);
+    expect(String(late.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(verified(again, late).data.id).toBe(third);
+    expect(() => verified(secret, late)).toThrow(/signature/i);
   });
 });

@@ -32,6 +32,11 @@ describe.skipIf(noStoreAvailable)('webhook timeout', () => {
     expect(first).toMatchObject({ http_status: null, error: 'timed out after 5000 ms' });
     expect(first.latency_ms).toBeGreaterThanOrEqual(4990);
     expect(first.latency_ms).toBeLessThan(6000);
+    // attempted_at is when the attempt started (before the request reached the receiver), not when it was cut.
+    const firstRequest = hooks.byId(delivery.id)[0]!;
+    expect(Date.parse(first.attempted_at)).toBeLessThanOrEqual(firstRequest.at);
+    expect(firstRequest.at - Date.parse(first.attempted_at)).toBeLessThan(1000);
+    expect(firstRequest.headers['webhook-timestamp']).toBe(String(Math.floor(Date.parse(first.attempted_at) / 1000)));
     expect(second).toMatchObject({ http_status: 200, error: null });
     expect(hooks.byId(delivery.id)).toHaveLength(2);
   }, 20_000);

@@ -81,7 +81,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     const res = await gw.request('POST', '/groups', {
       device,
       name: 'Created here',
-      participants: [a, b, a, '6283255550000'],
+      participants: [a, b, a, '6283255550000', '6283255550001', '6283255550002', '6283255550002'],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ code: 201, message: 'Group created' });
@@ -92,6 +92,23 @@ describe.skipIf(noStoreAvailable)('groups', () => {
       { phone: a, admin: null },
       { phone: b, admin: null },
     ]);
+    // Who was left out, and why, in the items of members add's `failed_members`; a repeated number once.
+    expect(group.failed_participants).toEqual([
+      {
+        phone: '6283255550000',
+        status: 'failed',
+        error: 'Number not registered on the network',
+        error_code: 'USER_NOT_FOUND',
+      },
+      { phone: '6283255550001', status: 'failed', error: 'User has blocked the device', error_code: 'USER_BLOCKED' },
+      {
+        phone: '6283255550002',
+        status: 'failed',
+        error: "User's privacy settings prevent adding",
+        error_code: 'PRIVACY_SETTINGS',
+      },
+    ]);
+    expect((await gw.request('GET', `/groups/${group.id}`)).body.data).not.toHaveProperty('failed_participants');
     const list = (await gw.request('GET', `/groups?device=${device}&per_page=100`)).body.data;
     expect(list.filter((g: any) => g.id === group.id)).toHaveLength(1);
   });

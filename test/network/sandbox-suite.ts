@@ -312,7 +312,12 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
           [DEVICE, 'superadmin'],
           [FRIEND, null],
         ]);
-        expect(await device.connection.getGroup(own.id)).toEqual(own);
+        expect(own.notAdded).toEqual([
+          { phone: '4917600000000', code: 'USER_NOT_FOUND' },
+          { phone: 'bad', code: 'INVALID_NUMBER' },
+        ]);
+        const { notAdded: _left, ...shown } = own;
+        expect(await device.connection.getGroup(own.id)).toEqual(shown);
 
         await device.connection.sendMessage({ id: 'g1', to: group.id, content: { type: 'chat', text: 'all' } });
         await device.recorder.wait('message_status', (e) => e.id === 'g1');

@@ -59,14 +59,35 @@ export class SandboxControlError extends Error {
   }
 }
 
+/** Which devices a scan may pair: a QR of any other device is unknown to the caller. */
+export interface ScanScope {
+  readonly deviceIds: readonly number[];
+}
+
+/** Which device a phone's message goes to: the one holding this network session. */
+export interface RecipientScope {
+  readonly session: string;
+}
+
 export interface SandboxControl {
-  /** A phone scans the QR whose decoded text is `qr`. Throws SandboxControlError(400, 'Invalid QR code') for unknown or rotated-out codes. */
-  scan(qr: string, phone: PhoneNumber): Promise<{ device_phone: PhoneNumber }>;
+  /**
+   * A phone scans the QR whose decoded text is `qr`. Throws SandboxControlError(400, 'Invalid QR code') for
+   * unknown or rotated-out codes, and for a code of a device outside `scope` when one is given.
+   */
+  scan(qr: string, phone: PhoneNumber, scope?: ScanScope): Promise<{ device_phone: PhoneNumber }>;
   upsertPhone(settings: SandboxPhoneSettings): Promise<SandboxPhone>;
   /** Throws SandboxControlError(404, 'Phone not found') for a number never seen. Magic numbers are always "seen". */
   getPhone(phone: PhoneNumber): Promise<SandboxPhone>;
-  /** The phone sends a text to a device's number. Throws 404 when no connected device has that number. */
-  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string): Promise<{ message_id: string }>;
+  /**
+   * The phone sends a text to a device's number. Throws 404 when no paired device has that number; with
+   * `recipient`, only the device holding that session gets it (404 when it is not paired with `to`).
+   */
+  sendFromPhone(
+    phone: PhoneNumber,
+    to: PhoneNumber,
+    text: string,
+    recipient?: RecipientScope,
+  ): Promise<{ message_id: string }>;
   /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
   readMessage(phone: PhoneNumber, messageId: string): Promise<void>;
   /** Creates a group on the network. The first admin member is the superadmin when none is marked. */

@@ -10,6 +10,7 @@ import { randomInt } from 'node:crypto';
 import type {
   AddParticipantErrorCode,
   AddParticipantOutcome,
+  CreatedNetworkGroup,
   NetworkGroup,
   NetworkGroupId,
   ParticipantRole,
@@ -123,13 +124,20 @@ export function createGroupByLink(
   link: Link,
   subject: string,
   phones: ReadonlyArray<PhoneNumber>,
-): NetworkGroup {
+): CreatedNetworkGroup {
   const self = world.requireOpen(link);
   const draft: GroupRecord = { id: '', subject, description: null, participants: new Map([[self, 'superadmin']]) };
+  const notAdded: Array<{ phone: PhoneNumber; code: AddParticipantErrorCode }> = [];
+  const seen = new Set<PhoneNumber>();
   for (const phone of phones) {
-    if (refusal(world, draft, phone) === null) draft.participants.set(phone, null);
+    // A number asked for twice is one participant, with one outcome.
+    if (seen.has(phone)) continue;
+    seen.add(phone);
+    const code = refusal(world, draft, phone);
+    if (code === null) draft.participants.set(phone, null);
+    else notAdded.push({ phone, code });
   }
-  return groupView(world, insert(world, subject, draft.participants));
+  return { ...groupView(world, insert(world, subject, draft.participants)), notAdded };
 }
 
 /** The group as the device may see it: unknown and not-a-member look the same. */

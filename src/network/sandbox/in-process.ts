@@ -58,10 +58,10 @@ class InProcessConnection implements NetworkConnection {
 /** The control API over a world, as promises (shared by the in-process network and nothing else). */
 export function controlOf(world: SandboxWorld): SandboxControl {
   return {
-    scan: (qr, phone) => settle(() => world.scan(qr, phone)),
+    scan: (qr, phone, scope) => settle(() => world.scan(qr, phone, scope)),
     upsertPhone: (settings) => settle(() => world.upsertPhone(settings)),
     getPhone: (phone) => settle(() => world.getPhone(phone)),
-    sendFromPhone: (phone, to, text) => settle(() => world.sendFromPhone(phone, to, text)),
+    sendFromPhone: (phone, to, text, recipient) => settle(() => world.sendFromPhone(phone, to, text, recipient)),
     readMessage: (phone, messageId) => settle(() => world.readMessage(phone, messageId)),
     createGroup: (name, members) => settle(() => world.createGroup(name, members)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { NetworkMessageContent, OutgoingNetworkMessage, PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
-import type { SandboxPhone, SandboxPhoneSettings } from './control.js';
+import type { RecipientScope, SandboxPhone, SandboxPhoneSettings } from './control.js';
 import { SandboxControlError } from './control.js';
 import type { PhoneRecord, StatusTracker, StoredEntry } from './phones.js';
 import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone } from './phones.js';
@@ -108,6 +108,7 @@ export function sendFromPhone(
   phone: PhoneNumber,
   to: PhoneNumber,
   text: string,
+  recipient?: RecipientScope,
 ): { message_id: string } {
   if (!isWellFormedPhone(phone) || !isWellFormedPhone(to)) {
     throw new SandboxControlError(400, 'Invalid phone number format');
@@ -116,7 +117,9 @@ export function sendFromPhone(
   if (!world.phone(phone).registered) {
     throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
   }
-  const sessions = [...world.sessions.values()].filter((s) => s.phone === to);
+  const sessions = [...world.sessions.values()].filter(
+    (s) => s.phone === to && (recipient === undefined || s.token === recipient.session),
+  );
   if (sessions.length === 0) throw new SandboxControlError(404, 'Device not found', `no device is paired with ${to}`);
   const id = ulid();
   for (const session of sessions) {

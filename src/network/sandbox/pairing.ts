@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ConnectOptions, NetworkEventHandler, PhoneNumber } from '../network.js';
-import { SandboxControlError } from './control.js';
+import { SandboxControlError, type ScanScope } from './control.js';
 import { isWellFormedPhone } from './phones.js';
 import type { Link, WorldState } from './state.js';
 
@@ -59,10 +59,19 @@ function rotateQr(world: WorldState, link: Link): void {
   world.emit(link, { type: 'qr', qr: link.qr });
 }
 
-export function scan(world: WorldState, qr: string, phone: PhoneNumber): { device_phone: PhoneNumber } {
+export function scan(
+  world: WorldState,
+  qr: string,
+  phone: PhoneNumber,
+  scope?: ScanScope,
+): { device_phone: PhoneNumber } {
   if (!isWellFormedPhone(phone)) throw new SandboxControlError(400, 'Invalid phone number format');
   const link = typeof qr === 'string' ? world.qrs.get(qr) : undefined;
   if (!link || link.state !== 'pairing') throw new SandboxControlError(400, 'Invalid QR code');
+  // Someone else's code is as unknown to the caller as a made-up one.
+  if (scope !== undefined && !scope.deviceIds.includes(link.deviceId)) {
+    throw new SandboxControlError(400, 'Invalid QR code');
+  }
   if (link.expectedPhone !== null && link.expectedPhone !== phone) {
     throw new SandboxControlError(
       400,

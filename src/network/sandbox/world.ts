@@ -10,13 +10,14 @@
 import type {
   AddParticipantOutcome,
   ConnectOptions,
+  CreatedNetworkGroup,
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
   OutgoingNetworkMessage,
   PhoneNumber,
 } from '../network.js';
-import type { SandboxPhone, SandboxPhoneSettings } from './control.js';
+import type { RecipientScope, SandboxPhone, SandboxPhoneSettings, ScanScope } from './control.js';
 import * as groups from './groups.js';
 import * as messaging from './messaging.js';
 import * as pairing from './pairing.js';
@@ -31,7 +32,7 @@ export interface SandboxLink {
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): void;
   listGroups(): NetworkGroup[];
   getGroup(groupId: NetworkGroupId): NetworkGroup;
-  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): NetworkGroup;
+  createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
   updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): NetworkGroup;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
@@ -65,8 +66,8 @@ export class SandboxWorld {
     };
   }
 
-  scan(qr: string, phone: PhoneNumber): { device_phone: PhoneNumber } {
-    return pairing.scan(this.state, qr, phone);
+  scan(qr: string, phone: PhoneNumber, scope?: ScanScope): { device_phone: PhoneNumber } {
+    return pairing.scan(this.state, qr, phone, scope);
   }
 
   upsertPhone(settings: SandboxPhoneSettings): SandboxPhone {
@@ -77,8 +78,8 @@ export class SandboxWorld {
     return messaging.getPhone(this.state, phone);
   }
 
-  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string): { message_id: string } {
-    return messaging.sendFromPhone(this.state, phone, to, text);
+  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string, recipient?: RecipientScope): { message_id: string } {
+    return messaging.sendFromPhone(this.state, phone, to, text, recipient);
   }
 
   readMessage(phone: PhoneNumber, messageId: string): void {

@@ -220,10 +220,11 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
     description: `sandbox (simulated network at ${url})`,
     connect: (options, onEvent) => client.connect(options, onEvent),
     sandbox: {
-      scan: (qr, phone) => control('scan', qr, phone) as Promise<{ device_phone: string }>,
+      scan: (qr, phone, scope) => control('scan', qr, phone, scope) as Promise<{ device_phone: string }>,
       upsertPhone: (settings) => control('upsertPhone', settings) as Promise<SandboxPhone>,
       getPhone: (phone) => control('getPhone', phone) as Promise<SandboxPhone>,
-      sendFromPhone: (phone, to, text) => control('sendFromPhone', phone, to, text) as Promise<{ message_id: string }>,
+      sendFromPhone: (phone, to, text, recipient) =>
+        control('sendFromPhone', phone, to, text, recipient) as Promise<{ message_id: string }>,
       readMessage: async (phone, messageId) => {
         await control('readMessage', phone, messageId);
       },

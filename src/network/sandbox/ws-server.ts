@@ -11,7 +11,7 @@ import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
 import type { ConnectOptions, NetworkGroupId, PhoneNumber } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import type { SandboxPhoneSettings } from './control.js';
+import type { RecipientScope, SandboxPhoneSettings, ScanScope } from './control.js';
 import type { ClientFrame, ServerFrame } from './ws-protocol.js';
 import { decodeMessage, encodeError, isFinalEvent, MAX_FRAME_BYTES } from './ws-protocol.js';
 import type { SandboxLink, SandboxOptions } from './world.js';
@@ -56,16 +56,27 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
   }
 }
 
+// Scopes come over the wire: anything not of the expected shape is no scope, and the world refuses nothing more.
+function scanScope(value: unknown): ScanScope | undefined {
+  const ids = (value as { deviceIds?: unknown } | null | undefined)?.deviceIds;
+  return Array.isArray(ids) ? { deviceIds: ids.filter((id): id is number => typeof id === 'number') } : undefined;
+}
+
+function recipientScope(value: unknown): RecipientScope | undefined {
+  const session = (value as { session?: unknown } | null | undefined)?.session;
+  return typeof session === 'string' ? { session } : undefined;
+}
+
 function callControl(world: SandboxWorld, op: string, a: Args): unknown {
   switch (op) {
     case 'scan':
-      return world.scan(a[0] as string, a[1] as PhoneNumber);
+      return world.scan(a[0] as string, a[1] as PhoneNumber, scanScope(a[2]));
     case 'upsertPhone':
       return world.upsertPhone(a[0] as SandboxPhoneSettings);
     case 'getPhone':
       return world.getPhone(a[0] as PhoneNumber);
     case 'sendFromPhone':
-      return world.sendFromPhone(a[0] as PhoneNumber, a[1] as PhoneNumber, a[2] as string);
+      return world.sendFromPhone(a[0] as PhoneNumber, a[1] as PhoneNumber, a[2] as string, recipientScope(a[3]));
     case 'readMessage':
       return world.readMessage(a[0] as PhoneNumber, a[1] as string);
     case 'createGroup':

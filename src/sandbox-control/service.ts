@@ -1,0 +1,92 @@
+/**
+ * The sandbox control API's rules of ownership (issue 10, item 6): a tester
+ * acts only on their own account's devices and on what those sent and
+ * received, even though the simulated network is one world shared by every
+ * account of the gateway.
+ *
+ * Owns: what each control operation may touch. A phone's inbox shows only
+ * messages the caller's devices sent; a phone writes only to a caller's device
+ * (another account's: 404 `Device not found`, as a missing one); read receipts
+ * only on the caller's messages (404 `Message not found` otherwise); a QR
+ * scanned only for a caller's device; phones that are another account's
+ * device numbers are not the caller's to change or to put in a group.
+ * Must never: know about HTTP or write SQL; pass another account's data or
+ * device to the sandbox.
+ */
+import { ApiError } from '../http/errors.js';
+import type { SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox/control.js';
+import type { NetworkGroup } from '../network/network.js';
+import type { Store } from '../store/store.js';
+import { sandboxControlRepository as repo } from './repository.js';
+
+const FOREIGN_NUMBER = 'this number belongs to a device of another account';
+
+export class SandboxControlService {
+  constructor(
+    private readonly store: Store,
+    private readonly sandbox: SandboxControl,
+  ) {}
+
+  async scan(accountId: number, qr: string, phone: string): Promise<{ device_phone: string }> {
+    const devices = await repo.devicesOf(this.store.db, accountId);
+    return this.sandbox.scan(qr, phone, { deviceIds: devices.map((device) => device.id) });
+  }
+
+  async upsertPhone(accountId: number, settings: SandboxPhoneSettings): Promise<SandboxPhone> {
+    await this.refuseForeignNumbers(accountId, [settings.phone], () => ({ error: FOREIGN_NUMBER }));
+    return this.ownView(accountId, await this.sandbox.upsertPhone(settings));
+  }
+
+  async getPhone(accountId: number, phone: string): Promise<SandboxPhone> {
+    return this.ownView(accountId, await this.sandbox.getPhone(phone));
+  }
+
+  async sendFromPhone(accountId: number, phone: string, to: string, text: string): Promise<{ message_id: string }> {
+    const devices = await repo.devicesOf(this.store.db, accountId);
+    // The paired number wins over the one given at creation, as everywhere a device is found by number.
+    const device =
+      devices.find((d) => d.phone === to) ?? devices.find((d) => d.phone === null && d.expected_phone === to);
+    if (device === undefined || device.network_session === null) {
+      throw new ApiError('DEVICE_NOT_FOUND', { error: `no device of this account is paired with ${to}` });
+    }
+    return this.sandbox.sendFromPhone(phone, to, text, { session: device.network_session });
+  }
+
+  async readMessage(accountId: number, phone: string, messageId: string): Promise<void> {
+    const own = await repo.ownOutgoingIds(this.store.db, accountId, [messageId]);
+    if (!own.has(messageId)) throw new ApiError('MESSAGE_NOT_FOUND');
+    await this.sandbox.readMessage(phone, messageId);
+  }
+
+  async createGroup(
+    accountId: number,
+    name: string,
+    members: ReadonlyArray<{ phone: string; admin?: boolean }>,
+  ): Promise<NetworkGroup> {
+    const phones = members.map((member) => member.phone);
+    await this.refuseForeignNumbers(accountId, phones, (foreign) => ({
+      errors: Object.fromEntries(
+        phones.flatMap((phone, i) => (foreign.has(phone) ? [[`members.${i}.phone`, [FOREIGN_NUMBER]]] : [])),
+      ),
+    }));
+    return this.sandbox.createGroup(name, members);
+  }
+
+  private async refuseForeignNumbers(
+    accountId: number,
+    phones: readonly string[],
+    detail: (foreign: Set<string>) => { error?: string; errors?: Record<string, string[]> },
+  ): Promise<void> {
+    const foreign = await repo.numbersOfOtherAccounts(this.store.db, accountId, [...new Set(phones)]);
+    if (foreign.size > 0) throw new ApiError('ACCESS_DENIED', detail(foreign));
+  }
+
+  /** The phone with only the inbox entries the caller's devices sent. */
+  private async ownView(accountId: number, phone: SandboxPhone): Promise<SandboxPhone> {
+    if (phone.inbox.length === 0) return phone;
+    const own = await repo.ownOutgoingIds(this.store.db, accountId, [
+      ...new Set(phone.inbox.map((entry) => entry.message_id)),
+    ]);
+    return { ...phone, inbox: phone.inbox.filter((entry) => own.has(entry.message_id)) };
+  }
+}
