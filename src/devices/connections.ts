@@ -24,6 +24,13 @@ import type { Clock } from '../clock.js';
 import { recordEvent } from '../events/record.js';
 import type { Network, NetworkConnection, NetworkEvent } from '../network/network.js';
 import type { Store } from '../store/store.js';
+import {
+  QUEUE_END_BATCH,
+  REASON_LOGGED_OUT,
+  endQueueBatch,
+  endQueueRest,
+  type QueueEnd,
+} from '../messages/end-queue.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
 import type { DeviceConnections } from './service.js';
 
@@ -46,7 +53,15 @@ export interface ConnectionManagerOptions {
 /** Events other features listen to (message receipts, incoming messages, group changes, connection open). */
 export type DeviceNetworkListener = (deviceId: number, event: NetworkEvent) => void;
 
-export class QrUnavailableError extends Error {}
+export class QrUnavailableError extends Error {
+  constructor(
+    message: string,
+    /** Set when the pairing attempt was ended on purpose (a logout, deletion or suspension) while waiting. */
+    readonly endedBy: 'release' | null = null,
+  ) {
+    super(message);
+  }
+}
 
 interface QrWaiter {
   resolve(qr: string): void;
@@ -66,10 +81,20 @@ interface Live {
   pairingEndsAt: number | null;
   reconnectTimer: NodeJS.Timeout | null;
   failures: number;
+  /** When the current connection opened (0: not open), to tell a flapping connection from a stable one. */
+  openedAt: number;
+  /** Times of the recent drops, for the reconnect-loop warning (at most LOOP_DROPS kept). */
+  drops: number[];
   holdsSlot: boolean;
   /** Network events of one device are applied in order. */
   chain: Promise<void>;
 }
+
+/** A connection that stayed open this long was stable: the next drop starts the backoff again from the base. */
+const STABLE_MS = 30_000;
+/** This many drops within LOOP_WINDOW_MS is a device reconnecting in a loop (warned once per such run). */
+const LOOP_DROPS = 5;
+const LOOP_WINDOW_MS = 5 * 60_000;
 
 export class ConnectionManager implements DeviceConnections {
   private readonly live = new Map<number, Live>();
@@ -170,7 +195,15 @@ export class ConnectionManager implements DeviceConnections {
         .logout()
         .catch((error: unknown) => this.options.logger.warn({ err: error, deviceId }, 'logout failed'));
     }
-    this.drop(deviceId);
+    this.drop(deviceId, 'release');
+    // Dropped quietly (no `disconnected` event from a dropped connection): the row must say so itself.
+    await devicesRepository.setConnected(this.options.store.db, deviceId, false);
+  }
+
+  /** A device made active again: it reconnects from its stored session (openSession checks it has one). */
+  resume(deviceId: number): void {
+    if (this.closed || this.live.has(deviceId)) return;
+    this.connectSession(deviceId, 0);
   }
 
   /** Logs a device out (API `POST /devices/{id}/logout`): the session ends and the device is UNPAIRED. */
@@ -212,6 +245,10 @@ export class ConnectionManager implements DeviceConnections {
         await devicesRepository.markExpired(trx, deviceId, now);
         await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
       });
+      this.options.logger.info(
+        { deviceId, pairingWindowMs: this.options.pairingWindowMs },
+        'QR expired: no phone scanned it within the pairing window',
+      );
       this.options.onEventsRecorded?.();
     });
   }
@@ -252,12 +289,27 @@ export class ConnectionManager implements DeviceConnections {
     );
   }
 
-  private scheduleReconnect(deviceId: number, live: Live): void {
+  /** Schedules the next attempt with exponential backoff and jitter; answers its delay. */
+  private scheduleReconnect(deviceId: number, live: Live): number {
     live.failures += 1;
     const ceiling = Math.min(this.reconnectMaxMs, this.reconnectBaseMs * 2 ** Math.min(live.failures - 1, 20));
     // Equal jitter: half fixed, half random, so a fleet that dropped together does not return together.
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
     this.connectSession(deviceId, delay);
+    return delay;
+  }
+
+  /** Operators hear once per run of LOOP_DROPS drops within LOOP_WINDOW_MS, not on every drop. */
+  private warnIfLooping(deviceId: number, live: Live): void {
+    const now = Date.now();
+    live.drops.push(now);
+    if (live.drops.length > LOOP_DROPS) live.drops.shift();
+    if (live.drops.length < LOOP_DROPS || now - live.drops[0]! > LOOP_WINDOW_MS) return;
+    this.options.logger.warn(
+      { deviceId, drops: live.drops.length, withinMs: now - live.drops[0]!, attempt: live.failures },
+      'device reconnecting in a loop',
+    );
+    live.drops = [];
   }
 
   private acquireSlot(run: () => void): void {
@@ -309,7 +361,10 @@ export class ConnectionManager implements DeviceConnections {
         return this.onPaired(deviceId, live, event.phone, event.session);
       case 'connected': {
         live.open = true;
-        live.failures = 0;
+        live.openedAt = Date.now();
+        // The backoff is not reset yet: a connection that drops again at once is flapping (see the drop).
+        if (live.failures > 0) this.options.logger.info({ deviceId, attempts: live.failures }, 'device reconnected');
+        else this.options.logger.info({ deviceId }, 'device connected');
         this.releaseSlot(live);
         await devicesRepository.setConnected(this.options.store.db, deviceId, true, this.options.serverName);
         break;
@@ -318,20 +373,34 @@ export class ConnectionManager implements DeviceConnections {
         live.open = false;
         this.releaseSlot(live);
         if (live.mode === 'pairing') {
+          this.options.logger.info(
+            { deviceId, reason: event.reason },
+            'pairing attempt ended: the network is unavailable',
+          );
           this.failQrWaiters(live, `the network is unavailable (${event.reason})`);
           this.drop(deviceId);
           return;
         }
+        if (live.openedAt !== 0 && Date.now() - live.openedAt >= STABLE_MS) live.failures = 0;
+        live.openedAt = 0;
         await devicesRepository.setConnected(this.options.store.db, deviceId, false);
-        if (this.live.get(deviceId) === live && !this.closed) this.scheduleReconnect(deviceId, live);
+        if (this.live.get(deviceId) === live && !this.closed) {
+          const delayMs = this.scheduleReconnect(deviceId, live);
+          this.options.logger.info(
+            { deviceId, reason: event.reason, attempt: live.failures, reconnectInMs: Math.round(delayMs) },
+            'device connection dropped; reconnecting',
+          );
+          this.warnIfLooping(deviceId, live);
+        }
         break;
       }
       case 'logged_out': {
         live.open = false;
         this.releaseSlot(live);
         this.drop(deviceId);
+        // Tells the listeners itself, also for a logout asked through the API.
         await this.markLoggedOut(deviceId, event.reason);
-        break;
+        return;
       }
       default:
         break;
@@ -352,7 +421,10 @@ export class ConnectionManager implements DeviceConnections {
       await recordEvent(trx, paired, 'device.paired', { paired_status: 'PAIRED', phone }, now);
       return null;
     });
-    if (refused === null) this.options.onEventsRecorded?.();
+    if (refused === null) {
+      this.options.onEventsRecorded?.();
+      this.options.logger.info({ deviceId, phone }, 'device paired');
+    }
     if (refused !== null) {
       this.options.logger.warn({ deviceId, reason: refused }, 'pairing refused');
       await live.conn?.logout().catch(() => undefined);
@@ -366,23 +438,38 @@ export class ConnectionManager implements DeviceConnections {
     live.pairingEndsAt = null;
   }
 
+  /**
+   * The session is gone: UNPAIRED, and the queue of that pairing ends with it
+   * (its messages were accepted for a number this device may no longer have),
+   * in the same transaction as far as the first batch goes.
+   */
   private async markLoggedOut(deviceId: number, reason: string): Promise<void> {
     const { db } = this.options.store;
     const now = this.options.clock.now();
-    await db.transaction().execute(async (trx) => {
+    const ended = await db.transaction().execute(async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
-      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return;
+      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return null;
       const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
-      // The event names the number that was logged out, not the one the row falls back to.
-      await recordEvent(
-        trx,
-        { ...updated, phone: device.phone },
-        'device.disconnected',
-        { paired_status: 'UNPAIRED', reason },
-        now,
-      );
+      // Events name the number that was logged out, not the one the row falls back to.
+      const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
+      await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);
+      return { end, phone: device.phone, first: await endQueueBatch(trx, end, now) };
     });
+    if (ended === null) return;
     this.options.onEventsRecorded?.();
+    this.options.logger.info({ deviceId, phone: ended.phone, reason }, 'device logged out');
+    let failed = ended.first;
+    if (failed === QUEUE_END_BATCH) {
+      failed += await endQueueRest(db, ended.end, this.options.clock);
+      this.options.onEventsRecorded?.();
+    }
+    if (failed > 0) {
+      this.options.logger.info(
+        { deviceId, count: failed, reason: REASON_LOGGED_OUT },
+        'queued messages failed: the pairing they were accepted for ended',
+      );
+    }
+    for (const listener of this.listeners) listener(deviceId, { type: 'logged_out', reason });
   }
 
   // --- bookkeeping ------------------------------------------------------------
@@ -399,20 +486,22 @@ export class ConnectionManager implements DeviceConnections {
       pairingEndsAt: null,
       reconnectTimer: null,
       failures: 0,
+      openedAt: 0,
+      drops: [],
       holdsSlot: false,
       chain: Promise.resolve(),
     };
   }
 
-  private failQrWaiters(live: Live, message: string): void {
+  private failQrWaiters(live: Live, message: string, endedBy: QrUnavailableError['endedBy'] = null): void {
     for (const waiter of live.qrWaiters.splice(0)) {
       clearTimeout(waiter.timer);
-      waiter.reject(new QrUnavailableError(message));
+      waiter.reject(new QrUnavailableError(message, endedBy));
     }
   }
 
   /** Forgets the device here: closes its connection quietly and clears its timers. */
-  private drop(deviceId: number): void {
+  private drop(deviceId: number, endedBy: QrUnavailableError['endedBy'] = null): void {
     const live = this.live.get(deviceId);
     if (live === undefined) return;
     this.live.delete(deviceId);
@@ -420,7 +509,7 @@ export class ConnectionManager implements DeviceConnections {
     live.open = false;
     if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
     if (live.reconnectTimer !== null) clearTimeout(live.reconnectTimer);
-    this.failQrWaiters(live, 'the pairing attempt ended');
+    this.failQrWaiters(live, 'the pairing attempt ended', endedBy);
     this.releaseSlot(live);
     try {
       live.conn?.close();

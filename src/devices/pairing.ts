@@ -2,14 +2,14 @@
  * Pairing a device by QR code, and logging it out (spec 4.4; DECISIONS 3).
  *
  * Owns: the rules around the QR: a suspended device gets none, a paired one
- * is "connected", otherwise the current code of the running attempt, drawn as
+ * is "connected" (or 409 when offline), otherwise the current code of the running attempt, drawn as
  * a PNG data URL.
  * Must never: answer with a stale code (the network rotates it; each call asks
  * for the current one).
  */
 import QRCode from 'qrcode';
 import { ApiError } from '../http/errors.js';
-import type { ConnectionManager } from './connections.js';
+import { QrUnavailableError, type ConnectionManager } from './connections.js';
 import type { DeviceRow } from './repository.js';
 import type { DevicesService } from './service.js';
 
@@ -22,16 +22,44 @@ export class PairingService {
     private readonly connections: ConnectionManager,
   ) {}
 
-  /** The current QR text, or null when the device is already paired. */
+  /**
+   * The current QR text, or null when the device is paired and connected.
+   * Paired but offline is 409 `Device offline, reconnecting`: the device
+   * reconnects by itself and needs no QR. A pairing attempt ended while the
+   * request waited answers what ended it: 404 when the device was deleted,
+   * 403 when suspended, 409 `Device logged out` for a logout.
+   */
   async qrText(accountId: number, deviceId: number): Promise<string | null> {
     const device = await this.devices.get(accountId, deviceId);
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
-    if (device.paired_status === 'PAIRED') return null;
+    if (device.paired_status === 'PAIRED') {
+      if (device.connected === 1 || this.connections.isConnected(device.id)) return null;
+      throw new ApiError('DEVICE_OFFLINE', { error: 'the device is paired; its connection is being re-established' });
+    }
+    let qr: string;
     try {
-      return await this.connections.currentQr(device);
+      qr = await this.connections.currentQr(device);
     } catch (error) {
+      await this.whatEnded(accountId, deviceId);
+      if (error instanceof QrUnavailableError && error.endedBy === 'release') {
+        throw new ApiError('DEVICE_LOGGED_OUT', { error: 'the pairing attempt was ended by a logout' });
+      }
       throw new ApiError('QR_FAILED', { error: (error as Error).message });
     }
+    // A deletion or suspension that ran while the attempt started must not leave it running.
+    const now = await this.devices.find(accountId, deviceId);
+    if (now === undefined || now.status === 'SUSPENDED') {
+      await this.connections.release(deviceId, { logout: false });
+      await this.whatEnded(accountId, deviceId);
+    }
+    return qr;
+  }
+
+  /** Throws the answer for a device deleted or suspended meanwhile; returns otherwise. */
+  private async whatEnded(accountId: number, deviceId: number): Promise<void> {
+    const device = await this.devices.find(accountId, deviceId);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
   }
 
   async qr(accountId: number, deviceId: number): Promise<QrAnswer> {

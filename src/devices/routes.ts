@@ -184,10 +184,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         tags,
         summary: 'Get the current pairing QR code (starts a pairing attempt when none runs)',
         description:
-          'A paired device answers `{code: 200, message: "Device connected"}` with no QR. The network rotates the code; each call returns the current one.',
+          'A paired, connected device answers `{code: 200, message: "Device connected"}` with no QR; a paired device that is offline answers 409 `Device offline, reconnecting` (it reconnects by itself, no QR needed). A pairing attempt ended while the request waits answers 404 `Device not found` (deleted), 403 `Device suspended` or 409 `Device logged out`. The network rotates the code; each call returns the current one.',
         params: IdParams,
         querystring: QrQuery,
-        response: { 200: QrAnswer, ...errorResponses(400, 401, 403, 404, 500) },
+        response: { 200: QrAnswer, ...errorResponses(400, 401, 403, 404, 409, 500) },
       },
       config: { fieldErrors: notFoundById },
     },

@@ -16,14 +16,23 @@ import type { Store } from '../store/store.js';
 import { accountsRepository } from '../accounts/repository.js';
 import { findPackage } from './packages.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
+import { QUEUE_END_BATCH, REASON_DELETED, endQueueBatch, endQueueRest, type QueueEnd } from '../messages/end-queue.js';
+import { cleanupRepository } from '../store/cleanup-repository.js';
 
 /** What the device service needs from whatever holds live network connections. */
 export interface DeviceConnections {
   /** Ends the device's connection; with `logout`, also its session on the network. */
   release(deviceId: number, options: { logout: boolean }): Promise<void>;
+  /** A device made active again: reconnect it from its stored session, if it has one. */
+  resume(deviceId: number): void;
 }
 
-export const noConnections: DeviceConnections = { release: async () => undefined };
+/**
+ * Outside the server (the CLI) no connection is held here; the running
+ * gateway sees the change in the store (the dispatcher's send-time guard
+ * reads the device's state; see src/dispatch/dispatcher.ts).
+ */
+export const noConnections: DeviceConnections = { release: async () => undefined, resume: () => undefined };
 
 export interface CreateDeviceInput {
   readonly package: string;
@@ -79,7 +88,8 @@ export class DevicesService {
       return devicesRepository.insert(trx, {
         account_id: accountId,
         name: input.name,
-        phone: null,
+        // DECISIONS 3: a number given at creation is the device's number from now on (only it may pair).
+        phone,
         expected_phone: phone,
         package_code: plan.code,
         status: 'ACTIVE',
@@ -113,6 +123,11 @@ export class DevicesService {
     return row;
   }
 
+  /** The device if it exists and is not deleted (no error). */
+  find(accountId: number, id: number): Promise<DeviceRow | undefined> {
+    return devicesRepository.find(this.store.db, accountId, id);
+  }
+
   async update(accountId: number, id: number, input: UpdateDeviceInput): Promise<DeviceRow> {
     const changes: Partial<DeviceRow> = {};
     if (input.name !== undefined) changes.name = input.name;
@@ -143,6 +158,7 @@ export class DevicesService {
     });
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     this.onChanged(id);
+    if (status === 'ACTIVE') this.connections().resume(id);
     return row;
   }
 
@@ -170,19 +186,34 @@ export class DevicesService {
     return row;
   }
 
+  /**
+   * Deleting logs the device out of the network and keeps its row (message
+   * history stays queryable). Its queued messages end `failed` (`device
+   * deleted`, quota given back) and its pending webhook deliveries stop, in
+   * the same transaction as the deletion as far as the first batch goes.
+   */
   async delete(accountId: number, id: number): Promise<DeviceRow> {
     const existing = await this.get(accountId, id);
     await this.connections().release(existing.id, { logout: true });
     const now = this.clock.now();
-    const row = await devicesRepository.update(this.store.db, accountId, id, {
-      deleted_at: now,
-      updated_at: now,
-      connected: 0,
-      paired_status: 'UNPAIRED',
-      network_session: null,
+    // No events: a deleted device has no webhook to announce anything to.
+    const end: QueueEnd = { device: existing, reason: REASON_DELETED, announce: false };
+    const deleted = await this.store.db.transaction().execute(async (trx) => {
+      const row = await devicesRepository.update(trx, accountId, id, {
+        deleted_at: now,
+        updated_at: now,
+        connected: 0,
+        paired_status: 'UNPAIRED',
+        network_session: null,
+      });
+      if (row === undefined) return undefined;
+      const first = await endQueueBatch(trx, end, now);
+      await cleanupRepository.stopPendingDeliveries(trx, id, now);
+      return { row, first };
     });
-    if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    if (deleted === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     this.onChanged(id);
-    return row;
+    if (deleted.first === QUEUE_END_BATCH) await endQueueRest(this.store.db, end, this.clock);
+    return deleted.row;
   }
 }

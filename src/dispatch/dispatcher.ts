@@ -34,6 +34,7 @@ import type { WriteBatcher } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { presentMessage } from '../messages/present.js';
+import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
 import { networkContent } from '../messages/service.js';
 
 export interface DispatcherOptions {
@@ -73,6 +74,8 @@ interface Lane {
 const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
 const DEVICE_CACHE_MS = 1000;
 const BATCH = 100;
+/** How often a suspended device's lane looks whether it was made active again (e.g. by the CLI, another process). */
+const SUSPENDED_RECHECK_MS = 1000;
 
 /** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
 export function typingDurationMs(text: string | null): number {
@@ -128,7 +131,11 @@ export class Dispatcher {
   deviceChanged(deviceId: number): void {
     this.deviceCache.delete(deviceId);
     const lane = this.lanes.get(deviceId);
-    if (lane !== undefined) lane.intervalMs = null;
+    if (lane === undefined) return;
+    lane.intervalMs = null;
+    // A suspended device made active again (or any change of its sender) is looked at now, not at the next check.
+    lane.stale = true;
+    void this.run(deviceId, lane);
   }
 
   /** Stops taking new work, lets each lane finish the send it is in, and waits for every status write. */
@@ -184,6 +191,15 @@ export class Dispatcher {
       lane.intervalMs ??= await this.intervalOf(deviceId);
       const wait = lane.lastSentAt + lane.intervalMs - now;
       if (wait > 0) return this.schedule(deviceId, lane, wait);
+      const sender = await this.senderFor(deviceId, head);
+      if (sender === 'suspended') return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
+      if (sender !== 'same') {
+        // Accepted for a sender this device no longer is: it ends here, never leaves from another number.
+        this.track(this.fail(head, sender));
+        lane.buffer.shift();
+        lane.cursor = head.seq;
+        continue;
+      }
       const outcome = await this.sendOne(conn, head);
       if (outcome === 'retry') {
         lane.buffer = [];
@@ -206,6 +222,23 @@ export class Dispatcher {
       },
       Math.max(0, Math.ceil(delayMs)),
     );
+  }
+
+  /**
+   * The send-time guard: whether the device may send this message now. A
+   * suspended device waits (its queue resumes when it is made active again);
+   * a message accepted for another number than the device's current one, or
+   * for a device since deleted, can never be sent (the logout or deletion
+   * normally ended it already; this holds when one raced a send or a crash
+   * cut the ending short). The row is at most DEVICE_CACHE_MS old; changes
+   * made through this process clear it at once.
+   */
+  private async senderFor(deviceId: number, head: MessageRow): Promise<'same' | 'suspended' | string> {
+    const device = await this.device(this.options.store.db, deviceId);
+    if (device === undefined || device.deleted_at !== null) return REASON_DELETED;
+    if (device.status !== 'ACTIVE') return 'suspended';
+    if (device.paired_status !== 'PAIRED' || device.phone !== head.device_phone) return REASON_LOGGED_OUT;
+    return 'same';
   }
 
   private async intervalOf(deviceId: number): Promise<number> {
@@ -293,19 +326,34 @@ export class Dispatcher {
     });
   }
 
-  private fail(row: MessageRow, reason: string): Promise<void> {
+  private async fail(row: MessageRow, reason: string): Promise<void> {
     const at = this.options.clock.now();
-    return this.options.batcher.run(async (trx) => {
+    const ended = await this.options.batcher.run(async (trx) => {
       const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
-      if (failed === undefined) return;
+      if (failed === undefined) return false;
       // It never reached the network: its unit of quota comes back.
       await messagesRepository.giveBackQuota(trx, row.device_id);
       await this.event(trx, failed, 'message.failed', at);
+      return true;
     });
+    // Never the content or the recipient: the id finds the message through the API.
+    if (ended) this.options.logger.info({ deviceId: row.device_id, messageId: row.id, reason }, 'message failed');
   }
 
   private onNetworkEvent(deviceId: number, event: NetworkEvent): void {
+    if (event.type === 'logged_out') {
+      // The pairing ended and its queue with it: nothing read before may be sent.
+      this.deviceCache.delete(deviceId);
+      const lane = this.lanes.get(deviceId);
+      if (lane !== undefined) {
+        lane.buffer = [];
+        lane.stale = true;
+      }
+      return;
+    }
     if (event.type === 'connected') {
+      // Possibly paired as another number: the guard must see the row as it is now.
+      this.deviceCache.delete(deviceId);
       this.notify(deviceId);
       return;
     }

@@ -26,6 +26,8 @@ export const ERRORS = {
   DEVICE_NOT_FOUND: [404, 'Device not found'],
   DEVICE_SUSPENDED: [403, 'Device suspended'],
   QR_FAILED: [500, 'QR code generation failed'],
+  DEVICE_OFFLINE: [409, 'Device offline, reconnecting'],
+  DEVICE_LOGGED_OUT: [409, 'Device logged out'],
   INVALID_PHONE: [400, 'Invalid phone number format'],
   // Messages (spec 7.2, DECISIONS 4 and 5)
   INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],

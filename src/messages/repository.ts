@@ -348,6 +348,45 @@ export const messagesRepository = {
       .execute();
   },
 
+  /**
+   * pending → failed for up to `limit` of a device's queued messages, oldest
+   * first, with their media and their units of quota (none of them reached the
+   * network). Answers the failed rows; fewer than `limit` means the queue is empty.
+   */
+  failQueued: async (db: Db, deviceId: number, reason: string, at: number, limit: number): Promise<MessageRow[]> => {
+    const failed = await db
+      .updateTable('messages')
+      .set({ status: 'failed', failed_at: at, failed_reason: reason })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('messages')
+          .select('id')
+          .where('device_id', '=', deviceId)
+          .where(sql<boolean>`status = 'pending'`)
+          .orderBy('seq')
+          .limit(limit),
+      )
+      .where('status', '=', 'pending')
+      .returningAll()
+      .execute();
+    if (failed.length === 0) return failed;
+    const ids = failed.map((row) => row.id);
+    await db.deleteFrom('message_media').where('message_id', 'in', ids).execute();
+    await db
+      .updateTable('devices')
+      .set((eb) => ({
+        quote_used: eb
+          .case()
+          .when('quote_used', '>', failed.length)
+          .then(eb('quote_used', '-', failed.length))
+          .else(0)
+          .end(),
+      }))
+      .where('id', '=', deviceId)
+      .execute();
+    return failed;
+  },
+
   // --- the outbound state machine (see src/dispatch/dispatcher.ts); every change only moves forward ---
 
   scheduleRetry: async (db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> => {

@@ -78,7 +78,24 @@ describe.skipIf(noStoreAvailable)('devices', () => {
   it('takes an optional phone and refuses a malformed one with 400 Invalid phone number format', async () => {
     const ok = await create({ package: 'BETA', name: 'p', phone: '6281234567890' });
     expect(ok.status).toBe(201);
-    expect(ok.body.data.phone).toBeNull(); // set when paired
+    // DECISIONS 3: the number given at creation is the device's `phone` from creation on.
+    expect(ok.body.data.phone).toBe('6281234567890');
+    expect(ok.body.data.paired_status).toBe('UNPAIRED');
+    const got = await gw.request('GET', `/devices/${ok.body.data.id}`);
+    expect(got.body.data.phone).toBe('6281234567890');
+    const listed = await gw.request('GET', '/devices?per_page=100');
+    expect(listed.body.data.find((d: { id: number }) => d.id === ok.body.data.id).phone).toBe('6281234567890');
+    // Known by that number before it pairs: a send from it is refused as not connected, not as unknown.
+    const send = await gw.request('POST', '/messages', {
+      device: '6281234567890',
+      receiver: '6289876543210',
+      type: 'chat',
+      params: { text: 'too early' },
+    });
+    expect(send.status).toBe(400);
+    expect(send.body).toEqual({ code: 400, message: 'Device not connected' });
+    const noPhone = await create({ package: 'BETA', name: 'no phone' });
+    expect(noPhone.body.data.phone).toBeNull(); // set when paired
     for (const phone of [
       '+6281234567890',
       '06281234567890',

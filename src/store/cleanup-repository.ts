@@ -1,0 +1,102 @@
+/**
+ * SQL that removes or ends stored records in bulk: retention (DECISIONS 13)
+ * and what deleting a device stops.
+ *
+ * Owns: batched deletes of ended webhook deliveries with their attempts, of
+ * expired idempotency keys and of old messages with their media; ending a
+ * device's pending webhook deliveries. Each delete takes at most `limit` rows
+ * (found through an index) so a batch is short whatever the backlog.
+ * Must never: decide what is old (callers pass the cut-off), or touch a
+ * delivery still pending or a message still queued through retention.
+ */
+import { sql } from 'kysely';
+import type { Db } from './schema.js';
+
+export const cleanupRepository = {
+  /** A deleted device's deliveries that have not ended are ended now (`failed`): there is no one to deliver to. */
+  stopPendingDeliveries: async (db: Db, deviceId: number, now: number): Promise<number> => {
+    const rows = await db
+      .updateTable('webhook_events')
+      .set({ status: 'failed', failed_at: now, locked_until: null, retry_requested: 0 })
+      .where('device_id', '=', deviceId)
+      .where('status', '=', 'pending')
+      .returning('id')
+      .execute();
+    return rows.length;
+  },
+
+  /** Deletes up to `limit` deliveries that ended (delivered or failed) before `before`, with their attempts. */
+  deleteEndedDeliveries: async (db: Db, before: number, limit: number): Promise<number> => {
+    const delivered = await db
+      .selectFrom('webhook_events')
+      .select('id')
+      .where('status', '=', 'delivered')
+      .where('delivered_at', '<', before)
+      .limit(limit)
+      .execute();
+    const failed = await db
+      .selectFrom('webhook_events')
+      .select('id')
+      .where('status', '=', 'failed')
+      .where('failed_at', '<', before)
+      .limit(Math.max(0, limit - delivered.length))
+      .execute();
+    const ids = [...delivered, ...failed].map((row) => row.id);
+    if (ids.length === 0) return 0;
+    await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
+    // The status is checked again: a manual retry may have made one pending meanwhile.
+    const deleted = await db
+      .deleteFrom('webhook_events')
+      .where('id', 'in', ids)
+      .where('status', 'in', ['delivered', 'failed'])
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  },
+
+  /** Deletes up to `limit` idempotency keys created before `before`. */
+  deleteIdempotencyKeys: async (db: Db, before: number, limit: number): Promise<number> => {
+    const deleted = await db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('account_id', 'key'),
+          'in',
+          eb
+            .selectFrom('idempotency_keys as expired')
+            .select(['expired.account_id', 'expired.key'])
+            .where('expired.created_at', '<', before)
+            .limit(limit)
+            .$asTuple('account_id', 'key'),
+        ),
+      )
+      .where('created_at', '<', before)
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  },
+
+  /**
+   * Deletes up to `limit` messages created before `before` that are no longer
+   * queued, with their media. Found by id: a message id is a ULID of its
+   * acceptance (or arrival) time, so every id below `idBelow` is older.
+   */
+  deleteMessages: async (db: Db, before: number, idBelow: string, limit: number): Promise<number> => {
+    const rows = await db
+      .selectFrom('messages')
+      .select('id')
+      .where('id', '<', idBelow)
+      .where('created_at', '<', before)
+      .where(sql<boolean>`status <> 'pending'`)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    const ids = rows.map((row) => row.id);
+    if (ids.length === 0) return 0;
+    await db.deleteFrom('message_media').where('message_id', 'in', ids).execute();
+    const deleted = await db
+      .deleteFrom('messages')
+      .where('id', 'in', ids)
+      .where(sql<boolean>`status <> 'pending'`)
+      .executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  },
+};
