@@ -239,12 +239,14 @@ export class ConnectionManager implements DeviceConnections {
     void this.serial(live, async () => {
       const { db } = this.options.store;
       const now = this.options.clock.now();
-      await db.transaction().execute(async (trx) => {
+      const expired = await db.transaction().execute(async (trx) => {
         const device = await devicesRepository.findById(trx, deviceId);
-        if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return;
+        if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return false;
         await devicesRepository.markExpired(trx, deviceId, now);
         await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
+        return true;
       });
+      if (!expired) return;
       this.options.logger.info(
         { deviceId, pairingWindowMs: this.options.pairingWindowMs },
         'QR expired: no phone scanned it within the pairing window',
