@@ -188,14 +188,7 @@ export class ConnectionManager implements DeviceConnections {
 
   /** Ends the device's connection here; with `logout`, its network session too. */
   async release(deviceId: number, { logout }: { logout: boolean }): Promise<void> {
-    const live = this.live.get(deviceId);
-    if (logout && live?.open === true && live.conn !== null) {
-      // An offline device cannot be logged out on the network; its stored session is forgotten all the same.
-      await live.conn
-        .logout()
-        .catch((error: unknown) => this.options.logger.warn({ err: error, deviceId }, 'logout failed'));
-    }
-    this.drop(deviceId, 'release');
+    await this.end(deviceId, logout);
     // Dropped quietly (no `disconnected` event from a dropped connection): the row must say so itself.
     await devicesRepository.setConnected(this.options.store.db, deviceId, false);
   }
@@ -206,10 +199,26 @@ export class ConnectionManager implements DeviceConnections {
     this.connectSession(deviceId, 0);
   }
 
-  /** Logs a device out (API `POST /devices/{id}/logout`): the session ends and the device is UNPAIRED. */
+  /**
+   * Logs a device out (API `POST /devices/{id}/logout`): the session ends and
+   * the device is UNPAIRED. The row goes from connected to UNPAIRED in one
+   * write, so a reader never sees "paired but offline" in between.
+   */
   async logout(device: DeviceRow): Promise<void> {
-    await this.release(device.id, { logout: true });
+    await this.end(device.id, true);
     await this.markLoggedOut(device.id, 'logout requested through the API');
+  }
+
+  /** Ends the connection here; with `logout`, its session on the network too. */
+  private async end(deviceId: number, logout: boolean): Promise<void> {
+    const live = this.live.get(deviceId);
+    if (logout && live?.open === true && live.conn !== null) {
+      // An offline device cannot be logged out on the network; its stored session is forgotten all the same.
+      await live.conn
+        .logout()
+        .catch((error: unknown) => this.options.logger.warn({ err: error, deviceId }, 'logout failed'));
+    }
+    this.drop(deviceId, 'release');
   }
 
   async close(): Promise<void> {

@@ -151,15 +151,16 @@ export class DevicesService {
   async setStatus(id: number, status: 'ACTIVE' | 'SUSPENDED'): Promise<DeviceRow> {
     const existing = await devicesRepository.findById(this.store.db, id);
     if (existing === undefined || existing.deleted_at !== null) throw new ApiError('DEVICE_NOT_FOUND');
-    if (status === 'SUSPENDED') await this.connections().release(id, { logout: false });
+    // The state first, then the connection: nobody sees a suspended device as merely offline.
     const row = await devicesRepository.update(this.store.db, existing.account_id, id, {
       status,
       updated_at: this.clock.now(),
     });
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     this.onChanged(id);
-    if (status === 'ACTIVE') this.connections().resume(id);
-    return row;
+    if (status === 'SUSPENDED') await this.connections().release(id, { logout: false });
+    else this.connections().resume(id);
+    return (await devicesRepository.findById(this.store.db, id)) ?? row;
   }
 
   /**
@@ -194,7 +195,6 @@ export class DevicesService {
    */
   async delete(accountId: number, id: number): Promise<DeviceRow> {
     const existing = await this.get(accountId, id);
-    await this.connections().release(existing.id, { logout: true });
     const now = this.clock.now();
     // No events: a deleted device has no webhook to announce anything to.
     const end: QueueEnd = { device: existing, reason: REASON_DELETED, announce: false };
@@ -213,6 +213,8 @@ export class DevicesService {
     });
     if (deleted === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     this.onChanged(id);
+    // Deleted first, then logged out of the network: a request meanwhile finds no device rather than an offline one.
+    await this.connections().release(id, { logout: true });
     if (deleted.first === QUEUE_END_BATCH) await endQueueRest(this.store.db, end, this.clock);
     return deleted.row;
   }
