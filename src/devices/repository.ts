@@ -30,6 +30,10 @@ const findByPhoneStatement = prepared(2, (db, accountId: number, phone: string) 
 
 const findByIdStatement = prepared(1, (db, id: number) => db.selectFrom('devices').selectAll().where('id', '=', id));
 
+const senderStateStatement = prepared(1, (db, id: number) =>
+  db.selectFrom('devices').select(['status', 'paired_status', 'phone', 'deleted_at']).where('id', '=', id),
+);
+
 export const devicesRepository = {
   countActive: async (db: Db, accountId: number): Promise<number> => {
     const row = await db
@@ -98,6 +102,9 @@ export const devicesRepository = {
       .where('deleted_at', 'is', null)
       .returningAll()
       .executeTakeFirst(),
+
+  /** What the dispatcher checks before each send: read fresh every time, a few columns by primary key. */
+  senderState: async (db: Db, id: number) => (await senderStateStatement(db, id))[0],
 
   update: (
     db: Db,

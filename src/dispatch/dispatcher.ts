@@ -230,11 +230,12 @@ export class Dispatcher {
    * a message accepted for another number than the device's current one, or
    * for a device since deleted, can never be sent (the logout or deletion
    * normally ended it already; this holds when one raced a send or a crash
-   * cut the ending short). The row is at most DEVICE_CACHE_MS old; changes
-   * made through this process clear it at once.
+   * cut the ending short). Read fresh before every send, not from the
+   * device cache: a suspension made by the CLI (another process) must stop
+   * even a queue sent with no interval at once, not a second later.
    */
   private async senderFor(deviceId: number, head: MessageRow): Promise<'same' | 'suspended' | string> {
-    const device = await this.device(this.options.store.db, deviceId);
+    const device = await devicesRepository.senderState(this.options.store.db, deviceId);
     if (device === undefined || device.deleted_at !== null) return REASON_DELETED;
     if (device.status !== 'ACTIVE') return 'suspended';
     if (device.paired_status !== 'PAIRED' || device.phone !== head.device_phone) return REASON_LOGGED_OUT;
