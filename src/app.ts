@@ -58,6 +58,7 @@ import { gatewayInfoRoutes } from './http/gateway-info.js';
 import { dashboardRoutes, defaultDashboardDir, isDashboardPath } from './http/dashboard.js';
 import { requestUrlForLog, urlForLog } from './http/log-redaction.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
+import { Retention, type RetentionTimings } from './store/retention.js';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -88,6 +89,8 @@ export interface BuildOptions {
   readonly dashboardDir?: string;
   /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
   readonly outboundLookup?: LookupFunction;
+  /** Retention sweep timings (tests shorten them). */
+  readonly retention?: RetentionTimings;
 }
 
 export interface Services {
@@ -98,6 +101,7 @@ export interface Services {
   readonly messages: MessagesService;
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
+  readonly retention: Retention;
 }
 
 export interface RouteInfo {
@@ -297,11 +301,20 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
+  const retention = new Retention({
+    store,
+    clock,
+    logger: app.log,
+    webhookRetentionDays: config.webhookRetentionDays,
+    messageRetentionDays: config.messageRetentionDays,
+    ...options.retention,
+  });
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
     // Deliveries stop first: what is still to be delivered is in the store for the next start.
     await deliverer.close();
     messages.close();
+    await retention.close();
     await dispatcher.close();
     await connections.close();
     await network.close();
@@ -350,6 +363,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     messages,
     dispatcher,
     groupSync,
+    retention,
   } satisfies Services);
 
   const metrics = createMetricsRegistry();
@@ -386,6 +400,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     incoming.start();
     await connections.start();
     await deliverer.start();
+    retention.start();
   });
   return app;
 }

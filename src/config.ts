@@ -28,6 +28,10 @@ export interface Config {
   readonly pairingWindowS: number;
   readonly serverName: string;
   readonly logLevel: LogLevel;
+  /** Days an ended webhook delivery (with its attempts) is kept; 0 keeps them (DECISIONS 13). */
+  readonly webhookRetentionDays: number;
+  /** Days a message is kept; 0 (the default) keeps them for ever (DECISIONS 13). */
+  readonly messageRetentionDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
 }
@@ -129,6 +133,8 @@ export function loadConfig(env: Env = process.env): Config {
     pairingWindowS: integer(env, 'GATEWAY_PAIRING_WINDOW_S', 120, 1, 86_400),
     serverName: text(env, 'GATEWAY_SERVER_NAME') ?? hostname(),
     logLevel: logLevel as LogLevel,
+    webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
+    messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     http: httpLimits(env),
   };
 }

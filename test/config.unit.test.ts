@@ -31,6 +31,8 @@ describe('loadConfig', () => {
       serverName: hostname(),
       logLevel: 'info',
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 },
+      webhookRetentionDays: 7,
+      messageRetentionDays: 0,
     });
   });
 
@@ -74,6 +76,8 @@ describe('loadConfig', () => {
       GATEWAY_PAIRING_WINDOW_S: '30',
       GATEWAY_SERVER_NAME: 'node-7',
       LOG_LEVEL: 'DEBUG',
+      GATEWAY_WEBHOOK_RETENTION_DAYS: '30',
+      GATEWAY_MESSAGE_RETENTION_DAYS: '90',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -89,6 +93,8 @@ describe('loadConfig', () => {
       serverName: 'node-7',
       logLevel: 'debug',
       http: loadConfig({}).http,
+      webhookRetentionDays: 30,
+      messageRetentionDays: 90,
     });
   });
 
@@ -136,6 +142,10 @@ describe('loadConfig', () => {
     ['GATEWAY_SEND_INTERVAL_MS', 'fast'],
     ['GATEWAY_PAIRING_WINDOW_S', '0'],
     ['GATEWAY_PAIRING_WINDOW_S', '86401'],
+    ['GATEWAY_WEBHOOK_RETENTION_DAYS', '-1'],
+    ['GATEWAY_WEBHOOK_RETENTION_DAYS', 'a week'],
+    ['GATEWAY_MESSAGE_RETENTION_DAYS', '36501'],
+    ['GATEWAY_MESSAGE_RETENTION_DAYS', '1.5'],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.name).toBe('ConfigError');

@@ -43,14 +43,23 @@ export const cleanupRepository = {
       .execute();
     const ids = [...delivered, ...failed].map((row) => row.id);
     if (ids.length === 0) return 0;
-    await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
-    // The status is checked again: a manual retry may have made one pending meanwhile.
+    // The status is checked again: a manual retry may have made one pending meanwhile (it keeps its attempts).
     const deleted = await db
       .deleteFrom('webhook_events')
       .where('id', 'in', ids)
       .where('status', 'in', ['delivered', 'failed'])
-      .executeTakeFirst();
-    return Number(deleted.numDeletedRows);
+      .returning('id')
+      .execute();
+    if (deleted.length === 0) return 0;
+    await db
+      .deleteFrom('webhook_attempts')
+      .where(
+        'event_id',
+        'in',
+        deleted.map((row) => row.id),
+      )
+      .execute();
+    return deleted.length;
   },
 
   /** Deletes up to `limit` idempotency keys created before `before`. */
