@@ -461,6 +461,7 @@ export class ConnectionManager implements DeviceConnections {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return null;
       const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
+      if (updated === undefined) return null; // another logout got there first
       // Events name the number that was logged out, not the one the row falls back to.
       const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
       await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);

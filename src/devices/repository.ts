@@ -176,12 +176,18 @@ export const devicesRepository = {
     await db.updateTable('devices').set({ paired_status: 'EXPIRED', updated_at: now }).where('id', '=', id).execute();
   },
 
-  /** Session gone: UNPAIRED, and the number falls back to the one the device was created for. */
+  /**
+   * Session gone: UNPAIRED, and the number falls back to the one the device
+   * was created for. Only from PAIRED, in the statement itself: of two
+   * logouts racing (the API's and the network's), exactly one gets the row.
+   */
   markLoggedOut: (db: Db, id: number, fallbackPhone: string | null, now: number) =>
     db
       .updateTable('devices')
       .set({ paired_status: 'UNPAIRED', network_session: null, connected: 0, phone: fallbackPhone, updated_at: now })
       .where('id', '=', id)
+      .where('paired_status', '=', 'PAIRED')
+      .where('deleted_at', 'is', null)
       .returningAll()
-      .executeTakeFirstOrThrow(),
+      .executeTakeFirst(),
 };
