@@ -75,7 +75,7 @@ export interface BuildOptions {
   /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
   readonly sandbox?: SandboxOptions;
   /** Dispatcher retry timings (tests shorten them). */
-  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number };
+  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number; maxQueuedMs?: number };
   /** Connection manager timings (tests shorten them). */
   readonly connections?: {
     qrWaitMs?: number;

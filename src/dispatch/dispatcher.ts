@@ -76,6 +76,8 @@ const DEVICE_CACHE_MS = 1000;
 const BATCH = 100;
 /** How often a suspended device's lane looks whether it was made active again (e.g. by the CLI, another process). */
 const SUSPENDED_RECHECK_MS = 1000;
+/** `failed_reason` of a message that waited on a suspended device past the queue's time limit (24 h). */
+export const REASON_SUSPENDED_TOO_LONG = 'device suspended for longer than a message may stay queued';
 
 /** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
 export function typingDurationMs(text: string | null): number {
@@ -192,7 +194,14 @@ export class Dispatcher {
       const wait = lane.lastSentAt + lane.intervalMs - now;
       if (wait > 0) return this.schedule(deviceId, lane, wait);
       const sender = await this.senderFor(deviceId, head);
-      if (sender === 'suspended') return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
+      if (sender === 'suspended') {
+        // A suspended device's queue waits, but no longer than any queued message may (DECISIONS 5).
+        if (Date.now() - head.created_at < this.maxQueuedMs) return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
+        this.track(this.fail(head, REASON_SUSPENDED_TOO_LONG));
+        lane.buffer.shift();
+        lane.cursor = head.seq;
+        continue;
+      }
       if (sender !== 'same') {
         // Accepted for a sender this device no longer is: it ends here, never leaves from another number.
         this.track(this.fail(head, sender));

@@ -106,6 +106,35 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
     );
   });
 
+  it('a queue that waits on a suspended device past the time limit fails, with its quota back', async () => {
+    await gw.close();
+    gw = await startGateway({ config: { sendIntervalMs: 60_000 }, build: { dispatch: { maxQueuedMs: 1500 } } });
+    const phone = '6281700001301';
+    const device = await createPairedDevice(gw, phone, { package: 'BETA' });
+    const ids = await queue(phone, '6281799991301', 3);
+    await waitFor(
+      () => status(ids[0]!),
+      (s) => s === 'sent' || s === 'delivered',
+      { what: 'the first sent' },
+    );
+    expect((await cli(gw, 'devices', 'suspend', String(device.id))).code).toBe(0);
+    // No interval any more: the lane looks at its queue at once and finds the device suspended.
+    expect((await gw.request('PATCH', `/devices/${device.id}`, { send_interval_ms: 0 })).status).toBe(200);
+    for (const id of ids.slice(1)) {
+      const m = await waitFor(
+        async () => (await gw.request('GET', `/messages/${id}`)).body.data,
+        (row) => row.status !== 'pending',
+        { what: `${id} failed`, timeoutMs: 10_000 },
+      );
+      expect(m).toMatchObject({
+        status: 'failed',
+        failed_reason: 'device suspended for longer than a message may stay queued',
+      });
+    }
+    const after = (await gw.request('GET', `/devices/${device.id}`)).body.data;
+    expect(after.subscription).toEqual({ quote_available: '249', quote_used: '1' });
+  });
+
   it('through the service the server holds: the connection closes, and reopens on resume', async () => {
     const phone = '6281700001201';
     const device = await createPairedDevice(gw, phone);
