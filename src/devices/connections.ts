@@ -289,7 +289,8 @@ export class ConnectionManager implements DeviceConnections {
       device.status !== 'ACTIVE'
     ) {
       this.releaseSlot(live);
-      this.drop(deviceId);
+      // Only this attempt: a pairing started meanwhile (a QR request) is not this one to end.
+      if (this.live.get(deviceId) === live) this.drop(deviceId);
       return;
     }
     if (this.live.get(deviceId) !== live) return this.releaseSlot(live);

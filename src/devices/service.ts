@@ -159,7 +159,7 @@ export class DevicesService {
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');
     this.onChanged(id);
     if (status === 'SUSPENDED') await this.connections().release(id, { logout: false });
-    else this.connections().resume(id);
+    else if (row.paired_status === 'PAIRED') this.connections().resume(id);
     return (await devicesRepository.findById(this.store.db, id)) ?? row;
   }
 
