@@ -396,7 +396,8 @@ export class Dispatcher {
     at: number,
   ): Promise<void> {
     const device = await this.device(trx, row.device_id);
-    if (device === undefined) return;
+    // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
+    if (device === undefined || device.deleted_at !== null) return;
     if ((await recordEvent(trx, device, type, presentMessage(row), at)) !== null) this.eventsRecorded = true;
   }
 }
