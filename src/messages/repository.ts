@@ -286,6 +286,22 @@ export const messagesRepository = {
     await db.deleteFrom('message_media').where('message_id', '=', messageId).execute();
   },
 
+  /** deleteMedia for many messages at once, chunks included. */
+  deleteMediaOf: async (db: Db, messageIds: readonly string[]): Promise<void> => {
+    if (messageIds.length === 0) return;
+    await db
+      .deleteFrom('media_chunks')
+      .where('media_id', 'in', (eb) =>
+        eb
+          .selectFrom('message_media')
+          .select('media_id')
+          .where('message_id', 'in', messageIds)
+          .where('media_id', 'is not', null),
+      )
+      .execute();
+    await db.deleteFrom('message_media').where('message_id', 'in', messageIds).execute();
+  },
+
   find: (db: Db, accountId: number, id: string): Promise<MessageRow | undefined> =>
     db.selectFrom('messages').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst(),
 
@@ -370,8 +386,10 @@ export const messagesRepository = {
       .returningAll()
       .execute();
     if (failed.length === 0) return failed;
-    const ids = failed.map((row) => row.id);
-    await db.deleteFrom('message_media').where('message_id', 'in', ids).execute();
+    await messagesRepository.deleteMediaOf(
+      db,
+      failed.map((row) => row.id),
+    );
     await db
       .updateTable('devices')
       .set((eb) => ({

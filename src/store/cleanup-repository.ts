@@ -10,6 +10,7 @@
  * delivery still pending or a message still queued through retention.
  */
 import { sql } from 'kysely';
+import { messagesRepository } from '../messages/repository.js';
 import type { Db } from './schema.js';
 
 export const cleanupRepository = {
@@ -100,7 +101,7 @@ export const cleanupRepository = {
       .execute();
     const ids = rows.map((row) => row.id);
     if (ids.length === 0) return 0;
-    await db.deleteFrom('message_media').where('message_id', 'in', ids).execute();
+    await messagesRepository.deleteMediaOf(db, ids);
     const deleted = await db
       .deleteFrom('messages')
       .where('id', 'in', ids)

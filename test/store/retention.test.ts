@@ -115,7 +115,11 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     if (media) {
       await g.app.store.db
         .insertInto('message_media')
-        .values({ message_id: id, mimetype: 'image/png', bytes: new Uint8Array([1, 2, 3]) })
+        .values({ message_id: id, mimetype: 'image/png', bytes: new Uint8Array(), media_id: `media-${id}` })
+        .execute();
+      await g.app.store.db
+        .insertInto('media_chunks')
+        .values({ media_id: `media-${id}`, seq: 0, bytes: new Uint8Array([1, 2, 3]), created_at: createdAt })
         .execute();
     }
     return id;
@@ -180,6 +184,7 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     }
     for (const id of keptMessages) expect((await g.request('GET', `/messages/${id}`)).status).toBe(200);
     expect(await g.app.store.db.selectFrom('message_media').select('message_id').execute()).toEqual([]);
+    expect(await g.app.store.db.selectFrom('media_chunks').select('media_id').execute()).toEqual([]);
 
     // Time passes: what was young is now old too (the pending ones stay).
     clock.advance(2 * DAY);
