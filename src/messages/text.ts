@@ -24,8 +24,7 @@ const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
  * of such characters is refused a little early rather than segmented at quadratic cost.
  */
 export function countCharactersUpTo(text: string, stopAt: number, window = SEGMENT_WINDOW): number {
-  let count = 0;
-  let start = 0;
+  let { count, start } = simplePrefix(text, stopAt);
   while (start < text.length && count < stopAt) {
     let end = Math.min(start + window, text.length);
     // Never split a surrogate pair: its halves would count as two broken characters.
@@ -51,6 +50,29 @@ export function countCharactersUpTo(text: string, stopAt: number, window = SEGME
     }
   }
   return count;
+}
+
+/** Below this code unit, every unit is a character of its own, but CR LF (one) and a unit a mark follows. */
+const FIRST_COMBINING = 0x300;
+
+/**
+ * Counts the leading run of units below U+0300 (ASCII and Latin-1, the bulk of most texts) without
+ * the segmenter: none of them joins the next (Unicode's grapheme rules only join CR LF among them).
+ * The run's last character is handed back to the segmenter, since a combining mark may follow it.
+ */
+function simplePrefix(text: string, stopAt: number): { count: number; start: number } {
+  let count = 0;
+  let start = 0;
+  let previous = 0;
+  while (start < text.length && count < stopAt) {
+    if (text.charCodeAt(start) >= FIRST_COMBINING) {
+      return count === 0 ? { count, start } : { count: count - 1, start: previous };
+    }
+    previous = start;
+    start += text.charCodeAt(start) === 0x0d && text.charCodeAt(start + 1) === 0x0a ? 2 : 1;
+    count++;
+  }
+  return { count, start };
 }
 
 /** User-perceived characters in `text`: '👍🏽' and '👨‍👩‍👧' count 1 each. Linear in the text's length. */

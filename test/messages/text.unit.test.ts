@@ -75,6 +75,12 @@ describe('countCharactersUpTo', () => {
     expect(countCharactersUpTo(FAMILY.repeat(3_000), 2_000)).toBe(2_000);
   });
 
+  it('counts a Latin run without the segmenter, handing its last character back when a mark follows', () => {
+    expect(countCharactersUpTo(`${'a'.repeat(5000)}e\u0301`, Number.POSITIVE_INFINITY)).toBe(5001);
+    expect(countCharactersUpTo('\r\n'.repeat(3), Number.POSITIVE_INFINITY)).toBe(3);
+    expect(segmentedLengths(() => countCharactersUpTo('a'.repeat(1_000_000), 4097))).toEqual([]);
+  });
+
   it('counts a character longer than a window once per window it spans', () => {
     const zalgo = `a${'\u0301'.repeat(SEGMENT_WINDOW * 3 - 1)}`;
     expect(countCharactersUpTo(zalgo, Number.POSITIVE_INFINITY)).toBe(3);

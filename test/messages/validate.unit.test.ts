@@ -187,9 +187,10 @@ describe('device and receiver', () => {
     });
   });
 
-  it('reports a missing field before a malformed one', () => {
+  it('answers Validation failed for a missing field, naming the malformed one too (issue 10 item 16)', () => {
     expectRefused({ type: 'chat', receiver: '+62', params: { text: 'hi' } }, 'VALIDATION_FAILED', {
       device: ['is required'],
+      receiver: [PHONE_RULE],
     });
   });
 
@@ -232,23 +233,67 @@ describe('simulate_typing', () => {
   });
 });
 
-describe('order of checks', () => {
-  it('checks the type before the addresses', () => {
-    expectRefused({ type: 'fax', device: '+1' }, 'INVALID_MESSAGE_TYPE');
-    expectRefused({ device: '+1' }, 'VALIDATION_FAILED', { type: ['is required'] });
+// Issue 10 item 16: every failing field at once where the answer is `Validation failed`; the
+// specific messages of DECISIONS 1 answer only when nothing is missing or of the wrong type.
+describe('every failing field at once', () => {
+  const PHONE_RULE =
+    'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
+
+  it('answers an unknown type at once: it decides what the params must be', () => {
+    const error = expectRefused({ type: 'fax', device: '+1' }, 'INVALID_MESSAGE_TYPE');
+    expect(error.detail.errors).toBeUndefined();
+    expectRefused({ device: '+62', receiver: 'abc', type: 'foo' }, 'INVALID_MESSAGE_TYPE');
   });
 
-  it('checks the addresses before simulate_typing', () => {
-    expectRefused(body('chat', { text: 'hi' }, { receiver: '+1', simulate_typing: 9 }), 'INVALID_PHONE');
+  it('names the type, the addresses and the params of an empty body', () => {
+    expectRefused({}, 'VALIDATION_FAILED', {
+      type: ['is required'],
+      device: ['is required'],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
+    expectRefused({ device: '+1' }, 'VALIDATION_FAILED', {
+      type: ['is required'],
+      device: [PHONE_RULE],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
+    expectRefused({ type: 'chat' }, 'VALIDATION_FAILED', {
+      device: ['is required'],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
   });
 
-  it('checks simulate_typing before the params', () => {
+  it('names a malformed address beside a structural problem', () => {
+    expectRefused(body('chat', { text: 'hi' }, { receiver: '+1', simulate_typing: 9 }), 'VALIDATION_FAILED', {
+      receiver: [PHONE_RULE],
+      simulate_typing: ['must be 0 or 1'],
+    });
+  });
+
+  it('names the params’ problems beside the other fields’, with their full paths', () => {
     expectRefused(body('chat', { text: ascii(5000) }, { simulate_typing: 9 }), 'VALIDATION_FAILED', {
       simulate_typing: ['must be 0 or 1'],
+      'params.text': ['must be at most 4096 characters'],
     });
     expectRefused(body('list', { sections: [] }, { simulate_typing: 'x' }), 'VALIDATION_FAILED', {
       simulate_typing: ['must be 0 or 1'],
+      'params.title': ['is required'],
+      'params.text': ['is required'],
+      'params.buttonText': ['is required'],
+      'params.sections': ['must have at least 1 section'],
     });
+  });
+
+  it('answers the specific message, naming its fields only, when nothing is missing or of the wrong type', () => {
+    expectRefused(
+      body('image', { image: { url: 'ftp://x' }, caption: ascii(4097) }, { receiver: '+1' }),
+      'INVALID_PHONE',
+      {
+        receiver: [PHONE_RULE],
+      },
+    );
   });
 });
 
@@ -485,9 +530,10 @@ describe('image', () => {
     });
   });
 
-  it('reports structural problems first, then the URL, then the length', () => {
+  it('reports structural problems first (with every other failing field), then the URL, then the length', () => {
     expectRefused(body('image', { caption: ascii(4097), viewOnce: 'x' }), 'VALIDATION_FAILED', {
       'params.image.url': ['is required'],
+      'params.caption': ['must be at most 4096 characters'],
       'params.viewOnce': ['must be a boolean'],
     });
     expectRefused(body('image', { image: { url: 'ftp://x' }, caption: ascii(4097) }), 'INVALID_IMAGE_URL', {
@@ -957,10 +1003,15 @@ describe('list', () => {
     expect((error as ApiError).detail.errors).toEqual({ sections: ['must have at most 100 rows in total'] });
   });
 
-  it('reports every aggregate rule broken by 11 sections of 11 rows', () => {
-    const errors = listErrors(makeList(11, 11));
-    expect(errors.sections).toEqual(['must have at most 10 sections', 'must have at most 100 rows in total']);
-    expect(errors['sections.10.rows']).toEqual(['must have at most 10 rows']);
+  it('reports every aggregate rule broken by 11 sections of 11 rows, and checks no item past a count limit', () => {
+    // Issue 10 item 1: the items of an array over its count limit are not checked one by one.
+    expect(listErrors(makeList(11, 11))).toEqual({
+      sections: ['must have at most 10 sections', 'must have at most 100 rows in total'],
+    });
+    expect(listErrors(makeList(2, 11))).toEqual({
+      'sections.0.rows': ['must have at most 10 rows'],
+      'sections.1.rows': ['must have at most 10 rows'],
+    });
   });
 
   it('refuses a row id used twice, within a section and across sections', () => {
@@ -1015,11 +1066,18 @@ describe('list', () => {
     });
   });
 
-  it('caps the report, keeping aggregate problems', () => {
-    const list = { ...makeList(1, 1), sections: Array.from({ length: 500 }, () => ({})) };
-    const errors = listErrors(list);
-    expect(Object.keys(errors).length).toBe(MAX_REPORTED_PATHS);
-    expect(errors.sections).toEqual(['must have at most 10 sections']);
+  it('reports only the count of a huge list, not each of its items', () => {
+    const list = { ...makeList(1, 1), sections: Array.from({ length: 100_000 }, () => ({})) };
+    expect(listErrors(list)).toEqual({ sections: ['must have at most 10 sections'] });
+  });
+
+  it('caps the report', () => {
+    const section = (s: number) => ({
+      title: ascii(25),
+      rows: Array.from({ length: 10 }, (_, r) => ({ title: ascii(25), rowId: `r${s}.${r}`, description: ascii(73) })),
+    });
+    const list = { ...makeList(1, 1), sections: Array.from({ length: 10 }, (_, s) => section(s)) };
+    expect(Object.keys(listErrors(list)).length).toBe(MAX_REPORTED_PATHS);
   });
 
   it('refuses non-object params with Validation failed, as for every type', () => {
@@ -1245,7 +1303,7 @@ describe('unknown fields', () => {
     const params = JSON.parse('{"__proto__": {"text": "sneaky"}, "constructor": {"text": 1}}');
     expectRefused(body('chat', params), 'VALIDATION_FAILED', { 'params.text': ['is required'] });
     const evil = JSON.parse('{"__proto__": {"type": "chat"}, "device": "6281234567890", "receiver": "6281234567890"}');
-    expectRefused(evil, 'VALIDATION_FAILED', { type: ['is required'] });
+    expectRefused(evil, 'VALIDATION_FAILED', { type: ['is required'], params: ['is required'] });
   });
 });
 
