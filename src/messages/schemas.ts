@@ -8,7 +8,7 @@
 // for a malformed value and `x-messages` the words for a keyword. It must never hold logic: a rule
 // changes here, once.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { PHONE_PATTERN } from '../http/schemas.js';
+import { PHONE_PATTERN, PHONE_RULE } from '../http/schemas.js';
 import { FILE_NAME_MAX, URL_MAX_LENGTH } from './forms.js';
 import { LIST_LIMITS, LOCATION_TEXT_MAX, TEMPLATE_LIMITS, TEXT_MAX, type ListLimits } from './limits.js';
 
@@ -39,8 +39,7 @@ export type CheckName = 'url' | 'mimetype' | 'fileName' | 'callNumber';
 /** A form check, and the code of the value it refuses (default: the code of the field's region). */
 export type CheckRule = CheckName | { readonly name: CheckName; readonly code: ViolationCode };
 
-export const PHONE_RULE =
-  'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
+export { PHONE_RULE };
 
 export const CALL_NUMBER_RULE = 'must be a phone number in international format: country code first, digits only';
 
