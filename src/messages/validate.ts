@@ -1,6 +1,7 @@
 // Owns the validation of a `POST /messages` (and group send) request body: it turns an untrusted
 // JSON value into a ValidatedMessage (what to store, echo and send) or throws the one ApiError the
-// spec and DECISIONS name. The body is first made canonical (src/messages/canonical.ts), then
+// spec and DECISIONS name. The body is first made canonical (src/messages/canonical.ts: the legacy
+// and alias shapes of DECISIONS 12 become the canonical one there, and only there), then
 // checked against the schemas of src/messages/schemas.ts, which are also the OpenAPI document's;
 // every finding is collected before answering (src/messages/problems.ts decides the code), except
 // an unknown `type`, which is answered at once since it decides what the params must be.
@@ -75,10 +76,9 @@ function build(type: MessageType, params: Record<string, unknown>): Built {
   return { message: template.content.text, params: template.params, media: null, content: template.content };
 }
 
-function paramsFindings(type: MessageType | undefined, params: unknown): Finding[] {
+function paramsFindings(type: MessageType, params: unknown): Finding[] {
   if (params === undefined) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'is required' }];
   if (!isRecord(params)) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'must be an object' }];
-  if (type === undefined) return [];
   const list = type === 'list';
   return findings(PARAMS[type], params, {
     at: 'params',
@@ -96,19 +96,19 @@ function paramsFindings(type: MessageType | undefined, params: unknown): Finding
 export function validateSendRequest(sent: unknown, options: ValidateOptions): ValidatedMessage {
   if (!isRecord(sent)) throw new ApiError('VALIDATION_FAILED', { errors: { body: ['must be an object'] } });
   const { body, sentAs } = canonicalBody(sent);
+  // After canonicalBody() a missing type is `chat` (DECISIONS 12).
   const type = body.type;
-  if (type !== undefined && !isMessageType(type)) {
+  if (!isMessageType(type)) {
     throw new ApiError('INVALID_MESSAGE_TYPE', { error: `type must be one of: ${MESSAGE_TYPES.join(', ')}` });
   }
   const found: Finding[] = [
-    ...(type === undefined ? [{ path: 'type', code: 'VALIDATION_FAILED' as const, message: 'is required' }] : []),
     ...findings(options.requireReceiver ? CommonFields : SenderFields, body, { at: '', code: 'VALIDATION_FAILED' }),
     ...paramsFindings(type, body.params),
   ];
   if (found.length > 0) {
     throw refusal(found.map((finding) => ({ ...finding, path: sentAs.get(finding.path) ?? finding.path })));
   }
-  const validType = type as MessageType;
+  const validType = type;
   return {
     device: body.device as string,
     receiver: options.requireReceiver ? (body.receiver as string) : null,

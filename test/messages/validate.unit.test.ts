@@ -104,11 +104,12 @@ describe('the body', () => {
 });
 
 describe('type', () => {
-  it('is required', () => {
-    expectRefused({ device: DEVICE, receiver: RECEIVER, params: { text: 'hi' } }, 'VALIDATION_FAILED', {
-      type: ['is required'],
+  it('defaults to chat when missing or null (DECISIONS 12)', () => {
+    expect(validate({ device: DEVICE, receiver: RECEIVER, params: { text: 'hi' } })).toMatchObject({
+      type: 'chat',
+      message: 'hi',
     });
-    expectRefused(body(null, { text: 'hi' }), 'VALIDATION_FAILED', { type: ['is required'] });
+    expect(validate(body(null, { text: 'hi' })).type).toBe('chat');
   });
 
   it.each([['sticker'], ['CHAT'], ['Chat'], [' chat'], [''], [5], [true], [['chat']], [{ type: 'chat' }], ['button']])(
@@ -245,15 +246,13 @@ describe('every failing field at once', () => {
     expectRefused({ device: '+62', receiver: 'abc', type: 'foo' }, 'INVALID_MESSAGE_TYPE');
   });
 
-  it('names the type, the addresses and the params of an empty body', () => {
+  it('names the addresses and the params of an empty body (its type defaults to chat)', () => {
     expectRefused({}, 'VALIDATION_FAILED', {
-      type: ['is required'],
       device: ['is required'],
       receiver: ['is required'],
       params: ['is required'],
     });
     expectRefused({ device: '+1' }, 'VALIDATION_FAILED', {
-      type: ['is required'],
       device: [PHONE_RULE],
       receiver: ['is required'],
       params: ['is required'],
@@ -1303,7 +1302,104 @@ describe('unknown fields', () => {
     const params = JSON.parse('{"__proto__": {"text": "sneaky"}, "constructor": {"text": 1}}');
     expectRefused(body('chat', params), 'VALIDATION_FAILED', { 'params.text': ['is required'] });
     const evil = JSON.parse('{"__proto__": {"type": "chat"}, "device": "6281234567890", "receiver": "6281234567890"}');
-    expectRefused(evil, 'VALIDATION_FAILED', { type: ['is required'], params: ['is required'] });
+    expectRefused(evil, 'VALIDATION_FAILED', { params: ['is required'] });
+  });
+});
+
+// DECISIONS 12: the older shapes Whatspie clients send are mapped to the canonical body in one
+// place (src/messages/canonical.ts) and give the same validated message as the canonical shape.
+describe('older and alias shapes (DECISIONS 12)', () => {
+  const URL_OK = 'https://cdn.example.com/a.png';
+  const same = (alias: unknown, canonical: unknown) => expect(validate(alias)).toEqual(validate(canonical));
+
+  it('reads type "text" as chat', () => {
+    same(body('text', undefined, { message: 'hi' }), body('chat', { text: 'hi' }));
+  });
+
+  it('reads a top-level file_url as the media URL and message as its caption', () => {
+    same(
+      body('image', undefined, { file_url: URL_OK, message: 'look' }),
+      body('image', { image: { url: URL_OK }, caption: 'look' }),
+    );
+    same(body('video', {}, { file_url: URL_OK }), body('video', { video: { url: URL_OK } }));
+    same(
+      body('file', { fileName: 'a.pdf' }, { file_url: URL_OK, message: 'the report' }),
+      body('file', { document: { url: URL_OK }, fileName: 'a.pdf', caption: 'the report' }),
+    );
+    // Audio has no caption: the message is not taken as one.
+    expect(validate(body('audio', undefined, { file_url: URL_OK, message: 'x' })).params).toEqual({
+      audio: { url: URL_OK },
+    });
+  });
+
+  it('prefers the canonical field when both are given', () => {
+    const result = validate(
+      body(
+        'image',
+        { image: { url: URL_OK }, caption: 'mine' },
+        { file_url: 'https://x.test/b.png', message: 'other' },
+      ),
+    );
+    expect(result.params).toEqual({ image: { url: URL_OK }, caption: 'mine' });
+  });
+
+  it('names the field the client sent when it is wrong', () => {
+    expectRefused(body('image', undefined, { file_url: 'ftp://x/a.png' }), 'INVALID_IMAGE_URL', {
+      file_url: ['must be an absolute http or https URL'],
+    });
+    expectRefused(body('image', undefined, { file_url: URL_OK, message: ascii(4097) }), 'MESSAGE_TOO_LONG', {
+      message: ['must be at most 4096 characters'],
+    });
+  });
+
+  it('reads a video sent as type file with params.video as a video', () => {
+    const result = validate(body('file', { video: { url: URL_OK }, caption: 'clip' }));
+    expect(result.type).toBe('video');
+    expect(result.params).toEqual({ video: { url: URL_OK }, caption: 'clip' });
+    expect(result.media?.kind).toBe('video');
+  });
+
+  it('reads params.lat/long and top-level latitude/longitude/location_name as the location', () => {
+    const canonical = body('location', { location: { degreesLatitude: -6.2, degreesLongitude: 106.8 } });
+    same(body('location', { lat: -6.2, long: 106.8 }), canonical);
+    same(body('location', undefined, { latitude: -6.2, longitude: 106.8 }), canonical);
+    expect(validate(body('location', undefined, { latitude: 1, longitude: 2, location_name: 'Monas' })).params).toEqual(
+      {
+        location: { degreesLatitude: 1, degreesLongitude: 2, name: 'Monas' },
+      },
+    );
+    expectRefused(body('location', { lat: 91, long: 0 }), 'VALIDATION_FAILED', {
+      'params.lat': ['must be between -90 and 90'],
+    });
+  });
+
+  it('reads params.buttons as quick-reply template buttons', () => {
+    same(
+      body('template', {
+        text: 'Pick',
+        buttons: [
+          { buttonId: 'yes', buttonText: { displayText: 'Yes' } },
+          { buttonId: 'no', buttonText: { displayText: 'No' } },
+        ],
+      }),
+      body('template', {
+        text: 'Pick',
+        templateButtons: [
+          { index: 1, quickReplyButton: { displayText: 'Yes', id: 'yes' } },
+          { index: 2, quickReplyButton: { displayText: 'No', id: 'no' } },
+        ],
+      }),
+    );
+    expectRefused(
+      body('template', { text: 'Pick', buttons: [{ buttonText: { displayText: 'Yes' } }] }),
+      'VALIDATION_FAILED',
+      {
+        'params.buttons.0.buttonId': ['is required'],
+      },
+    );
+    expectRefused(body('template', { text: 'Pick', buttons: [] }), 'VALIDATION_FAILED', {
+      'params.buttons': ['must have at least 1 button'],
+    });
   });
 });
 
