@@ -3,6 +3,7 @@
 // src/messages/schemas.ts). It must never fetch anything or judge the address a URL points to: it
 // only describes the download for the code that does it (src/outbound), which also decides the
 // real format from the bytes.
+import { fileNameProblem } from './forms.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'file';
 
@@ -38,6 +39,18 @@ export interface BuiltMedia {
   message: string | null;
 }
 
+/** The name a file without `fileName` gets (DECISIONS 12): the URL's last path segment if it is a valid name. */
+export function fileNameFromUrl(url: string): string {
+  let segment = '';
+  try {
+    const path = new URL(url).pathname;
+    segment = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+  } catch {
+    segment = '';
+  }
+  return segment !== '' && fileNameProblem(segment) === null ? segment : 'file';
+}
+
 /**
  * The media request of valid canonical params (src/messages/schemas.ts checked them): only the
  * fields the kind takes, an empty caption treated as none.
@@ -46,7 +59,7 @@ export function buildMedia(kind: MediaKind, params: Record<string, unknown>): Bu
   const container = CONTAINER[kind];
   const url = (params[container] as { url: string }).url;
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  const fileName = kind === 'file' ? text(params.fileName) : undefined;
+  const fileName = kind === 'file' ? (text(params.fileName) ?? fileNameFromUrl(url)) : undefined;
   const mimetype = kind === 'image' ? undefined : text(params.mimetype);
   const caption = kind === 'audio' ? undefined : text(params.caption);
   const viewOnce = kind === 'image' || kind === 'video' ? (params.viewOnce as boolean | undefined) : undefined;

@@ -108,10 +108,12 @@ export const AudioParams = Type.Object({
 
 export const FileParams = Type.Object({
   document: MediaContainer('INVALID_MEDIA_URL', 'file (up to 100 MB)'),
-  fileName: Type.String({
-    'x-check': 'fileName',
-    description: `Name shown to the recipient, at most ${FILE_NAME_MAX} characters, no '/'`,
-  }),
+  fileName: Type.Optional(
+    Type.String({
+      'x-check': 'fileName',
+      description: `Name shown to the recipient, at most ${FILE_NAME_MAX} characters, no '/' (default: the URL's last path segment, else "file")`,
+    }),
+  ),
   mimetype: Type.Optional(Mimetype),
   caption: Type.Optional(Caption),
 });

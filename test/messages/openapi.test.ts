@@ -40,7 +40,7 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
     expect(shapes.chat.properties.params.required).toEqual(['text']);
     expect(shapes.chat.properties.params.properties.text.description).toContain('4096');
     expect(shapes.image.properties.params.properties.image.required).toEqual(['url']);
-    expect(shapes.file.properties.params.required).toEqual(['document', 'fileName']);
+    expect(shapes.file.properties.params.required).toEqual(['document']);
     expect(shapes.list.properties.params.properties.sections.maxItems).toBe(10);
     expect(shapes.list.properties.params.properties.sections.items.properties.rows.maxItems).toBe(10);
     expect(shapes.location.properties.params.properties.location.properties.degreesLatitude).toMatchObject({

@@ -694,8 +694,6 @@ describe('video, audio and file', () => {
     const file = (fileName: unknown) => body('file', { document: { url: URL_OK }, fileName });
 
     it.each([
-      [undefined, 'is required'],
-      [null, 'is required'],
       ['', 'must not be empty'],
       ['   ', 'must not be blank'],
       [42, 'must be a string'],
@@ -716,6 +714,21 @@ describe('video, audio and file', () => {
         expect(validate(file(fileName)).media?.fileName).toBe(fileName);
       },
     );
+  });
+
+  it('names a file without fileName after its URL, else "file" (DECISIONS 12)', () => {
+    const named = (url: string, fileName?: unknown) =>
+      validate(body('file', { document: { url }, ...(fileName === undefined ? {} : { fileName }) })).media?.fileName;
+    expect(named('https://x.test/docs/report%20Q3.pdf')).toBe('report Q3.pdf');
+    expect(named('https://x.test/docs/report.pdf', null)).toBe('report.pdf');
+    expect(validate(body('file', { document: { url: 'https://x.test/a.pdf' } })).params).toEqual({
+      document: { url: 'https://x.test/a.pdf' },
+      fileName: 'a.pdf',
+    });
+    expect(named('https://x.test/')).toBe('file');
+    expect(named('https://x.test/a/%2e%2e')).toBe('file');
+    expect(named('https://x.test/a/%E0%A4%A')).toBe('file');
+    expect(named('https://x.test/a.pdf', 'mine.pdf')).toBe('mine.pdf');
   });
 
   it('limits the video and file captions to 4096 characters', () => {
