@@ -41,7 +41,7 @@ describe.skipIf(noStoreAvailable)('validation messages of every route', () => {
     expect(res.body.errors).toEqual({
       webhook_url: ['must not be empty'],
       send_interval_ms: ['must be at least 0'],
-      name: ['must not be empty'],
+      name: ['must not be blank'],
     });
   });
 
