@@ -50,6 +50,7 @@ import { createGuardedDispatcher, destinationPolicy, destinationProblem } from '
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { ApiError } from './http/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installValidation } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
@@ -211,7 +212,15 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installErrorHandling(app);
   // JSON is the only body the API takes; anything else is 415, not parsed as text.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      const error = `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
+      done(new ApiError('VALIDATION_FAILED', { errors: { body: [error] } }), undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
 
   app.decorate('routeCatalog', [] as RouteInfo[]);
   app.addHook('onRoute', (route) => {

@@ -12,7 +12,9 @@ import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { CodeEnvelope, IdParams, NameString, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from '../messages/present.js';
+import { GroupSendBodySchema } from '../messages/schemas.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
 import type { MembersService } from './members.js';
 import { CreatedGroupSchema, GroupDetailSchema, GroupSchema, MembersAddResultSchema } from './present.js';
@@ -140,6 +142,8 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
           '`device` may be left out: the group’s device sends. Accepted durably like `POST /messages`; the message’s `receiver` is the network’s group id.',
         params: IdParams,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
+        // Validated by the message service against the same schemas (src/messages/schemas.ts).
+        body: validatedByHandler(GroupSendBodySchema),
         response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(400, 401, 403, 404, 409) },
       },
       config: { fieldErrors: notFoundById },

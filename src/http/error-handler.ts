@@ -10,7 +10,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
-import { NOT_BLANK } from './schemas.js';
+import { NOT_BLANK, PHONE_PATTERN, PHONE_RULE } from './schemas.js';
 
 interface SchemaIssue {
   instancePath: string;
@@ -41,13 +41,79 @@ function fieldPath(issue: SchemaIssue): string {
   return parts.map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~')).join('.');
 }
 
+/** Words for a pattern a client cannot be expected to read as a regular expression. */
+const PATTERN_RULES: Record<string, string> = {
+  [PHONE_PATTERN.source]: PHONE_RULE,
+};
+
+const ARTICLE: Record<string, string> = {
+  string: 'a string',
+  object: 'an object',
+  array: 'an array',
+  boolean: 'a boolean',
+  number: 'a number',
+  integer: 'an integer',
+  null: 'null',
+};
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** What a client reads for one schema issue: the words of the message route, never a regex. */
 function issueMessage(issue: SchemaIssue): string {
-  if (issue.keyword === 'required') return 'is required';
-  // Only bodies that refuse other fields say so (PATCH /devices/{id}: package, status, phone...).
-  if (issue.keyword === 'additionalProperties') return 'cannot be set by this request';
-  if (issue.keyword === 'pattern' && issue.params.pattern === NOT_BLANK) return 'must not be blank';
-  return issue.message ?? 'is invalid';
+  const limit = issue.params.limit;
+  switch (issue.keyword) {
+    case 'required':
+      return 'is required';
+    // Only bodies that refuse other fields say so (PATCH /devices/{id}: package, status, phone...).
+    case 'additionalProperties':
+      return 'cannot be set by this request';
+    case 'type': {
+      // A check of our own that reports as `type` words itself (whole numbers in decimal digits).
+      if (issue.message !== undefined && issue.message !== `must be ${String(issue.params.type)}`) {
+        return issue.message;
+      }
+      const types = String(issue.params.type)
+        .split(',')
+        .filter((type) => type !== 'null');
+      return `must be ${types.map((type) => ARTICLE[type] ?? type).join(' or ')}`;
+    }
+    case 'pattern':
+      if (issue.params.pattern === NOT_BLANK) return 'must not be blank';
+      return PATTERN_RULES[String(issue.params.pattern)] ?? 'has an invalid format';
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${plural(Number(limit), 'character')}`;
+    case 'maxLength':
+      return `must be at most ${plural(Number(limit), 'character')}`;
+    case 'minItems':
+      return `must have at least ${plural(Number(limit), 'item')}`;
+    case 'maxItems':
+      return `must have at most ${plural(Number(limit), 'item')}`;
+    case 'minimum':
+      return `must be at least ${String(limit)}`;
+    case 'maximum':
+      return `must be at most ${String(limit)}`;
+    case 'enum':
+      return `must be one of: ${(issue.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'format':
+      return issue.params.format === 'uri'
+        ? 'must be an absolute URL'
+        : `must be a valid ${String(issue.params.format)}`;
+    default:
+      return issue.message ?? 'is invalid';
+  }
 }
+
+/**
+ * The issues worth reporting: a nullable field (`anyOf [value, null]`) that fails reports why the
+ * value is wrong, not also "must be null" and "must match a schema in anyOf".
+ */
+function meaningful(issues: readonly SchemaIssue[]): SchemaIssue[] {
+  const nullBranch = (issue: SchemaIssue) => issue.keyword === 'type' && issue.params.type === 'null';
+  return issues.filter((issue) => issue.keyword !== 'anyOf' && !nullBranch(issue));
+}
+
+/** At most this many field paths are reported, so a huge malformed body cannot make a huge answer. */
+const MAX_REPORTED_PATHS = 100;
 
 export function validationError(
   issues: readonly SchemaIssue[],
@@ -56,9 +122,18 @@ export function validationError(
 ): ApiError {
   const errors: Record<string, string[]> = {};
   let specific: ErrorCode | undefined;
-  for (const issue of issues) {
+  let paths = 0;
+  for (const issue of meaningful(issues)) {
     const path = fieldPath(issue) || context;
-    (errors[path] ??= []).push(issueMessage(issue));
+    const message = issueMessage(issue);
+    const messages = Object.hasOwn(errors, path) ? errors[path] : undefined;
+    if (messages === undefined) {
+      if (paths >= MAX_REPORTED_PATHS) continue;
+      paths++;
+      errors[path] = [message];
+    } else if (!messages.includes(message)) {
+      messages.push(message);
+    }
     // A field that is missing, or that may not be sent at all, is not a bad value of it.
     const aboutValue = issue.keyword !== 'required' && issue.keyword !== 'additionalProperties';
     if (fieldErrors !== undefined && aboutValue && specific === undefined) {

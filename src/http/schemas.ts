@@ -57,5 +57,8 @@ export const PageMeta = Type.Object({
 
 /** Spec 4.5 rule 1: digits only, country code first, no `+`, no leading zero; 7 to 15 digits (E.164). */
 export const PHONE_PATTERN = /^[1-9][0-9]{6,14}$/;
+/** The words every phone refusal uses (never the pattern itself). */
+export const PHONE_RULE =
+  'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
 export const isPhoneNumber = (value: unknown): value is string =>
   typeof value === 'string' && PHONE_PATTERN.test(value);

@@ -1,10 +1,9 @@
-// Owns the parameters of the media message types (image, video, audio, file): which fields each
-// takes, the form of its URL, its size limit, and what is echoed back as `params`. It must never
-// fetch anything or judge the address a URL points to: it only describes the download for the
-// code that does it (src/outbound), which also decides the real format from the bytes.
-import { fileNameProblem, mimetypeProblem, urlFormProblem } from './forms.js';
-import { field, isRecord, join, readFlag, readText, type Problems } from './problems.js';
-import { TEXT_MAX } from './limits.js';
+// Owns what a valid media message (image, video, audio, file) becomes: its size limit, the
+// download it asks for, and what is echoed back as `params` (the rules of its params are in
+// src/messages/schemas.ts). It must never fetch anything or judge the address a URL points to: it
+// only describes the download for the code that does it (src/outbound), which also decides the
+// real format from the bytes.
+import { fileNameProblem } from './forms.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'file';
 
@@ -29,52 +28,10 @@ export interface MediaRequest {
   viewOnce: boolean;
 }
 
-interface MediaShape {
-  /** The params field holding `{url}`. */
-  readonly container: string;
-  readonly urlError: 'INVALID_IMAGE_URL' | 'INVALID_MEDIA_URL';
-  readonly caption: boolean;
-  readonly viewOnce: boolean;
-  readonly mimetype: boolean;
-  readonly fileName: boolean;
-}
+/** The params field holding `{url}`, and the fields each kind takes besides it. */
+const CONTAINER: Record<MediaKind, string> = { image: 'image', video: 'video', audio: 'audio', file: 'document' };
 
-const SHAPES: Record<MediaKind, MediaShape> = {
-  image: {
-    container: 'image',
-    urlError: 'INVALID_IMAGE_URL',
-    caption: true,
-    viewOnce: true,
-    mimetype: false,
-    fileName: false,
-  },
-  video: {
-    container: 'video',
-    urlError: 'INVALID_MEDIA_URL',
-    caption: true,
-    viewOnce: true,
-    mimetype: true,
-    fileName: false,
-  },
-  audio: {
-    container: 'audio',
-    urlError: 'INVALID_MEDIA_URL',
-    caption: false,
-    viewOnce: false,
-    mimetype: true,
-    fileName: false,
-  },
-  file: {
-    container: 'document',
-    urlError: 'INVALID_MEDIA_URL',
-    caption: true,
-    viewOnce: false,
-    mimetype: true,
-    fileName: true,
-  },
-};
-
-export interface ParsedMedia {
+export interface BuiltMedia {
   /** Normalised params: the URL container, then the optional fields that were given. */
   params: Record<string, unknown>;
   media: MediaRequest;
@@ -82,68 +39,41 @@ export interface ParsedMedia {
   message: string | null;
 }
 
-/** Reads the params of a media message; problems are recorded, and the result is only meaningful when there are none. */
-export function parseMedia(kind: MediaKind, params: Record<string, unknown>, problems: Problems): ParsedMedia {
-  const shape = SHAPES[kind];
-  const containerPath = join('params', shape.container);
-  const urlPath = join(containerPath, 'url');
-  const container = field(params, shape.container);
-  let url: string | undefined;
-  if (container === undefined) {
-    problems.add('VALIDATION_FAILED', urlPath, 'is required');
-  } else if (!isRecord(container)) {
-    problems.add('VALIDATION_FAILED', containerPath, 'must be an object with a url');
-  } else {
-    const value = field(container, 'url');
-    if (value === undefined) problems.add('VALIDATION_FAILED', urlPath, 'is required');
-    else if (typeof value !== 'string') problems.add('VALIDATION_FAILED', urlPath, 'must be a string');
-    else {
-      const problem = urlFormProblem(value);
-      if (problem === null) url = value;
-      else problems.add(shape.urlError, urlPath, problem);
-    }
+/** The name a file without `fileName` gets (DECISIONS 12): the URL's last path segment if it is a valid name. */
+export function fileNameFromUrl(url: string): string {
+  let segment = '';
+  try {
+    const path = new URL(url).pathname;
+    segment = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+  } catch {
+    segment = '';
   }
+  return segment !== '' && fileNameProblem(segment) === null ? segment : 'file';
+}
 
-  let mimetype: string | undefined;
-  if (shape.mimetype) {
-    const value = field(params, 'mimetype');
-    if (value !== undefined) {
-      const problem = typeof value === 'string' ? mimetypeProblem(value) : 'must be a string';
-      if (problem === null) mimetype = value as string;
-      else problems.add('VALIDATION_FAILED', 'params.mimetype', problem);
-    }
-  }
+/**
+ * The media request of valid canonical params (src/messages/schemas.ts checked them): only the
+ * fields the kind takes, an empty caption treated as none.
+ */
+export function buildMedia(kind: MediaKind, params: Record<string, unknown>): BuiltMedia {
+  const container = CONTAINER[kind];
+  const url = (params[container] as { url: string }).url;
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const fileName = kind === 'file' ? (text(params.fileName) ?? fileNameFromUrl(url)) : undefined;
+  const mimetype = kind === 'image' ? undefined : text(params.mimetype);
+  const caption = kind === 'audio' ? undefined : text(params.caption);
+  const viewOnce = kind === 'image' || kind === 'video' ? (params.viewOnce as boolean | undefined) : undefined;
 
-  let fileName: string | undefined;
-  if (shape.fileName) {
-    const value = field(params, 'fileName');
-    const problem =
-      value === undefined ? 'is required' : typeof value === 'string' ? fileNameProblem(value) : 'must be a string';
-    if (problem === null) fileName = value as string;
-    else problems.add('VALIDATION_FAILED', 'params.fileName', problem);
-  }
-
-  const caption = shape.caption
-    ? readText(problems, 'params.caption', field(params, 'caption'), {
-        max: TEXT_MAX,
-        required: false,
-        code: 'VALIDATION_FAILED',
-        tooLong: 'MESSAGE_TOO_LONG',
-      })
-    : undefined;
-  const viewOnce = shape.viewOnce ? readFlag(problems, 'params.viewOnce', field(params, 'viewOnce')) : undefined;
-
-  const echoed: Record<string, unknown> = { [shape.container]: { url: url ?? '' } };
+  const echoed: Record<string, unknown> = { [container]: { url } };
   if (fileName !== undefined) echoed.fileName = fileName;
   if (mimetype !== undefined) echoed.mimetype = mimetype;
   if (caption !== undefined) echoed.caption = caption;
   if (viewOnce !== undefined) echoed.viewOnce = viewOnce;
-
   return {
     params: echoed,
     media: {
       kind,
-      url: url ?? '',
+      url,
       maxBytes: MEDIA_LIMITS[kind],
       mimetype: mimetype ?? null,
       fileName: fileName ?? null,

@@ -2,31 +2,21 @@
  * HTTP routes of messages (spec 4.5; DECISIONS 5): send, get one, list.
  *
  * Owns: paths, schemas, status codes and the Idempotency-Key header. The body
- * of `POST /messages` is validated by the service, not by a schema here,
- * because its shape depends on `type` and the contract names a specific
- * message for each kind of mistake.
+ * of `POST /messages` is documented with the message schemas
+ * (src/messages/schemas.ts) and validated by the service against the same
+ * schemas, so that every mistake gets the contract's own message.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { CodeEnvelope, Nullable, errorResponses } from '../http/schemas.js';
+import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from './present.js';
+import { SendBodySchema } from './schemas.js';
 import type { MessagesService } from './service.js';
 
 const tags = ['Messages'];
-
-const SendBody = Type.Object(
-  {
-    device: Type.String({ description: 'The sending device’s number' }),
-    receiver: Type.String({ description: 'Recipient number, international format without +' }),
-    type: Type.String({ enum: ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] }),
-    params: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    message: Type.Optional(Type.String({ description: 'chat only: the text, when params.text is absent' })),
-    simulate_typing: Type.Optional(Type.Integer({ enum: [0, 1] })),
-  },
-  { additionalProperties: true },
-);
 
 export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesService }> = async (app, { messages }) => {
   app.post(
@@ -38,8 +28,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
         description:
           'Answers after the message is committed, with status `pending`. Optional header `Idempotency-Key`: the same key and body within 24 h returns the first answer and sends nothing again.',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
-        // Documented for OpenAPI; validation is the service's (see the header of this file).
-        ...{ 'x-body': SendBody },
+        body: validatedByHandler(SendBodySchema),
         response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(400, 401, 403, 404, 409) },
       },
     },

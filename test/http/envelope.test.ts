@@ -111,7 +111,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
   it('answers a structurally invalid body with 400 Validation failed naming every field', async () => {
     const res = await gw.request('POST', '/tokens', { name: 5, extra: true });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['must be string'] } });
+    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['must be a string'] } });
 
     const missing = await gw.request('POST', '/tokens', {});
     expect(missing.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['is required'] } });

@@ -104,11 +104,12 @@ describe('the body', () => {
 });
 
 describe('type', () => {
-  it('is required', () => {
-    expectRefused({ device: DEVICE, receiver: RECEIVER, params: { text: 'hi' } }, 'VALIDATION_FAILED', {
-      type: ['is required'],
+  it('defaults to chat when missing or null (DECISIONS 12)', () => {
+    expect(validate({ device: DEVICE, receiver: RECEIVER, params: { text: 'hi' } })).toMatchObject({
+      type: 'chat',
+      message: 'hi',
     });
-    expectRefused(body(null, { text: 'hi' }), 'VALIDATION_FAILED', { type: ['is required'] });
+    expect(validate(body(null, { text: 'hi' })).type).toBe('chat');
   });
 
   it.each([['sticker'], ['CHAT'], ['Chat'], [' chat'], [''], [5], [true], [['chat']], [{ type: 'chat' }], ['button']])(
@@ -187,9 +188,10 @@ describe('device and receiver', () => {
     });
   });
 
-  it('reports a missing field before a malformed one', () => {
+  it('answers Validation failed for a missing field, naming the malformed one too (issue 10 item 16)', () => {
     expectRefused({ type: 'chat', receiver: '+62', params: { text: 'hi' } }, 'VALIDATION_FAILED', {
       device: ['is required'],
+      receiver: [PHONE_RULE],
     });
   });
 
@@ -232,23 +234,65 @@ describe('simulate_typing', () => {
   });
 });
 
-describe('order of checks', () => {
-  it('checks the type before the addresses', () => {
-    expectRefused({ type: 'fax', device: '+1' }, 'INVALID_MESSAGE_TYPE');
-    expectRefused({ device: '+1' }, 'VALIDATION_FAILED', { type: ['is required'] });
+// Issue 10 item 16: every failing field at once where the answer is `Validation failed`; the
+// specific messages of DECISIONS 1 answer only when nothing is missing or of the wrong type.
+describe('every failing field at once', () => {
+  const PHONE_RULE =
+    'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
+
+  it('answers an unknown type at once: it decides what the params must be', () => {
+    const error = expectRefused({ type: 'fax', device: '+1' }, 'INVALID_MESSAGE_TYPE');
+    expect(error.detail.errors).toBeUndefined();
+    expectRefused({ device: '+62', receiver: 'abc', type: 'foo' }, 'INVALID_MESSAGE_TYPE');
   });
 
-  it('checks the addresses before simulate_typing', () => {
-    expectRefused(body('chat', { text: 'hi' }, { receiver: '+1', simulate_typing: 9 }), 'INVALID_PHONE');
+  it('names the addresses and the params of an empty body (its type defaults to chat)', () => {
+    expectRefused({}, 'VALIDATION_FAILED', {
+      device: ['is required'],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
+    expectRefused({ device: '+1' }, 'VALIDATION_FAILED', {
+      device: [PHONE_RULE],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
+    expectRefused({ type: 'chat' }, 'VALIDATION_FAILED', {
+      device: ['is required'],
+      receiver: ['is required'],
+      params: ['is required'],
+    });
   });
 
-  it('checks simulate_typing before the params', () => {
+  it('names a malformed address beside a structural problem', () => {
+    expectRefused(body('chat', { text: 'hi' }, { receiver: '+1', simulate_typing: 9 }), 'VALIDATION_FAILED', {
+      receiver: [PHONE_RULE],
+      simulate_typing: ['must be 0 or 1'],
+    });
+  });
+
+  it('names the params’ problems beside the other fields’, with their full paths', () => {
     expectRefused(body('chat', { text: ascii(5000) }, { simulate_typing: 9 }), 'VALIDATION_FAILED', {
       simulate_typing: ['must be 0 or 1'],
+      'params.text': ['must be at most 4096 characters'],
     });
     expectRefused(body('list', { sections: [] }, { simulate_typing: 'x' }), 'VALIDATION_FAILED', {
       simulate_typing: ['must be 0 or 1'],
+      'params.title': ['is required'],
+      'params.text': ['is required'],
+      'params.buttonText': ['is required'],
+      'params.sections': ['must have at least 1 section'],
     });
+  });
+
+  it('answers the specific message, naming its fields only, when nothing is missing or of the wrong type', () => {
+    expectRefused(
+      body('image', { image: { url: 'ftp://x' }, caption: ascii(4097) }, { receiver: '+1' }),
+      'INVALID_PHONE',
+      {
+        receiver: [PHONE_RULE],
+      },
+    );
   });
 });
 
@@ -485,9 +529,10 @@ describe('image', () => {
     });
   });
 
-  it('reports structural problems first, then the URL, then the length', () => {
+  it('reports structural problems first (with every other failing field), then the URL, then the length', () => {
     expectRefused(body('image', { caption: ascii(4097), viewOnce: 'x' }), 'VALIDATION_FAILED', {
       'params.image.url': ['is required'],
+      'params.caption': ['must be at most 4096 characters'],
       'params.viewOnce': ['must be a boolean'],
     });
     expectRefused(body('image', { image: { url: 'ftp://x' }, caption: ascii(4097) }), 'INVALID_IMAGE_URL', {
@@ -649,8 +694,6 @@ describe('video, audio and file', () => {
     const file = (fileName: unknown) => body('file', { document: { url: URL_OK }, fileName });
 
     it.each([
-      [undefined, 'is required'],
-      [null, 'is required'],
       ['', 'must not be empty'],
       ['   ', 'must not be blank'],
       [42, 'must be a string'],
@@ -671,6 +714,21 @@ describe('video, audio and file', () => {
         expect(validate(file(fileName)).media?.fileName).toBe(fileName);
       },
     );
+  });
+
+  it('names a file without fileName after its URL, else "file" (DECISIONS 12)', () => {
+    const named = (url: string, fileName?: unknown) =>
+      validate(body('file', { document: { url }, ...(fileName === undefined ? {} : { fileName }) })).media?.fileName;
+    expect(named('https://x.test/docs/report%20Q3.pdf')).toBe('report Q3.pdf');
+    expect(named('https://x.test/docs/report.pdf', null)).toBe('report.pdf');
+    expect(validate(body('file', { document: { url: 'https://x.test/a.pdf' } })).params).toEqual({
+      document: { url: 'https://x.test/a.pdf' },
+      fileName: 'a.pdf',
+    });
+    expect(named('https://x.test/')).toBe('file');
+    expect(named('https://x.test/a/%2e%2e')).toBe('file');
+    expect(named('https://x.test/a/%E0%A4%A')).toBe('file');
+    expect(named('https://x.test/a.pdf', 'mine.pdf')).toBe('mine.pdf');
   });
 
   it('limits the video and file captions to 4096 characters', () => {
@@ -957,10 +1015,15 @@ describe('list', () => {
     expect((error as ApiError).detail.errors).toEqual({ sections: ['must have at most 100 rows in total'] });
   });
 
-  it('reports every aggregate rule broken by 11 sections of 11 rows', () => {
-    const errors = listErrors(makeList(11, 11));
-    expect(errors.sections).toEqual(['must have at most 10 sections', 'must have at most 100 rows in total']);
-    expect(errors['sections.10.rows']).toEqual(['must have at most 10 rows']);
+  it('reports every aggregate rule broken by 11 sections of 11 rows, and checks no item past a count limit', () => {
+    // Issue 10 item 1: the items of an array over its count limit are not checked one by one.
+    expect(listErrors(makeList(11, 11))).toEqual({
+      sections: ['must have at most 10 sections', 'must have at most 100 rows in total'],
+    });
+    expect(listErrors(makeList(2, 11))).toEqual({
+      'sections.0.rows': ['must have at most 10 rows'],
+      'sections.1.rows': ['must have at most 10 rows'],
+    });
   });
 
   it('refuses a row id used twice, within a section and across sections', () => {
@@ -1015,11 +1078,18 @@ describe('list', () => {
     });
   });
 
-  it('caps the report, keeping aggregate problems', () => {
-    const list = { ...makeList(1, 1), sections: Array.from({ length: 500 }, () => ({})) };
-    const errors = listErrors(list);
-    expect(Object.keys(errors).length).toBe(MAX_REPORTED_PATHS);
-    expect(errors.sections).toEqual(['must have at most 10 sections']);
+  it('reports only the count of a huge list, not each of its items', () => {
+    const list = { ...makeList(1, 1), sections: Array.from({ length: 100_000 }, () => ({})) };
+    expect(listErrors(list)).toEqual({ sections: ['must have at most 10 sections'] });
+  });
+
+  it('caps the report', () => {
+    const section = (s: number) => ({
+      title: ascii(25),
+      rows: Array.from({ length: 10 }, (_, r) => ({ title: ascii(25), rowId: `r${s}.${r}`, description: ascii(73) })),
+    });
+    const list = { ...makeList(1, 1), sections: Array.from({ length: 10 }, (_, s) => section(s)) };
+    expect(Object.keys(listErrors(list)).length).toBe(MAX_REPORTED_PATHS);
   });
 
   it('refuses non-object params with Validation failed, as for every type', () => {
@@ -1245,7 +1315,104 @@ describe('unknown fields', () => {
     const params = JSON.parse('{"__proto__": {"text": "sneaky"}, "constructor": {"text": 1}}');
     expectRefused(body('chat', params), 'VALIDATION_FAILED', { 'params.text': ['is required'] });
     const evil = JSON.parse('{"__proto__": {"type": "chat"}, "device": "6281234567890", "receiver": "6281234567890"}');
-    expectRefused(evil, 'VALIDATION_FAILED', { type: ['is required'] });
+    expectRefused(evil, 'VALIDATION_FAILED', { params: ['is required'] });
+  });
+});
+
+// DECISIONS 12: the older shapes Whatspie clients send are mapped to the canonical body in one
+// place (src/messages/canonical.ts) and give the same validated message as the canonical shape.
+describe('older and alias shapes (DECISIONS 12)', () => {
+  const URL_OK = 'https://cdn.example.com/a.png';
+  const same = (alias: unknown, canonical: unknown) => expect(validate(alias)).toEqual(validate(canonical));
+
+  it('reads type "text" as chat', () => {
+    same(body('text', undefined, { message: 'hi' }), body('chat', { text: 'hi' }));
+  });
+
+  it('reads a top-level file_url as the media URL and message as its caption', () => {
+    same(
+      body('image', undefined, { file_url: URL_OK, message: 'look' }),
+      body('image', { image: { url: URL_OK }, caption: 'look' }),
+    );
+    same(body('video', {}, { file_url: URL_OK }), body('video', { video: { url: URL_OK } }));
+    same(
+      body('file', { fileName: 'a.pdf' }, { file_url: URL_OK, message: 'the report' }),
+      body('file', { document: { url: URL_OK }, fileName: 'a.pdf', caption: 'the report' }),
+    );
+    // Audio has no caption: the message is not taken as one.
+    expect(validate(body('audio', undefined, { file_url: URL_OK, message: 'x' })).params).toEqual({
+      audio: { url: URL_OK },
+    });
+  });
+
+  it('prefers the canonical field when both are given', () => {
+    const result = validate(
+      body(
+        'image',
+        { image: { url: URL_OK }, caption: 'mine' },
+        { file_url: 'https://x.test/b.png', message: 'other' },
+      ),
+    );
+    expect(result.params).toEqual({ image: { url: URL_OK }, caption: 'mine' });
+  });
+
+  it('names the field the client sent when it is wrong', () => {
+    expectRefused(body('image', undefined, { file_url: 'ftp://x/a.png' }), 'INVALID_IMAGE_URL', {
+      file_url: ['must be an absolute http or https URL'],
+    });
+    expectRefused(body('image', undefined, { file_url: URL_OK, message: ascii(4097) }), 'MESSAGE_TOO_LONG', {
+      message: ['must be at most 4096 characters'],
+    });
+  });
+
+  it('reads a video sent as type file with params.video as a video', () => {
+    const result = validate(body('file', { video: { url: URL_OK }, caption: 'clip' }));
+    expect(result.type).toBe('video');
+    expect(result.params).toEqual({ video: { url: URL_OK }, caption: 'clip' });
+    expect(result.media?.kind).toBe('video');
+  });
+
+  it('reads params.lat/long and top-level latitude/longitude/location_name as the location', () => {
+    const canonical = body('location', { location: { degreesLatitude: -6.2, degreesLongitude: 106.8 } });
+    same(body('location', { lat: -6.2, long: 106.8 }), canonical);
+    same(body('location', undefined, { latitude: -6.2, longitude: 106.8 }), canonical);
+    expect(validate(body('location', undefined, { latitude: 1, longitude: 2, location_name: 'Monas' })).params).toEqual(
+      {
+        location: { degreesLatitude: 1, degreesLongitude: 2, name: 'Monas' },
+      },
+    );
+    expectRefused(body('location', { lat: 91, long: 0 }), 'VALIDATION_FAILED', {
+      'params.lat': ['must be between -90 and 90'],
+    });
+  });
+
+  it('reads params.buttons as quick-reply template buttons', () => {
+    same(
+      body('template', {
+        text: 'Pick',
+        buttons: [
+          { buttonId: 'yes', buttonText: { displayText: 'Yes' } },
+          { buttonId: 'no', buttonText: { displayText: 'No' } },
+        ],
+      }),
+      body('template', {
+        text: 'Pick',
+        templateButtons: [
+          { index: 1, quickReplyButton: { displayText: 'Yes', id: 'yes' } },
+          { index: 2, quickReplyButton: { displayText: 'No', id: 'no' } },
+        ],
+      }),
+    );
+    expectRefused(
+      body('template', { text: 'Pick', buttons: [{ buttonText: { displayText: 'Yes' } }] }),
+      'VALIDATION_FAILED',
+      {
+        'params.buttons.0.buttonId': ['is required'],
+      },
+    );
+    expectRefused(body('template', { text: 'Pick', buttons: [] }), 'VALIDATION_FAILED', {
+      'params.buttons': ['must have at least 1 button'],
+    });
   });
 });
 

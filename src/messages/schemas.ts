@@ -1,0 +1,320 @@
+// Owns the one definition of every message type's body (spec 2.3-2.5, 4.5, 8; DECISIONS 5): a
+// TypeBox schema per type that validation compiles (src/messages/checks.ts), that types the
+// canonical body, and that the OpenAPI document shows for `POST /messages` and group sends (a
+// oneOf keyed on `type`). Rules JSON Schema cannot say are named here as annotations the validator
+// implements once: `x-text` (a text limit in user-perceived characters), `x-check` (URL, media
+// type, file name and call-number forms), `x-unique` (row ids, button indexes), `x-max-total`
+// (rows across sections), `x-one-of-fields` (one button kind). `x-code` names the contract's error
+// for a malformed value and `x-messages` the words for a keyword. It must never hold logic: a rule
+// changes here, once.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { PHONE_PATTERN, PHONE_RULE } from '../http/schemas.js';
+import { FILE_NAME_MAX, URL_MAX_LENGTH } from './forms.js';
+import { LIST_LIMITS, LOCATION_TEXT_MAX, TEMPLATE_LIMITS, TEXT_MAX, type ListLimits } from './limits.js';
+
+export const MESSAGE_TYPES = ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] as const;
+export type MessageType = (typeof MESSAGE_TYPES)[number];
+
+/** The codes a body can be refused with besides INVALID_MESSAGE_TYPE, most structural first. */
+export type ViolationCode =
+  | 'VALIDATION_FAILED'
+  | 'INVALID_PHONE'
+  | 'INVALID_IMAGE_URL'
+  | 'INVALID_MEDIA_URL'
+  | 'INVALID_LIST'
+  | 'MESSAGE_TOO_LONG';
+
+export interface TextRule {
+  /** Limit in user-perceived characters. */
+  readonly max: number;
+  readonly required: boolean;
+  /** Code for a value over `max` (default: the code of the field's region). */
+  readonly tooLong?: ViolationCode;
+  /** Identifiers (row ids, reply ids) need only be non-empty; texts shown to a person must be visible too. */
+  readonly identifier?: boolean;
+}
+
+export type CheckName = 'url' | 'mimetype' | 'fileName' | 'callNumber';
+
+/** A form check, and the code of the value it refuses (default: the code of the field's region). */
+export type CheckRule = CheckName | { readonly name: CheckName; readonly code: ViolationCode };
+
+export { PHONE_RULE };
+
+export const CALL_NUMBER_RULE = 'must be a phone number in international format: country code first, digits only';
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+/** A text with a limit in user-perceived characters (emoji with modifiers count once). */
+export const Text = (rule: TextRule, description?: string) =>
+  Type.String({
+    'x-text': rule,
+    description: [description, `At most ${rule.max} characters (user-perceived).`].filter(Boolean).join(' '),
+  });
+
+const Phone = (description: string) =>
+  Type.String({
+    pattern: PHONE_PATTERN.source,
+    description,
+    examples: ['6281234567890'],
+    'x-code': 'INVALID_PHONE',
+    'x-messages': { '*': PHONE_RULE },
+  });
+
+const HttpUrl = (code: ViolationCode, description: string) =>
+  Type.String({
+    'x-check': { name: 'url', code },
+    description: `${description}; at most ${URL_MAX_LENGTH} characters`,
+    format: 'uri',
+  });
+
+/** `{url}`: where the gateway downloads the media from when the message is accepted. */
+const MediaContainer = (code: ViolationCode, what: string) =>
+  Type.Object(
+    { url: HttpUrl(code, `Absolute http(s) URL of the ${what}; fetched when the message is accepted`) },
+    { 'x-messages': { type: 'must be an object with a url' } },
+  );
+
+const Caption = Text({ max: TEXT_MAX, required: false, tooLong: 'MESSAGE_TOO_LONG' }, 'Shown under the media.');
+const ViewOnce = Type.Boolean({ description: 'The recipient can open it once' });
+const Mimetype = Type.String({
+  'x-check': 'mimetype',
+  description: 'Media type, such as video/mp4 (optional: taken from the bytes)',
+});
+
+// --- params of each type -------------------------------------------------------------------
+
+export const ChatParams = Type.Object({
+  text: Text({ max: TEXT_MAX, required: true, tooLong: 'MESSAGE_TOO_LONG' }, 'The text; *bold*, _italic_, ~strike~.'),
+});
+
+export const ImageParams = Type.Object({
+  image: MediaContainer('INVALID_IMAGE_URL', 'image (JPEG, PNG, GIF or WebP, up to 16 MB)'),
+  caption: Type.Optional(Caption),
+  viewOnce: Type.Optional(ViewOnce),
+});
+
+export const VideoParams = Type.Object({
+  video: MediaContainer('INVALID_MEDIA_URL', 'video (up to 64 MB)'),
+  mimetype: Type.Optional(Mimetype),
+  caption: Type.Optional(Caption),
+  viewOnce: Type.Optional(ViewOnce),
+});
+
+export const AudioParams = Type.Object({
+  audio: MediaContainer('INVALID_MEDIA_URL', 'audio (up to 16 MB)'),
+  mimetype: Type.Optional(Mimetype),
+});
+
+export const FileParams = Type.Object({
+  document: MediaContainer('INVALID_MEDIA_URL', 'file (up to 100 MB)'),
+  fileName: Type.Optional(
+    Type.String({
+      'x-check': 'fileName',
+      description: `Name shown to the recipient, at most ${FILE_NAME_MAX} characters, no '/' (default: the URL's last path segment, else "file")`,
+    }),
+  ),
+  mimetype: Type.Optional(Mimetype),
+  caption: Type.Optional(Caption),
+});
+
+const degrees = (limit: number, description: string) =>
+  Type.Number({
+    minimum: -limit,
+    maximum: limit,
+    description,
+    'x-messages': {
+      minimum: `must be between -${limit} and ${limit}`,
+      maximum: `must be between -${limit} and ${limit}`,
+    },
+  });
+
+export const LocationParams = Type.Object({
+  location: Type.Object({
+    degreesLatitude: degrees(90, 'Latitude, -90 to 90'),
+    degreesLongitude: degrees(180, 'Longitude, -180 to 180'),
+    name: Type.Optional(Text({ max: LOCATION_TEXT_MAX, required: false })),
+    address: Type.Optional(Text({ max: LOCATION_TEXT_MAX, required: false })),
+  }),
+});
+
+/** List params for the given limits (tests widen them to reach rules the defaults shadow). */
+export function listParamsSchema(limits: ListLimits) {
+  const text = (max: number, description?: string) => Text({ max, required: true }, description);
+  const Row = Type.Object({
+    title: text(limits.rowTitle),
+    rowId: Text(
+      { max: limits.rowId, required: true, identifier: true },
+      'Unique within the list; sent back on a pick.',
+    ),
+    description: Type.Optional(Text({ max: limits.rowDescription, required: false })),
+  });
+  const Section = Type.Object({
+    title: text(limits.sectionTitle),
+    rows: Type.Array(Row, {
+      minItems: 1,
+      maxItems: limits.rowsPerSection,
+      'x-messages': {
+        minItems: 'must have at least 1 row',
+        maxItems: `must have at most ${plural(limits.rowsPerSection, 'row')}`,
+      },
+    }),
+  });
+  return Type.Object(
+    {
+      title: text(limits.title),
+      text: text(limits.text, 'The message body.'),
+      footer: Type.Optional(Text({ max: limits.footer, required: false })),
+      buttonText: text(limits.buttonText, 'The button that opens the list.'),
+      sections: Type.Array(Section, {
+        minItems: 1,
+        maxItems: limits.sections,
+        'x-max-total': {
+          items: 'rows',
+          max: limits.rowsTotal,
+          message: `must have at most ${plural(limits.rowsTotal, 'row')} in total`,
+        },
+        'x-messages': {
+          minItems: 'must have at least 1 section',
+          maxItems: `must have at most ${plural(limits.sections, 'section')}`,
+        },
+      }),
+    },
+    { 'x-unique': 'rowId' },
+  );
+}
+
+export const ListParams = listParamsSchema(LIST_LIMITS);
+
+const ButtonLabel = Text({ max: TEMPLATE_LIMITS.displayText, required: true });
+export const BUTTON_KINDS = ['urlButton', 'callButton', 'quickReplyButton'] as const;
+
+const TemplateButton = Type.Object(
+  {
+    index: Type.Integer({
+      minimum: 1,
+      description: 'Order of the button; unique',
+      'x-messages': { '*': 'must be an integer of at least 1' },
+    }),
+    urlButton: Type.Optional(
+      Type.Object({ displayText: ButtonLabel, url: HttpUrl('VALIDATION_FAILED', 'Opened by the recipient') }),
+    ),
+    callButton: Type.Optional(
+      Type.Object({
+        displayText: ButtonLabel,
+        phoneNumber: Type.String({
+          'x-check': 'callNumber',
+          description: 'Country code first; a leading + is allowed',
+          'x-messages': { '*': CALL_NUMBER_RULE },
+        }),
+      }),
+    ),
+    quickReplyButton: Type.Optional(
+      Type.Object({
+        displayText: ButtonLabel,
+        id: Text({ max: TEMPLATE_LIMITS.replyId, required: true, identifier: true }, 'Sent back when tapped.'),
+      }),
+    ),
+  },
+  { 'x-one-of-fields': BUTTON_KINDS, description: 'Exactly one of urlButton, callButton, quickReplyButton' },
+);
+
+export const TemplateParams = Type.Object({
+  text: Text({ max: TEMPLATE_LIMITS.text, required: true }),
+  footer: Type.Optional(Text({ max: TEMPLATE_LIMITS.footer, required: false })),
+  templateButtons: Type.Array(TemplateButton, {
+    minItems: 1,
+    maxItems: TEMPLATE_LIMITS.buttons,
+    'x-unique': 'index',
+    'x-messages': {
+      minItems: 'must have at least 1 button',
+      maxItems: `must have at most ${TEMPLATE_LIMITS.buttons} buttons`,
+    },
+  }),
+});
+
+export const PARAMS: Record<MessageType, TSchema> = {
+  chat: ChatParams,
+  image: ImageParams,
+  list: ListParams,
+  file: FileParams,
+  video: VideoParams,
+  audio: AudioParams,
+  location: LocationParams,
+  template: TemplateParams,
+};
+
+// --- the body ------------------------------------------------------------------------------
+
+const SimulateTyping = Type.Unsafe<0 | 1 | boolean>({
+  enum: [0, 1, false, true],
+  description: '1: show "typing…" before sending, for a time that grows with the text',
+  'x-messages': { '*': 'must be 0 or 1' },
+});
+
+/** The fields every send body has besides `type` and `params`. */
+export const AddressFields = {
+  device: Phone('The sending device’s number'),
+  receiver: Phone('The recipient’s number: international format, digits only, no +'),
+};
+
+export const CommonFields = Type.Object({
+  ...AddressFields,
+  simulate_typing: Type.Optional(SimulateTyping),
+});
+
+/** What validation checks of a group send besides `type` and `params` (the service fills `device` in). */
+export const SenderFields = Type.Object({
+  device: AddressFields.device,
+  simulate_typing: Type.Optional(SimulateTyping),
+});
+
+export const GroupCommonFields = Type.Object({
+  device: Type.Optional(Phone('The sending device’s number (default: the group’s device)')),
+  simulate_typing: Type.Optional(SimulateTyping),
+});
+
+const DESCRIPTIONS: Record<MessageType, string> = {
+  chat: 'A text message',
+  image: 'An image, fetched from its URL when the message is accepted',
+  list: 'A list message: a button that opens sections of rows to pick from',
+  file: 'A document, fetched from its URL',
+  video: 'A video, fetched from its URL',
+  audio: 'An audio message, fetched from its URL',
+  location: 'A location pin',
+  template: 'A text with up to 3 buttons (link, call, quick reply)',
+};
+
+function bodyOf(type: MessageType, common: typeof CommonFields | typeof GroupCommonFields) {
+  return Type.Object(
+    {
+      ...common.properties,
+      type: Type.Literal(type),
+      params: PARAMS[type],
+    },
+    { title: `${type} message`, description: DESCRIPTIONS[type] },
+  );
+}
+
+/** The body of `POST /messages` for the OpenAPI document: one shape per type, keyed on `type`. */
+export const SendBodySchema = Type.Unsafe<Static<typeof CommonFields> & { type: MessageType; params: unknown }>({
+  oneOf: MESSAGE_TYPES.map((type) => bodyOf(type, CommonFields)),
+  discriminator: { propertyName: 'type' },
+});
+
+/** The body of `POST /groups/{id}/send`: the same without `receiver`, `device` optional. */
+export const GroupSendBodySchema = Type.Unsafe<
+  Static<typeof GroupCommonFields> & { type: MessageType; params: unknown }
+>({
+  oneOf: MESSAGE_TYPES.map((type) => bodyOf(type, GroupCommonFields)),
+  discriminator: { propertyName: 'type' },
+});
+
+export type ChatParamsBody = Static<typeof ChatParams>;
+export type ImageParamsBody = Static<typeof ImageParams>;
+export type VideoParamsBody = Static<typeof VideoParams>;
+export type AudioParamsBody = Static<typeof AudioParams>;
+export type FileParamsBody = Static<typeof FileParams>;
+export type LocationParamsBody = Static<typeof LocationParams>;
+export type ListParamsBody = Static<typeof ListParams>;
+export type TemplateParamsBody = Static<typeof TemplateParams>;
