@@ -126,7 +126,9 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
       const gap = times[n]! - times[n - 1]! - 15;
       const ceiling = 40 * 2 ** (n - 1);
       expect(gap, `gap ${n}`).toBeGreaterThanOrEqual(ceiling / 2 - 5);
-      expect(gap, `gap ${n}`).toBeLessThanOrEqual(ceiling + 60);
+      // Timers are never early, but a busy host runs them late: the upper bound only
+      // shows the wait is not far beyond its ceiling; the lower bounds show the doubling.
+      expect(gap, `gap ${n}`).toBeLessThanOrEqual(ceiling + 250);
     }
   });
 });
