@@ -43,6 +43,7 @@ export const ERRORS = {
   QUOTA_EXCEEDED: [403, 'Quota exceeded'],
   MESSAGE_NOT_FOUND: [404, 'Message not found'],
   IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
+  IDEMPOTENCY_IN_USE: [409, 'Idempotency key in use'],
   // Groups (spec 4.7 and 7.2, DECISIONS 7)
   ACCESS_DENIED: [403, 'Access denied'],
   GROUP_NOT_FOUND: [404, 'Group not found'],

@@ -61,8 +61,17 @@ export class AcceptanceWriter {
     const now = this.clock.now();
     const outcomes: Array<AcceptOutcome | undefined> = new Array(items.length);
 
+    // A key claimed earlier in this batch: the later request waits for that one's outcome (DECISIONS 5, issue 10).
+    const claimedHere = new Map<string, number>();
+    const followers = new Map<number, number>();
     for (const [i, item] of items.entries()) {
       if (item.idempotencyKey === undefined) continue;
+      const slot = `${item.accountId}\u0000${item.idempotencyKey}`;
+      const leader = claimedHere.get(slot);
+      if (leader !== undefined) {
+        followers.set(i, leader);
+        continue;
+      }
       const claim = await messagesRepository.claimIdempotencyKey(
         trx,
         item.accountId,
@@ -71,7 +80,8 @@ export class AcceptanceWriter {
         now,
         now - IDEMPOTENCY_WINDOW_MS,
       );
-      if (!claim.claimed) outcomes[i] = { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
+      if (claim.claimed) claimedHere.set(slot, i);
+      else outcomes[i] = { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
     }
 
     const deviceIds = [...new Set(items.map((item) => item.device.id))];
@@ -82,7 +92,7 @@ export class AcceptanceWriter {
     const taken = new Map<number, number>();
     const rows: Array<Omit<MessageRow, 'seq'>> = [];
     for (const [i, item] of items.entries()) {
-      if (outcomes[i] !== undefined) continue;
+      if (outcomes[i] !== undefined || followers.has(i)) continue;
       const remaining = left.get(item.device.id) ?? 0;
       if (remaining <= 0) {
         outcomes[i] = { kind: 'quota' };
@@ -120,7 +130,27 @@ export class AcceptanceWriter {
         );
       }
     }
+    for (const [i, leader] of followers) outcomes[i] = followerOutcome(items[i]!, items[leader]!, outcomes[leader]!);
     return outcomes as AcceptOutcome[];
+  }
+}
+
+/**
+ * What a request answers whose key an earlier request of the same batch
+ * claimed: that request's answer, as if it had been stored already; a
+ * different body is a reuse of the key. A leader refused for quota claimed
+ * nothing, and the same request would be refused alike.
+ */
+function followerOutcome(item: AcceptRequest, leader: AcceptRequest, outcome: AcceptOutcome): AcceptOutcome {
+  switch (outcome.kind) {
+    case 'ok':
+      return { kind: 'replay', requestHash: leader.requestHash, response: JSON.stringify(outcome.answer) };
+    case 'replay':
+      return outcome;
+    case 'quota':
+      return item.requestHash === leader.requestHash
+        ? outcome
+        : { kind: 'replay', requestHash: leader.requestHash, response: '' };
   }
 }
 

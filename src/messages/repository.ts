@@ -348,11 +348,19 @@ export const messagesRepository = {
       return { claimed: false, requestHash: existing.request_hash, response: existing.response };
     }
     if (existing !== undefined) await messagesRepository.releaseIdempotencyKey(db, accountId, key);
-    await db
+    // Another process may claim the same key at the same moment (PostgreSQL): its insert holds ours until it
+    // commits; then ours does nothing and the row it committed is read, as it would have been had it come first.
+    const inserted = await db
       .insertInto('idempotency_keys')
       .values({ account_id: accountId, key, request_hash: requestHash, response: '', created_at: now })
-      .execute();
-    return { claimed: true };
+      .onConflict((conflict) => conflict.columns(['account_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted !== undefined) return { claimed: true };
+    const winner = await messagesRepository.findIdempotencyKey(db, accountId, key);
+    // Taken and given back again (its request was refused for quota): nobody holds it now; the caller answers "in use".
+    if (winner === undefined) return { claimed: false, requestHash, response: '' };
+    return { claimed: false, requestHash: winner.request_hash, response: winner.response };
   },
 
   saveIdempotentResponse: async (db: Db, accountId: number, key: string, response: string): Promise<void> => {

@@ -184,6 +184,13 @@ export class MessagesService {
     if (storedHash !== requestHash) {
       throw new ApiError('IDEMPOTENCY_REUSE', { error: 'this Idempotency-Key was used with a different body' });
     }
+    // No answer stored with the key: its request has not finished (or was refused); ask to come back.
+    if (response === '') {
+      throw new ApiError('IDEMPOTENCY_IN_USE', {
+        error: 'a request with this Idempotency-Key is being processed',
+        headers: { 'retry-after': '1' },
+      });
+    }
     return JSON.parse(response) as SendAnswer;
   }
 
