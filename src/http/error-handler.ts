@@ -9,6 +9,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
+import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
 import { NOT_BLANK, PHONE_PATTERN, PHONE_RULE } from './schemas.js';
 
@@ -162,6 +163,10 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
       request.routeOptions.config.fieldErrors,
     );
   }
+  // The store out of service (down, frozen, full disk): a client should come back later, not report a bug.
+  if (storeFault(error) !== null) {
+    return new ApiError('STORE_UNAVAILABLE', { headers: { 'retry-after': String(STORE_RETRY_AFTER_S) } });
+  }
   const mapped = fastifyError.code === undefined ? undefined : FRAMEWORK_CODES[fastifyError.code];
   if (mapped !== undefined) return new ApiError(mapped);
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) return new ApiError('INVALID_JSON');
@@ -199,7 +204,9 @@ export function installErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error, request);
-    if (apiError.statusCode >= 500) {
+    if (apiError.code === 'STORE_UNAVAILABLE') {
+      request.log.error({ err: error, fault: storeFault(error)?.code }, 'request failed: the store is out of service');
+    } else if (apiError.statusCode >= 500) {
       request.log.error({ err: error }, 'request failed');
     }
     return sendError(reply, apiError);

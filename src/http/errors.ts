@@ -20,6 +20,7 @@ export const ERRORS = {
   UNAUTHORIZED: [401, 'Unauthorized'],
   INTERNAL: [500, 'Internal server error'],
   NOT_READY: [503, 'Not ready'],
+  STORE_UNAVAILABLE: [503, 'Service unavailable'],
   // Devices (spec 7.2, DECISIONS 3)
   INVALID_PACKAGE: [400, 'Invalid package type'],
   DEVICE_LIMIT: [403, 'Device limit exceeded'],

@@ -1,13 +1,15 @@
 /**
  * Liveness, readiness and metrics (DECISIONS 9).
  *
- * Owns: `/healthz` (the process answers), `/readyz` (the store answers) and
+ * Owns: `/healthz` (the process answers), `/readyz` (the store answers within
+ * seconds and, after a failed write, can write again) and
  * `/metrics` (Prometheus text, token required).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
+import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import { ApiError } from './errors.js';
 import { errorResponses } from './schemas.js';
 
@@ -34,7 +36,13 @@ export async function healthRoutes(app: FastifyInstance, options: { store: Store
       config: { public: true },
     },
     async () => {
-      if (!(await options.store.ping())) throw new ApiError('NOT_READY', { error: 'the store does not answer' });
+      const readiness = await options.store.readiness();
+      if (!readiness.ready) {
+        throw new ApiError('NOT_READY', {
+          error: readiness.reason,
+          headers: { 'retry-after': String(STORE_RETRY_AFTER_S) },
+        });
+      }
       return { code: 200, message: 'Ready' };
     },
   );

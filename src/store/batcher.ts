@@ -9,11 +9,14 @@
  * committed. A channel's processor reports business outcomes as values; if
  * any processor throws, the transaction is rolled back and every item is
  * processed again in a transaction of its own, so one bad item cannot fail
- * its neighbours.
+ * its neighbours. A store fault (the database down, frozen or unable to
+ * write) fails the batch and everything queued behind it at once: retrying
+ * item by item would only wait out the same fault once per item.
  * Must never: answer an item before its transaction commits.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { storeFault } from './faults.js';
 
 type Processor<I, O> = (trx: Transaction<Database>, items: I[]) => Promise<O[]>;
 
@@ -80,6 +83,13 @@ export class Committer {
       });
       taken.forEach(({ batch }, c) => batch.forEach((pending, i) => pending.resolve(results[c]![i])));
     } catch (error) {
+      if (storeFault(error) !== null) {
+        // The store is out of service: no item can commit now. Everything waiting fails at once (an item
+        // queued behind a frozen server would otherwise wait for its own timeout after this one's).
+        for (const { batch } of taken) for (const pending of batch) pending.reject(error);
+        for (const channel of this.channels) for (const pending of channel.queue.splice(0)) pending.reject(error);
+        return;
+      }
       const single = taken.length === 1 && taken[0]!.batch.length === 1;
       if (single) {
         taken[0]!.batch[0]!.reject(error);

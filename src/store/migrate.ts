@@ -17,6 +17,7 @@ import * as m004 from './migrations/004-groups.js';
 import * as m005 from './migrations/005-webhooks.js';
 import * as m006 from './migrations/006-webhook-retry-requested.js';
 import * as m007c from './migrations/007c-retention-indexes.js';
+import * as m007d from './migrations/007d-store-probe.js';
 import * as m007e from './migrations/007e-webhook-secret-rotation.js';
 import * as m007e2 from './migrations/007e2-media-chunks.js';
 
@@ -31,6 +32,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['005-webhooks', m005],
   ['006-webhook-retry-requested', m006],
   ['007c-retention-indexes', m007c],
+  ['007d-store-probe', m007d],
   ['007e-webhook-secret-rotation', m007e],
   ['007e2-media-chunks', m007e2],
 ];

@@ -172,6 +172,14 @@ export interface Database {
   groups: GroupsTable;
   group_add_requests: GroupAddRequestsTable;
   group_daily_additions: GroupDailyAdditionsTable;
+  store_probe: StoreProbeTable;
+}
+
+/** Readiness's throwaway writes (see store/store.ts); empty between probes. */
+export interface StoreProbeTable {
+  id: Generated<number>;
+  checked_at: number;
+  filler: Uint8Array;
 }
 
 /** One (device, network group) pair: its gateway id and the network's last snapshot of the group. */

@@ -7,8 +7,9 @@
  * power loss) or let two processes both start writing from stale snapshots.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { StoreOpenError } from './faults.js';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
 
 type BetterSqlite = Database.Database;
@@ -18,6 +19,9 @@ function withStatementCache(db: BetterSqlite, capacity = 500) {
   const cache = new Map<string, Database.Statement>();
   return {
     close: () => db.close(),
+    get inTransaction() {
+      return db.inTransaction;
+    },
     prepare(sql: string) {
       let statement = cache.get(sql);
       if (statement === undefined) {
@@ -35,8 +39,23 @@ function withStatementCache(db: BetterSqlite, capacity = 500) {
  * a migration) waits on busy_timeout instead of failing on a stale snapshot.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(private readonly database: ReturnType<typeof withStatementCache>) {
+    super({ database });
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * SQLite ends the transaction by itself on some errors (SQLITE_FULL,
+   * SQLITE_IOERR, SQLITE_BUSY, SQLITE_NOMEM); a ROLLBACK then fails with
+   * "cannot rollback - no transaction is active", and that error would be
+   * thrown in place of the real one.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.database.inTransaction) return;
+    await super.rollbackTransaction(connection);
   }
 }
 
@@ -45,7 +64,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
     super({ database });
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: this.database });
+    return new ImmediateSqliteDriver(this.database);
   }
 }
 
@@ -68,12 +87,43 @@ function enableWal(raw: BetterSqlite): void {
   }
 }
 
+/**
+ * Opens the file and checks that it can be written (a read-only directory or
+ * file fails here, at start-up, not on the first message); a failure is a
+ * StoreOpenError naming the file and the reason.
+ */
 export function openSqlite(file: string): SqliteDialect {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const raw = new Database(file);
-  raw.pragma('busy_timeout = 10000');
-  enableWal(raw);
-  raw.pragma('synchronous = FULL');
-  raw.pragma('foreign_keys = ON');
+  let raw: BetterSqlite | undefined;
+  try {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    raw = new Database(file);
+    raw.pragma('busy_timeout = 10000');
+    enableWal(raw);
+    raw.pragma('synchronous = FULL');
+    raw.pragma('foreign_keys = ON');
+    raw.exec('begin immediate');
+    raw.exec('rollback');
+  } catch (error) {
+    raw?.close();
+    throw new StoreOpenError(`cannot open the SQLite store ${file} for writing: ${whyNot(file, error)}`, error);
+  }
   return new ImmediateSqliteDialect(withStatementCache(raw));
+}
+
+function whyNot(file: string, error: unknown): string {
+  const directory = dirname(file);
+  try {
+    accessSync(directory, constants.W_OK);
+  } catch (access) {
+    const code = (access as { code?: string }).code;
+    // SQLite only says it cannot open the file; the real cause is the directory (it needs -wal and -shm beside it).
+    if (code !== 'ENOENT') return `the directory ${directory} is not writable (${code ?? 'EACCES'})`;
+  }
+  return describe(error);
+}
+
+function describe(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const reason = typeof message === 'string' ? message.replace(/^[A-Z]+: /, '').split(',')[0] : String(error);
+  return typeof code === 'string' ? `${reason} (${code})` : (reason ?? 'unknown error');
 }

@@ -6,17 +6,22 @@
  * capability flags; nothing outside src/store/ names a dialect.
  */
 import { Kysely, sql } from 'kysely';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
 import { openPostgres } from './postgres.js';
 import { migrateToLatest } from './migrate.js';
 import { postgresMigrationDialect, sqliteMigrationDialect } from './migrations/helpers.js';
+import { StoreTimeoutError, storeFault } from './faults.js';
+import { WriteHealth, watchedDialect } from './health.js';
 
 export interface StoreCapabilities {
   /** Several processes may share the store and claim work with `FOR UPDATE SKIP LOCKED`. */
   readonly sharedByProcesses: boolean;
 }
+
+export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
 export interface Store {
   readonly db: Kysely<Database>;
@@ -24,9 +29,17 @@ export interface Store {
   /** Where the data lives, without credentials, for the start-up log. */
   readonly description: string;
   migrate(): Promise<string[]>;
-  ping(): Promise<boolean>;
+  /**
+   * Whether the store answers, within READINESS_TIMEOUT_MS, and can write: after a write failed for a store
+   * fault (full disk, read-only file), a throwaway write must succeed before it is ready again.
+   */
+  readiness(): Promise<Readiness>;
   close(): Promise<void>;
 }
+
+/** Readiness answers within this, whatever the database does. */
+export const READINESS_TIMEOUT_MS = 2_000;
+const PROBE_BYTES = 16 * 1024;
 
 export interface StoreOptions {
   readonly databaseUrl: string | null;
@@ -46,40 +59,78 @@ function redact(url: string): string {
 }
 
 export function openStore(options: StoreOptions): Store {
+  const health = new WriteHealth();
   if (options.databaseUrl !== null) {
-    const { dialect } = openPostgres(options.databaseUrl);
-    const db = new Kysely<Database>({ dialect });
-    return build(db, { sharedByProcesses: true }, `postgres ${redact(options.databaseUrl)}`, async () => {
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-      return migrateToLatest(db as Kysely<unknown>, postgresMigrationDialect, rows[0]?.schema ?? 'public');
+    const url = options.databaseUrl;
+    const { dialect } = openPostgres(url);
+    const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
+    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
+      // Migrations may wait for another node's run (a lock) or take long on big tables: no timeouts there.
+      const migrations = new Kysely<unknown>({ dialect: openPostgres(url, { poolSize: 1, timeouts: null }).dialect });
+      try {
+        const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(migrations);
+        return await migrateToLatest(migrations, postgresMigrationDialect, rows[0]?.schema ?? 'public');
+      } finally {
+        await migrations.destroy();
+      }
     });
   }
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
-  const dialect = openSqlite(file);
-  const db = new Kysely<Database>({ dialect });
-  return build(db, { sharedByProcesses: false }, `sqlite ${file}`, () =>
+  const db = new Kysely<Database>({ dialect: watchedDialect(openSqlite(file), health) });
+  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, () =>
     migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
   );
 }
 
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreTimeoutError('the readiness check', ms)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+function reasonOf(error: unknown): string {
+  const fault = storeFault(error);
+  return fault === null ? 'error' : fault.code;
+}
+
 function build(
   db: Kysely<Database>,
+  health: WriteHealth,
   capabilities: StoreCapabilities,
   description: string,
   migrate: () => Promise<string[]>,
 ): Store {
   let closed = false;
+  // A throwaway row written and removed in one transaction; it has to reach the disk like any other write.
+  const probe = () =>
+    db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('store_probe')
+        .values({ checked_at: Date.now(), filler: randomBytes(PROBE_BYTES) })
+        .execute();
+      await trx.deleteFrom('store_probe').execute();
+    });
   return {
     db,
     capabilities,
     description,
     migrate,
-    async ping() {
+    async readiness() {
       try {
-        await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
+        await within(sql`select 1`.execute(db), READINESS_TIMEOUT_MS);
+      } catch (error) {
+        return { ready: false, reason: `the store does not answer (${reasonOf(error)})` };
+      }
+      const fault = health.fault;
+      if (fault === null) return { ready: true };
+      try {
+        await within(probe(), READINESS_TIMEOUT_MS);
+        return { ready: true };
+      } catch (error) {
+        const now = storeFault(error);
+        return { ready: false, reason: `the store cannot write (${now?.code ?? fault.code})` };
       }
     },
     async close() {
