@@ -14,6 +14,9 @@
  * A retry reuses the message id, which is also the network id, so the
  * recipient never sees a message twice; after a crash, messages whose `sent`
  * was not yet written are sent again under the same id for the same reason.
+ * An outcome (`sent`, `failed` with its quota unit back, a receipt) is retried
+ * until it commits, through a store outage; the lane takes the next message
+ * only once the outcome of the one before is stored.
  *
  * Must never: send a message of one device out of order, or hold the only copy
  * of anything (a lane is a cursor and a timer; the store has the queue).
@@ -31,6 +34,7 @@ import {
   type NetworkEvent,
 } from '../network/network.js';
 import type { WriteBatcher } from '../store/batcher.js';
+import { untilStored } from '../store/until-stored.js';
 import type { Store } from '../store/store.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { presentMessage } from '../messages/present.js';
@@ -197,27 +201,29 @@ export class Dispatcher {
       if (sender === 'suspended') {
         // A suspended device's queue waits, but no longer than any queued message may (DECISIONS 5).
         if (Date.now() - head.created_at < this.maxQueuedMs) return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
-        this.track(this.fail(head, REASON_SUSPENDED_TOO_LONG));
+        await this.persist(head, () => this.fail(head, REASON_SUSPENDED_TOO_LONG));
         lane.buffer.shift();
         lane.cursor = head.seq;
         continue;
       }
       if (sender !== 'same') {
         // Accepted for a sender this device no longer is: it ends here, never leaves from another number.
-        this.track(this.fail(head, sender));
+        await this.persist(head, () => this.fail(head, sender));
         lane.buffer.shift();
         lane.cursor = head.seq;
         continue;
       }
-      const outcome = await this.sendOne(conn, head);
+      const { outcome, stored } = await this.sendOne(conn, head);
       if (outcome === 'retry') {
         lane.buffer = [];
         lane.stale = true;
         continue;
       }
+      if (outcome === 'sent') lane.lastSentAt = Date.now();
+      // The lane moves past a message only once its outcome is in the store (retried through an outage).
+      await stored;
       lane.buffer.shift();
       lane.cursor = head.seq;
-      if (outcome === 'sent') lane.lastSentAt = Date.now();
     }
   }
 
@@ -272,12 +278,18 @@ export class Dispatcher {
 
   // --- one send ---------------------------------------------------------------------
 
-  private async sendOne(conn: NetworkConnection, row: MessageRow): Promise<'sent' | 'failed' | 'retry'> {
+  /** Sends one message; `stored` settles once its outcome (sent or failed) has committed. */
+  private async sendOne(
+    conn: NetworkConnection,
+    row: MessageRow,
+  ): Promise<{ outcome: 'sent' | 'failed' | 'retry'; stored?: Promise<void> }> {
     const { db } = this.options.store;
     const media = MEDIA_TYPES.has(row.type) ? await messagesRepository.media(db, row.id) : undefined;
     if (MEDIA_TYPES.has(row.type) && media === undefined) {
-      this.track(this.fail(row, 'the media of this message is missing'));
-      return 'failed';
+      return {
+        outcome: 'failed',
+        stored: this.persist(row, () => this.fail(row, 'the media of this message is missing')),
+      };
     }
     try {
       if (row.simulate_typing === 1) {
@@ -289,27 +301,45 @@ export class Dispatcher {
     } catch (error) {
       const now = Date.now();
       // The connection went away mid-send: not the message's fault; the lane resumes when the device reconnects.
-      if (error instanceof NetworkUnavailableError) return 'retry';
+      if (error instanceof NetworkUnavailableError) return { outcome: 'retry' };
       if (error instanceof NetworkSendError && error.kind === 'permanent') {
-        this.track(this.fail(row, error.message));
-        return 'failed';
+        const reason = error.message;
+        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, reason)) };
       }
       const attempts = row.attempts + 1;
       const reason = error instanceof Error ? error.message : 'send failed';
       if (attempts >= this.maxAttempts || now - row.created_at >= this.maxQueuedMs) {
-        this.track(this.fail(row, `gave up after ${attempts} attempts: ${reason}`));
-        return 'failed';
+        const final = `gave up after ${attempts} attempts: ${reason}`;
+        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, final)) };
       }
       const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempts - 1));
       const next = now + ceiling / 2 + Math.random() * (ceiling / 2);
+      // Not stored: the lane reads the message again and sends it again under the same id (the network dedupes).
       await messagesRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
-      return 'retry';
+      return { outcome: 'retry' };
     }
-    this.track(this.markSent(row.device_id, row.id, MEDIA_TYPES.has(row.type)));
-    return 'sent';
+    const hasMedia = MEDIA_TYPES.has(row.type);
+    return { outcome: 'sent', stored: this.persist(row, () => this.markSent(row.device_id, row.id, hasMedia)) };
   }
 
-  private track(write: Promise<unknown>): void {
+  /**
+   * A status write retried until it commits: the network already acted, and
+   * the store is the only record of it. Given up only when the dispatcher
+   * closes; a `sent` not stored then is sent again under the same id after the
+   * restart, which the network takes once.
+   */
+  private persist(row: Pick<MessageRow, 'id' | 'device_id'>, write: () => Promise<void>): Promise<void> {
+    return this.track(
+      untilStored(write, {
+        logger: this.options.logger,
+        what: 'a message status',
+        context: { messageId: row.id, deviceId: row.device_id },
+        giveUp: () => this.closed,
+      }),
+    );
+  }
+
+  private track(write: Promise<void>): Promise<void> {
     this.writes.add(write);
     void write
       .then(() => {
@@ -318,8 +348,11 @@ export class Dispatcher {
         this.eventsRecorded = false;
         this.options.onEventsRecorded?.();
       })
-      .catch((error: unknown) => this.options.logger.error({ err: error }, 'writing a message status failed'))
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'a message status was not stored before shutdown'),
+      )
       .finally(() => this.writes.delete(write));
+    return write;
   }
 
   // --- status writes (group-committed, each with its webhook event) -----------------
@@ -370,7 +403,7 @@ export class Dispatcher {
     if (event.type !== 'message_status') return;
     const at = event.at.getTime();
     const { id, status } = event;
-    this.track(
+    void this.persist({ id, device_id: deviceId }, () =>
       this.options.batcher.run(async (trx) => {
         const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
         if (!(await this.announces(trx, deviceId))) {

@@ -47,6 +47,7 @@ import type { EventSignal } from './signal.js';
 import { signDelivery, signingSecrets } from './signing.js';
 import { ReceiverHealth, type FailureVerdict } from './receivers.js';
 import { iso } from '../clock.js';
+import { untilStored } from '../store/until-stored.js';
 
 /** Timings and bounds; every one has a production default, tests shorten them. */
 export interface WebhookTimings {
@@ -154,10 +155,19 @@ export class Deliverer {
         return out;
       },
     );
-    this.write = options.committer.channel<Completion, boolean>(async (trx, items) => {
+    const complete = options.committer.channel<Completion, boolean>(async (trx, items) => {
       const dueAgain = await eventsRepository.complete(trx, items, options.clock.now());
       return items.map((item) => dueAgain.has(item.id));
     });
+    // An outcome not recorded would hold the delivery's lease (and its device's slot) until the lease ran
+    // out: through a store outage it is retried until it commits; at shutdown the lease hands it back.
+    this.write = (completion) =>
+      untilStored(() => complete(completion), {
+        logger: options.logger,
+        what: 'a webhook attempt',
+        context: { eventId: completion.id },
+        giveUp: () => this.closed,
+      });
     // Claims are writes too (the lease): sharing the group commit saves a commit (an fsync on SQLite) per claim.
     this.lease = options.committer.channel<ClaimParams, ClaimedEvent[]>(async (trx, items) => {
       const out: ClaimedEvent[][] = [];

@@ -9,6 +9,9 @@
  * theirs; `type` comes from the content; `timestamp` is when we received it,
  * `sent_at` when the network says it was sent; a group message has the
  * network's `group_id` among its params.
+ * A message the network handed over is never dropped: while the store cannot
+ * take it, it waits in memory, in order, and its write is retried until it
+ * commits (only a shutdown during an outage ends that, logged with the ids).
  * Must never: count incoming messages against the device's quota, or announce
  * a message that was not stored.
  */
@@ -20,7 +23,10 @@ import { newUlid } from '../ids.js';
 import { presentMessage } from '../messages/present.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import type { IncomingContent, NetworkEvent } from '../network/network.js';
+import type { Transaction } from 'kysely';
 import type { WriteBatcher } from '../store/batcher.js';
+import type { Database } from '../store/schema.js';
+import { untilStored } from '../store/until-stored.js';
 import { recordEvent } from './record.js';
 import { eventsRepository } from './repository.js';
 import type { EventSignal } from './signal.js';
@@ -74,70 +80,133 @@ export function incomingFields(content: IncomingContent): Pick<MessageRow, 'type
   }
 }
 
+/** How long a shutdown keeps retrying what it still holds while the store is out of service. */
+const CLOSE_GRACE_MS = 10_000;
+/** Incoming messages of one device written in one transaction at most. */
+const BATCH = 100;
+
+interface Heard {
+  readonly event: IncomingEvent;
+  /** When the gateway heard it: its `timestamp`, however late it gets stored. */
+  readonly receivedAt: number;
+}
+
+/** One device's messages heard and not yet stored, in the order the network handed them over. */
+interface Inbox {
+  readonly queue: Heard[];
+  writing: boolean;
+}
+
 export class IncomingMessages {
+  private readonly inboxes = new Map<number, Inbox>();
   private readonly writes = new Set<Promise<void>>();
   private unsubscribe: (() => void) | null = null;
+  private closingSince: number | null = null;
 
   constructor(private readonly options: IncomingOptions) {}
 
   start(): void {
     this.unsubscribe = this.options.connections.onEvent((deviceId, event) => {
-      if (event.type === 'incoming_message') this.track(this.receive(deviceId, event));
+      if (event.type === 'incoming_message') this.hear(deviceId, event);
     });
   }
 
-  /** Stops listening and waits until what was heard is stored. */
+  /** Stops listening and waits until what was heard is stored (retrying at most CLOSE_GRACE_MS more). */
   async close(): Promise<void> {
     this.unsubscribe?.();
+    this.closingSince = Date.now();
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
   }
 
-  private track(write: Promise<void>): void {
+  /**
+   * The network has handed the message over: from here the gateway holds the
+   * only copy until it is stored. It waits in its device's inbox, and is
+   * written (retried through a store outage) in order, behind the ones before it.
+   */
+  private hear(deviceId: number, event: IncomingEvent): void {
+    let inbox = this.inboxes.get(deviceId);
+    if (inbox === undefined) {
+      inbox = { queue: [], writing: false };
+      this.inboxes.set(deviceId, inbox);
+    }
+    inbox.queue.push({ event, receivedAt: this.options.clock.now() });
+    if (inbox.writing) return;
+    inbox.writing = true;
+    const write = this.drain(deviceId, inbox);
     this.writes.add(write);
-    void write
-      .catch((error: unknown) => this.options.logger.error({ err: error }, 'storing an incoming message failed'))
-      .finally(() => this.writes.delete(write));
+    void write.finally(() => this.writes.delete(write));
   }
 
-  private async receive(deviceId: number, event: IncomingEvent): Promise<void> {
-    const now = this.options.clock.now();
-    // Group-committed with the dispatcher's writes; submission order is commit order, so a device's messages keep theirs.
-    const recorded = await this.options.batcher.run(async (trx) => {
-      const device = await devicesRepository.findById(trx, deviceId);
-      if (device === undefined || device.deleted_at !== null || device.phone === null) return false;
-      const id = newUlid(now);
-      const fresh = await eventsRepository.claimIncomingId(trx, deviceId, event.id, id, now);
-      if (!fresh) return false;
-      const fields = incomingFields(event.content);
-      // A message posted in a group names the group among its params.
-      const params =
-        event.group === undefined
-          ? fields.params
-          : JSON.stringify({ ...JSON.parse(fields.params), group_id: event.group });
-      const row = await messagesRepository.insert(trx, {
-        id,
-        account_id: device.account_id,
-        device_id: device.id,
-        direction: 'incoming',
-        ...fields,
-        params,
-        device_phone: device.phone,
-        receiver: device.phone,
-        sender: event.from,
-        file_url: null,
-        simulate_typing: 0,
-        status: 'delivered',
-        failed_reason: null,
-        attempts: 0,
-        next_attempt_at: now,
-        created_at: now,
-        sent_at: event.at.getTime(),
-        delivered_at: now,
-        read_at: null,
-        failed_at: null,
-      });
-      return (await recordEvent(trx, device, 'message.incoming', presentMessage(row), now)) !== null;
+  private async drain(deviceId: number, inbox: Inbox): Promise<void> {
+    try {
+      while (inbox.queue.length > 0) {
+        const batch = inbox.queue.slice(0, BATCH);
+        const recorded = await untilStored(
+          () =>
+            // Group-committed with the dispatcher's writes, in one transaction per device and batch.
+            this.options.batcher.run(async (trx) => {
+              let any = false;
+              for (const heard of batch) any = (await this.store(trx, deviceId, heard)) || any;
+              return any;
+            }),
+          {
+            logger: this.options.logger,
+            what: 'incoming messages',
+            context: { deviceId, count: batch.length },
+            giveUp: () => this.closingSince !== null && Date.now() - this.closingSince > CLOSE_GRACE_MS,
+          },
+        );
+        inbox.queue.splice(0, batch.length);
+        if (recorded) this.options.signal.ring();
+      }
+    } catch (error) {
+      // Only at shutdown, with the store still out of service: say exactly what could not be kept.
+      this.options.logger.error(
+        { err: error, deviceId, networkIds: inbox.queue.map((heard) => heard.event.id) },
+        'incoming messages could not be stored before shutdown',
+      );
+      inbox.queue.length = 0;
+    } finally {
+      inbox.writing = false;
+      this.inboxes.delete(deviceId);
+    }
+  }
+
+  /** Stores one message and its event; false when it is not to be stored (repeated, or the device is gone). */
+  private async store(trx: Transaction<Database>, deviceId: number, { event, receivedAt: now }: Heard) {
+    const device = await devicesRepository.findById(trx, deviceId);
+    if (device === undefined || device.deleted_at !== null || device.phone === null) return false;
+    const id = newUlid(now);
+    const fresh = await eventsRepository.claimIncomingId(trx, deviceId, event.id, id, now);
+    if (!fresh) return false;
+    const fields = incomingFields(event.content);
+    // A message posted in a group names the group among its params.
+    const params =
+      event.group === undefined
+        ? fields.params
+        : JSON.stringify({ ...JSON.parse(fields.params), group_id: event.group });
+    const row = await messagesRepository.insert(trx, {
+      id,
+      account_id: device.account_id,
+      device_id: device.id,
+      direction: 'incoming',
+      ...fields,
+      params,
+      device_phone: device.phone,
+      receiver: device.phone,
+      sender: event.from,
+      file_url: null,
+      simulate_typing: 0,
+      status: 'delivered',
+      failed_reason: null,
+      attempts: 0,
+      next_attempt_at: now,
+      created_at: now,
+      sent_at: event.at.getTime(),
+      delivered_at: now,
+      read_at: null,
+      failed_at: null,
     });
-    if (recorded) this.options.signal.ring();
+    return (await recordEvent(trx, device, 'message.incoming', presentMessage(row), now)) !== null;
   }
 }
