@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { buildApp, printBootstrapToken } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { StoreOpenError, storeFault } from './store/faults.js';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
@@ -19,7 +20,16 @@ try {
   throw error;
 }
 
-const app = await buildApp({ config });
+let app;
+try {
+  app = await buildApp({ config });
+} catch (error) {
+  // The store cannot be opened or reached: one line saying where and why, not a stack.
+  const message = startupStoreProblem(error, config.databaseUrl === null ? config.dataDir : 'DATABASE_URL');
+  if (message === null) throw error;
+  console.error(message);
+  process.exit(1);
+}
 app.log.info({ network: config.network, store: app.store.description, server: config.serverName }, 'gateway starting');
 
 let stopping = false;
@@ -55,4 +65,12 @@ try {
   await printBootstrapToken(app, config);
 } catch (error) {
   app.log.error({ err: error }, 'could not create the first API token; it is created at the next start');
+}
+
+function startupStoreProblem(error: unknown, where: string): string | null {
+  if (error instanceof StoreOpenError) return `Store error: ${error.message}`;
+  const fault = storeFault(error);
+  if (fault === null) return null;
+  const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  return `Store error: the store (${where}) cannot be used: ${detail} (${fault.code})`;
 }
