@@ -15,6 +15,7 @@ import { StoreTimeoutError } from './faults.js';
 
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
+/** Bounds on waiting for the server; 0 means none. */
 export interface PostgresTimeouts {
   /** Opening a connection, or waiting for a free one in the pool. */
   readonly connectMs: number;
@@ -25,6 +26,9 @@ export interface PostgresTimeouts {
 }
 
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 3_000, statementMs: 5_000, answerMs: 6_000 };
+
+/** Migrations may wait for another node's run (a lock) or take long on big tables; only connecting is bounded. */
+export const MIGRATION_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 10_000, statementMs: 0, answerMs: 0 };
 
 /** A checked-out client whose every statement has a deadline. */
 class BoundedClient implements PostgresPoolClient {
@@ -54,6 +58,9 @@ class BoundedClient implements PostgresPoolClient {
       // Discarding the connection rolls its transaction back on the server; nothing to wait for.
       if (/^\s*rollback\b/i.test(sql)) return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
       return Promise.reject(this.broken);
+    }
+    if (this.answerMs <= 0) {
+      return this.inner.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>;
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -87,12 +94,11 @@ class BoundedPool implements PostgresPool {
 
   constructor(
     readonly pool: pg.Pool,
-    private readonly answerMs: number | null,
+    private readonly answerMs: number,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
     const client = await this.pool.connect();
-    if (this.answerMs === null) return client;
     let wrapper = this.wrappers.get(client);
     if (wrapper === undefined) {
       wrapper = new BoundedClient(client, this.answerMs);
@@ -106,22 +112,17 @@ class BoundedPool implements PostgresPool {
   }
 }
 
-/** `timeouts: null` waits as long as the server takes (migrations, which may wait for another node's lock). */
 export function openPostgres(
   url: string,
-  {
-    poolSize = 10,
-    timeouts = DEFAULT_POSTGRES_TIMEOUTS,
-  }: { poolSize?: number; timeouts?: PostgresTimeouts | null } = {},
+  { poolSize = 10, timeouts = DEFAULT_POSTGRES_TIMEOUTS }: { poolSize?: number; timeouts?: PostgresTimeouts } = {},
 ): { dialect: PostgresDialect; pool: pg.Pool } {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    ...(timeouts === null
-      ? {}
-      : { connectionTimeoutMillis: timeouts.connectMs, statement_timeout: timeouts.statementMs }),
+    ...(timeouts.connectMs > 0 ? { connectionTimeoutMillis: timeouts.connectMs } : {}),
+    ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}),
   });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
-  return { dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeouts?.answerMs ?? null) }), pool };
+  return { dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeouts.answerMs) }), pool };
 }

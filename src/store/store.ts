@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
-import { openPostgres } from './postgres.js';
+import { MIGRATION_POSTGRES_TIMEOUTS, openPostgres } from './postgres.js';
 import { migrateToLatest } from './migrate.js';
 import { postgresMigrationDialect, sqliteMigrationDialect } from './migrations/helpers.js';
 import { StoreTimeoutError, storeFault } from './faults.js';
@@ -65,8 +65,9 @@ export function openStore(options: StoreOptions): Store {
     const { dialect } = openPostgres(url);
     const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
     return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
-      // Migrations may wait for another node's run (a lock) or take long on big tables: no timeouts there.
-      const migrations = new Kysely<unknown>({ dialect: openPostgres(url, { poolSize: 1, timeouts: null }).dialect });
+      const migrations = new Kysely<unknown>({
+        dialect: openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
+      });
       try {
         const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(migrations);
         return await migrateToLatest(migrations, postgresMigrationDialect, rows[0]?.schema ?? 'public');

@@ -1,0 +1,104 @@
+// Issue 10 item 5: a store that cannot be used at start-up stops the gateway
+// with one clear line naming where and why (exit code 1), not a raw stack.
+// SQLite: a data directory the gateway's user cannot write (as root, the
+// gateway runs as another OS user, since root writes anywhere). PostgreSQL:
+// a DATABASE_URL where nothing listens.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeKind } from '../helpers/gateway.js';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runGateway(env: Record<string, string>, cwd: string, user?: { uid: number; gid: number }): Promise<Exit> {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, HOST: '127.0.0.1', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((resolve) => {
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Another OS user to run as when the tests run as root. */
+function unprivilegedUser(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+describe.runIf(storeKind === 'sqlite')('a data directory that cannot be written', () => {
+  let home: string;
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'gw-readonly-'));
+  });
+  afterAll(async () => {
+    await chmod(join(home, 'data'), 0o755).catch(() => undefined);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('stops with one line naming the directory, and exit code 1', async () => {
+    const user = unprivilegedUser();
+    const data = join(home, 'data');
+    await mkdir(data);
+    await chmod(data, 0o555);
+    // The working directory (for the tsx cache and HOME) is writable; only the data directory is not.
+    const work = join(home, 'work');
+    await mkdir(work);
+    await chmod(home, 0o755);
+    if (user !== undefined) await chown(work, user.uid, user.gid);
+    const exit = await runGateway({ GATEWAY_DATA_DIR: data, TMPDIR: work }, work, user);
+    expect(exit.code).toBe(1);
+    const lines = exit.stderr.trim().split('\n');
+    expect(lines, exit.stderr).toEqual([
+      `Store error: cannot open the SQLite store ${join(data, 'gateway.sqlite')} for writing: the directory ${data} is not writable (EACCES)`,
+    ]);
+    expect(exit.stdout + exit.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe.runIf(storeKind === 'postgres')('a PostgreSQL server that is not there', () => {
+  let work: string;
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'gw-nopg-'));
+  });
+  afterAll(() => rm(work, { recursive: true, force: true }));
+
+  it('stops with one line naming the setting and the reason, and exit code 1', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const exit = await runGateway(
+      { GATEWAY_DATA_DIR: join(work, 'data'), DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres` },
+      work,
+    );
+    expect(exit.code).toBe(1);
+    expect(exit.stderr.trim().split('\n'), exit.stderr).toEqual([
+      `Store error: the store (DATABASE_URL) cannot be used: connect ECONNREFUSED 127.0.0.1:${port} (ECONNREFUSED)`,
+    ]);
+    expect(exit.stdout + exit.stderr).not.toMatch(/\n\s+at /);
+  });
+});
