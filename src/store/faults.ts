@@ -29,6 +29,15 @@ export class StoreTimeoutError extends Error {
   }
 }
 
+/** Raised by the store itself, at once, while another caller is finding out whether a silent server is back. */
+export class StoreUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+  constructor() {
+    super('the database is not answering');
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 /** The store could not be opened at start-up; the message names where and why, in one line. */
 export class StoreOpenError extends Error {
   constructor(message: string, cause: unknown) {
@@ -49,6 +58,7 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'STORE_TIMEOUT',
+  'STORE_UNAVAILABLE',
 ]);
 
 /** PostgreSQL SQLSTATEs of a server that is going away, coming up, overloaded or cancelled our statement. */

@@ -11,7 +11,7 @@
  */
 import pg from 'pg';
 import { PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
-import { StoreTimeoutError } from './faults.js';
+import { StoreTimeoutError, StoreUnavailableError, storeFault } from './faults.js';
 
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
@@ -27,8 +27,44 @@ export interface PostgresTimeouts {
 
 export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 3_000, statementMs: 5_000, answerMs: 6_000 };
 
+/** While the server does not answer, how often one caller may try it again. */
+const OUTAGE_TRIAL_INTERVAL_MS = 1_000;
+
 /** Migrations may wait for another node's run (a lock) or take long on big tables; only connecting is bounded. */
 export const MIGRATION_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 10_000, statementMs: 0, answerMs: 0 };
+
+/**
+ * While the server is known not to answer (a connection or statement failed
+ * for an outage and nothing has succeeded since), one caller at a time tries
+ * it, at most one trial a second; the others fail at once instead of each
+ * waiting out its own timeout.
+ */
+class OutageGate {
+  private down = false;
+  private trying = false;
+  private triedAt = 0;
+
+  /** True when the caller is the one trying a server that is down; throws when it is not its turn. */
+  enter(): boolean {
+    if (!this.down) return false;
+    if (this.trying || Date.now() - this.triedAt < OUTAGE_TRIAL_INTERVAL_MS) throw new StoreUnavailableError();
+    this.trying = true;
+    return true;
+  }
+
+  leave(): void {
+    this.trying = false;
+    this.triedAt = Date.now();
+  }
+
+  answered(): void {
+    this.down = false;
+  }
+
+  failed(error: unknown): void {
+    if (storeFault(error)?.kind === 'unavailable') this.down = true;
+  }
+}
 
 /** A checked-out client whose every statement has a deadline. */
 class BoundedClient implements PostgresPoolClient {
@@ -37,17 +73,34 @@ class BoundedClient implements PostgresPoolClient {
   private readonly onError = (error: Error) => {
     this.broken ??= error;
   };
+  /** This check-out is the one trying a server that was down. */
+  private trial = false;
 
   constructor(
     private readonly inner: pg.PoolClient,
     private readonly answerMs: number,
+    private readonly gate: OutageGate,
   ) {}
 
   /** Called on every check-out. */
-  checkedOut(): this {
+  checkedOut(trial: boolean): this {
+    this.trial = trial;
     // A checked-out pg client has no error listener; a socket error would otherwise be an uncaught 'error' event.
     this.inner.on('error', this.onError);
     return this;
+  }
+
+  private settle<T>(query: Promise<T>): Promise<T> {
+    return query.then(
+      (result) => {
+        this.gate.answered();
+        return result;
+      },
+      (error: unknown) => {
+        this.gate.failed(error);
+        throw error;
+      },
+    );
   }
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
@@ -60,8 +113,12 @@ class BoundedClient implements PostgresPoolClient {
       return Promise.reject(this.broken);
     }
     if (this.answerMs <= 0) {
-      return this.inner.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>;
+      return this.settle(this.inner.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>);
     }
+    return this.settle(this.bounded<R>(sql, parameters));
+  }
+
+  private bounded<R>(sql: string, parameters: ReadonlyArray<unknown> | undefined): Promise<PostgresQueryResult<R>> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const error = new StoreTimeoutError('a statement', this.answerMs);
@@ -82,6 +139,8 @@ class BoundedClient implements PostgresPoolClient {
   }
 
   release(): void {
+    if (this.trial) this.gate.leave();
+    this.trial = false;
     this.inner.removeListener('error', this.onError);
     // With an error, the pool closes the connection instead of handing it out again.
     this.inner.release(this.broken ?? undefined);
@@ -91,6 +150,7 @@ class BoundedClient implements PostgresPoolClient {
 class BoundedPool implements PostgresPool {
   /** One wrapper per pooled connection (Kysely keeps its own per client object it is given). */
   private readonly wrappers = new WeakMap<pg.PoolClient, BoundedClient>();
+  private readonly gate = new OutageGate();
 
   constructor(
     readonly pool: pg.Pool,
@@ -98,13 +158,21 @@ class BoundedPool implements PostgresPool {
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
-    const client = await this.pool.connect();
+    const trial = this.gate.enter();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      this.gate.failed(error);
+      if (trial) this.gate.leave();
+      throw error;
+    }
     let wrapper = this.wrappers.get(client);
     if (wrapper === undefined) {
-      wrapper = new BoundedClient(client, this.answerMs);
+      wrapper = new BoundedClient(client, this.answerMs, this.gate);
       this.wrappers.set(client, wrapper);
     }
-    return wrapper.checkedOut();
+    return wrapper.checkedOut(trial);
   }
 
   end(): Promise<void> {

@@ -250,11 +250,11 @@ describe.runIf(storeKind === 'postgres' && postgresBinaries() !== null)('Postgre
       expect(Date.now() - started).toBeLessThan(5_000);
       await waitFor(
         () => load.unavailable.length,
-        (n) => n >= 2,
+        (n) => n >= 5,
         { what: '503 answers', timeoutMs: 30_000 },
-      ).catch((e) => {
-        throw new Error(e.message + JSON.stringify({ u: load.unavailable, p: load.problems, a: load.answered.length }));
-      });
+      );
+      // One caller at a time waits out the silent server; the others are told at once.
+      expect(Math.min(...load.unavailable), `503 answers took ${load.unavailable.join(', ')} ms`).toBeLessThan(1_000);
     } finally {
       server.thaw();
     }
