@@ -91,9 +91,10 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-function reasonOf(error: unknown): string {
+/** The driver's code of a store fault, as a suffix for a readiness reason. */
+function codeOf(error: unknown): string {
   const fault = storeFault(error);
-  return fault === null ? 'error' : fault.code;
+  return fault === null ? '' : ` (${fault.code})`;
 }
 
 function build(
@@ -122,7 +123,7 @@ function build(
       try {
         await within(sql`select 1`.execute(db), READINESS_TIMEOUT_MS);
       } catch (error) {
-        return { ready: false, reason: `the store does not answer (${reasonOf(error)})` };
+        return { ready: false, reason: `the store does not answer${codeOf(error)}` };
       }
       const fault = health.fault;
       if (fault === null) return { ready: true };
