@@ -307,9 +307,14 @@ describe.runIf(storeKind === 'sqlite')('SQLite that cannot grow (a full disk)', 
       (n) => n >= 3,
       { what: '503 answers', timeoutMs: 15_000 },
     );
-    const ready = await gw.request('GET', '/readyz', undefined, null);
-    expect(ready.status).toBe(503);
+    // Some writes still fit (updates in place, pages freed by deletes), so readiness is polled: it must say so.
+    const ready = await waitFor(
+      () => gw.request('GET', '/readyz', undefined, null),
+      (answer) => answer.status === 503,
+      { what: '/readyz not ready', timeoutMs: 10_000, intervalMs: 50 },
+    );
     expect(ready.body).toEqual({ code: 503, message: 'Not ready', error: 'the store cannot write (SQLITE_FULL)' });
+    expect(ready.headers['retry-after']).toBe('5');
     await sleep(1000);
     await sql.raw(`pragma max_page_count = ${original}`).execute(db);
     const answeredBefore = load.answered.length;
