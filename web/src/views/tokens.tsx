@@ -31,7 +31,9 @@ export function TokensView({ token, onSignOut }: { token: string; onSignOut: () 
   const revoke = async (t: Token, current: boolean) => {
     setError(null);
     try {
-      await call('DELETE', `/tokens/${t.id}`);
+      // The API asks for an explicit confirmation before it revokes the token of the request itself;
+      // the page has just asked the person, so it passes theirs on.
+      await call('DELETE', current ? `/tokens/${t.id}?confirm=true` : `/tokens/${t.id}`);
       if (current) return onSignOut();
       setNotice(`Token “${t.name}” revoked.`);
       await load();
