@@ -1,5 +1,6 @@
 // `npm start` and `npm run cli`: run a built entry point from dist/, building first only when the build is
-// missing or older than its sources.
+// missing or older than its sources. `--prepare` (npm's install-time hook) builds the same way, and does
+// nothing in a production install that has no dev dependencies.
 //
 // Owns: the "is the build current?" decision. The build is current when dist/.build-stamp (written by
 // `postbuild`, scripts/build-stamp.js) is newer than every file it is made from: src/, web/ (the dashboard,
@@ -61,6 +62,17 @@ function ensureBuilt() {
 }
 
 const [entry, ...args] = process.argv.slice(2);
+if (entry === '--prepare') {
+  // npm's `prepare`, run by `npm install`/`npm ci`: a development install builds the server and the dashboard
+  // there and then (DECISIONS 14: built at install time), so the first `npm start` has nothing left to do. A
+  // production install (`--omit=dev`) has no TypeScript and keeps the build it was given.
+  if (!existsSync('node_modules/typescript') || !existsSync('src')) {
+    console.error('Skipping the build at install: the dev dependencies are not installed (a production install).');
+  } else {
+    ensureBuilt();
+  }
+  process.exit(0);
+}
 if (entry === undefined) {
   console.error('usage: node scripts/run-built.js dist/<entry>.js [args...]');
   process.exit(2);

@@ -153,12 +153,51 @@ describe('npm start (scripts/run-built.js)', () => {
   });
 });
 
+describe('the install-time build (--prepare)', () => {
+  const prepare = () =>
+    spawnSync(process.execPath, [join('scripts', 'run-built.js'), '--prepare'], { cwd: project, encoding: 'utf8' });
+
+  it('builds a development install once, and not again while current', () => {
+    expect(prepare().status).toBe(0);
+    expect(builds()).toBe(1);
+    expect(prepare().status).toBe(0);
+    expect(builds()).toBe(1);
+    expect(run().stdout).toContain('entry');
+    expect(builds()).toBe(1);
+  });
+
+  it('does nothing, successfully, in a production install without TypeScript', () => {
+    rmSync(join(project, 'node_modules', 'typescript'), { recursive: true });
+    const result = prepare();
+    expect(result.status).toBe(0);
+    expect(result.stderr).toContain('production install');
+    expect(builds()).toBe(0);
+  });
+
+  it('fails the install when the build fails', () => {
+    const result = spawnSync(process.execPath, [join('scripts', 'run-built.js'), '--prepare'], {
+      cwd: project,
+      env: { ...process.env, FAIL_BUILD: '1' },
+      encoding: 'utf8',
+    });
+    expect(result.status).not.toBe(0);
+  });
+});
+
 describe('package.json', () => {
   const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
 
-  it('runs no build at install time, so npm ci --omit=dev needs no dev dependency', () => {
-    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+  it('builds at install only through the guarded prepare hook, never through other install hooks', () => {
+    for (const hook of ['preinstall', 'install', 'postinstall']) {
       expect(pkg.scripts[hook], hook).toBeUndefined();
+    }
+    // Without scripts/ (a container's dependency layer) the hook does nothing.
+    const empty = mkdtempSync(join(tmpdir(), 'prepare-'));
+    try {
+      const result = spawnSync('sh', ['-c', pkg.scripts.prepare!], { cwd: empty, encoding: 'utf8' });
+      expect(result.status).toBe(0);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
     }
   });
 
