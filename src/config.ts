@@ -34,6 +34,17 @@ export interface Config {
   readonly messageRetentionDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
+  /**
+   * Seals stored network credentials (DECISIONS 10): 32 bytes from `GATEWAY_NETWORK_KEY`. Required with
+   * `GATEWAY_NETWORK=whatsapp`, null otherwise (the sandbox stores nothing secret of the network's).
+   */
+  readonly networkKey: NetworkKeys | null;
+}
+
+/** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
+export interface NetworkKeys {
+  readonly current: Buffer;
+  readonly previous: readonly Buffer[];
 }
 
 export interface HttpLimits {
@@ -87,6 +98,42 @@ function network(env: Env): string {
   throw new ConfigError(`GATEWAY_NETWORK must be "sandbox", "sandbox+ws://host:port" or "whatsapp", got "${raw}"`);
 }
 
+/** Bytes a network key must have: AES-256. */
+export const NETWORK_KEY_BYTES = 32;
+
+function oneKey(name: string, raw: string): Buffer {
+  // Strict base64 (standard or URL-safe alphabet), so a truncated or mistyped key is refused, never padded silently.
+  const decoded = /^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : null;
+  if (decoded === null || decoded.length !== NETWORK_KEY_BYTES) {
+    // The value is a secret: say what is wrong with it, never repeat it.
+    throw new ConfigError(
+      `${name} must be ${NETWORK_KEY_BYTES} random bytes in base64 (44 characters); run "gateway keygen" to make one`,
+    );
+  }
+  return decoded;
+}
+
+function networkKeys(env: Env, network: string): NetworkKeys | null {
+  const raw = text(env, 'GATEWAY_NETWORK_KEY');
+  const previousRaw = text(env, 'GATEWAY_NETWORK_KEY_PREVIOUS');
+  if (raw === undefined) {
+    if (network === 'whatsapp') {
+      throw new ConfigError(
+        'GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp (it seals the stored sessions); run "gateway keygen" to make one',
+      );
+    }
+    if (previousRaw !== undefined) throw new ConfigError('GATEWAY_NETWORK_KEY_PREVIOUS needs GATEWAY_NETWORK_KEY');
+    return null;
+  }
+  const current = oneKey('GATEWAY_NETWORK_KEY', raw);
+  const previous = (previousRaw ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => oneKey('GATEWAY_NETWORK_KEY_PREVIOUS', part));
+  return { current, previous };
+}
+
 function databaseUrl(env: Env): string | null {
   const raw = text(env, 'DATABASE_URL');
   if (raw === undefined) return null;
@@ -120,12 +167,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (bootstrapToken !== null && (bootstrapToken.length < 16 || /\s/.test(bootstrapToken))) {
     throw new ConfigError('GATEWAY_BOOTSTRAP_TOKEN must be at least 16 characters with no spaces');
   }
+  const chosenNetwork = network(env);
+  // Checked before any other value is used: without a key nothing of the real network can be stored.
+  const networkKey = networkKeys(env, chosenNetwork);
   return {
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
     dataDir: resolve(text(env, 'GATEWAY_DATA_DIR') ?? './data'),
     databaseUrl: databaseUrl(env),
-    network: network(env),
+    network: chosenNetwork,
     bootstrapToken,
     allowPrivateUrls: boolean(env, 'GATEWAY_ALLOW_PRIVATE_URLS', false),
     allowedPrivateHosts: allowedPrivateHosts(env),
@@ -136,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     http: httpLimits(env),
+    networkKey,
   };
 }
 

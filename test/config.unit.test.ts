@@ -5,6 +5,10 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 
+const KEY_A = Buffer.alloc(32, 0xa1).toString('base64');
+const KEY_B = Buffer.alloc(32, 0xb2).toString('base64');
+const KEY_C = Buffer.alloc(32, 0xc3).toString('base64');
+
 function configError(env: Record<string, string>): ConfigError {
   try {
     loadConfig(env);
@@ -33,6 +37,7 @@ describe('loadConfig', () => {
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 },
       webhookRetentionDays: 7,
       messageRetentionDays: 0,
+      networkKey: null,
     });
   });
 
@@ -95,6 +100,7 @@ describe('loadConfig', () => {
       http: loadConfig({}).http,
       webhookRetentionDays: 30,
       messageRetentionDays: 90,
+      networkKey: null,
     });
   });
 
@@ -102,12 +108,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ GATEWAY_DATA_DIR: 'some/dir' }).dataDir).toBe(resolve('some/dir'));
   });
 
-  it.each([['sandbox'], ['whatsapp'], ['sandbox+ws://127.0.0.1:4000'], ['sandbox+wss://sandbox.example:443']])(
-    'accepts GATEWAY_NETWORK=%s',
-    (value) => {
-      expect(loadConfig({ GATEWAY_NETWORK: value }).network).toBe(value);
-    },
-  );
+  it.each([
+    ['sandbox'],
+    ['whatsapp', { GATEWAY_NETWORK_KEY: KEY_A }],
+    ['sandbox+ws://127.0.0.1:4000'],
+    ['sandbox+wss://sandbox.example:443'],
+  ])('accepts GATEWAY_NETWORK=%s', (value, extra: Record<string, string> = {}) => {
+    expect(loadConfig({ GATEWAY_NETWORK: value, ...extra }).network).toBe(value);
+  });
 
   it.each([['postgres://x/db'], ['postgresql://user@host:5432/db']])('accepts DATABASE_URL=%s', (value) => {
     expect(loadConfig({ DATABASE_URL: value }).databaseUrl).toBe(value);
@@ -165,6 +173,62 @@ describe('loadConfig', () => {
   it('never repeats a refused bootstrap token in its message', () => {
     const secret = 'mgw_secret with space';
     expect(configError({ GATEWAY_BOOTSTRAP_TOKEN: secret }).message).not.toContain('secret with');
+  });
+
+  describe('GATEWAY_NETWORK_KEY (DECISIONS 10)', () => {
+    it('is required with GATEWAY_NETWORK=whatsapp, and the message names it', () => {
+      expect(configError({ GATEWAY_NETWORK: 'whatsapp' }).message).toBe(
+        'GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp (it seals the stored sessions); run "gateway keygen" to make one',
+      );
+      expect(configError({ GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: '   ' }).message).toMatch(
+        /^GATEWAY_NETWORK_KEY is required/,
+      );
+    });
+
+    it('reads 32 bytes of base64, with or without padding, standard or URL-safe', () => {
+      const bytes = Buffer.from(KEY_A, 'base64');
+      for (const form of [KEY_A, KEY_A.replace(/=+$/, ''), bytes.toString('base64url')]) {
+        const config = loadConfig({ GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: form });
+        expect(config.networkKey).toEqual({ current: bytes, previous: [] });
+      }
+    });
+
+    it('reads previous keys, comma-separated, for rows sealed before a rotation', () => {
+      const config = loadConfig({
+        GATEWAY_NETWORK: 'whatsapp',
+        GATEWAY_NETWORK_KEY: KEY_A,
+        GATEWAY_NETWORK_KEY_PREVIOUS: ` ${KEY_B} , ${KEY_C}`,
+      });
+      expect(config.networkKey?.previous).toEqual([Buffer.from(KEY_B, 'base64'), Buffer.from(KEY_C, 'base64')]);
+    });
+
+    it('is optional for the sandbox, and kept when given', () => {
+      expect(loadConfig({}).networkKey).toBeNull();
+      expect(loadConfig({ GATEWAY_NETWORK_KEY: KEY_A }).networkKey?.current).toEqual(Buffer.from(KEY_A, 'base64'));
+    });
+
+    it.each([
+      ['too short', Buffer.alloc(16, 1).toString('base64')],
+      ['too long', Buffer.alloc(33, 1).toString('base64')],
+      ['not base64', '!'.repeat(44)],
+      ['base64 with a space inside', `${KEY_A.slice(0, 20)} ${KEY_A.slice(20)}`],
+      ['hex instead of base64', Buffer.alloc(32, 7).toString('hex')],
+    ])('refuses a key that is %s, without repeating it', (_what, value) => {
+      const error = configError({ GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: value });
+      expect(error.message).toBe(
+        'GATEWAY_NETWORK_KEY must be 32 random bytes in base64 (44 characters); run "gateway keygen" to make one',
+      );
+      expect(error.message).not.toContain(value.trim());
+    });
+
+    it('refuses a malformed previous key, and previous keys without a current one', () => {
+      expect(
+        configError({ GATEWAY_NETWORK_KEY: KEY_A, GATEWAY_NETWORK_KEY_PREVIOUS: `${KEY_B},nope` }).message,
+      ).toMatch(/^GATEWAY_NETWORK_KEY_PREVIOUS must be 32 random bytes/);
+      expect(configError({ GATEWAY_NETWORK_KEY_PREVIOUS: KEY_B }).message).toBe(
+        'GATEWAY_NETWORK_KEY_PREVIOUS needs GATEWAY_NETWORK_KEY',
+      );
+    });
   });
 
   it('never repeats a refused database URL (it may hold a password)', () => {

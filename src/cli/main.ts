@@ -3,15 +3,16 @@
  * The command-line entry: `gateway <command>` (or `npm run cli -- <command>`).
  *
  * Owns: parsing arguments and printing results for operators: accounts,
- * tokens, device limits, migrations, and running the sandbox network as its
- * own process. Works on the same store as the server (same settings).
+ * tokens, device limits, migrations, network keys, and running the sandbox
+ * network as its own process. Works on the same store as the server (same settings).
  * Must never: print a token secret except the one just created.
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { realpathSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, NETWORK_KEY_BYTES, loadConfig, type Config } from '../config.js';
 import { systemClock } from '../clock.js';
 import { openStore, type Store } from '../store/store.js';
 import { AccountsError, AccountsService } from '../accounts/service.js';
@@ -62,7 +63,9 @@ function table(io: CliIo, rows: Array<Record<string, unknown>>): void {
 
 /** Runs one command line; resolves to the process exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
-  const config = loadConfig(io.env);
+  // Read when a command needs the store, not before: `keygen` must work where no valid key is configured yet.
+  let loaded: Config | undefined;
+  const settings = (): Config => (loaded ??= loadConfig(io.env));
   const program = new Command('gateway')
     .description('Messaging gateway administration')
     .exitOverride()
@@ -74,7 +77,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .description('Create an account and print its first API token')
     .option('--max-devices <n>', 'device limit', '10')
     .action(async (name: string, options: { maxDevices: string }) => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         const account = await service.createAccount(name, wholeNumber(options.maxDevices));
         const token = await service.createToken(account.id, 'initial');
         io.out(`Created account "${account.name}" (id ${account.id}, device limit ${account.max_devices}).`);
@@ -85,7 +88,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('list')
     .description('List accounts')
     .action(async () => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         const rows = await service.listAccounts();
         table(
           io,
@@ -97,7 +100,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('set-limit <name> <maxDevices>')
     .description("Set an account's device limit")
     .action(async (name: string, max: string) => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         await service.setMaxDevices(name, wholeNumber(max));
         io.out(`Account "${name}" may now have ${max} devices.`);
       });
@@ -110,7 +113,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .requiredOption('--account <name>', 'account name')
     .option('--name <name>', 'a label for the token', 'cli')
     .action(async (options: { account: string; name: string }) => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         const account = await service.findAccount(options.account);
         const token = await service.createToken(account.id, options.name);
         io.out(`Token ${token.id} "${token.name}" for account "${account.name}" (shown once, keep it):`);
@@ -122,7 +125,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .description("List an account's tokens (never their secrets)")
     .requiredOption('--account <name>', 'account name')
     .action(async (options: { account: string }) => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         const account = await service.findAccount(options.account);
         const rows = await service.listTokens(account.id);
         table(
@@ -142,7 +145,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .description('Revoke a token')
     .requiredOption('--account <name>', 'account name')
     .action(async (id: string, options: { account: string }) => {
-      await withAccounts(config, async (service) => {
+      await withAccounts(settings(), async (service) => {
         const account = await service.findAccount(options.account);
         if (!(await service.revokeToken(account.id, wholeNumber(id)))) {
           throw new AccountsError(`account "${account.name}" has no active token ${id}`);
@@ -162,7 +165,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         name === 'suspend' ? 'Suspend a device: it can neither send nor pair' : 'Make a suspended device active again',
       )
       .action(async (id: string) => {
-        await withAccounts(config, async (_service, store) => {
+        await withAccounts(settings(), async (_service, store) => {
           try {
             await new DevicesService(store, systemClock).setStatus(wholeNumber(id), status);
           } catch (error) {
@@ -182,7 +185,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     )
     .option('--reset-usage', 'start the used-message count again from 0')
     .action(async (id: string, code: string, options: { resetUsage?: boolean }) => {
-      await withAccounts(config, async (_service, store) => {
+      await withAccounts(settings(), async (_service, store) => {
         let row;
         try {
           row = await new DevicesService(store, systemClock).setPackage(wholeNumber(id), code, {
@@ -228,10 +231,17 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     });
 
   program
+    .command('keygen')
+    .description('Print a fresh GATEWAY_NETWORK_KEY (32 random bytes, base64) for sealing stored network sessions')
+    .action(() => {
+      io.out(randomBytes(NETWORK_KEY_BYTES).toString('base64'));
+    });
+
+  program
     .command('migrate')
     .description('Run pending store migrations (the server also does this at start-up)')
     .action(async () => {
-      await withAccounts(config, async (_service, _store, ran) => {
+      await withAccounts(settings(), async (_service, _store, ran) => {
         io.out(ran.length === 0 ? 'Nothing to migrate.' : `Ran: ${ran.join(', ')}`);
       });
     });
@@ -243,6 +253,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof AccountsError) {
       io.err(`error: ${error.message}`);
+      return 1;
+    }
+    if (error instanceof ConfigError) {
+      io.err(`Configuration error: ${error.message}`);
       return 1;
     }
     throw error;

@@ -3,6 +3,7 @@
 // revocable) and migrations, with clear errors and exit codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli/main.js';
+import { loadConfig } from '../../src/config.js';
 import {
   TEST_TOKEN,
   newStoreLocation,
@@ -256,6 +257,43 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     expect(result.out).toContain('accounts');
     expect(result.out).toContain('tokens');
     expect(result.out).toContain('migrate');
+  });
+
+  it('keygen prints a fresh 32-byte base64 key each time, also where the configured key is missing', async () => {
+    const io = (out: string[], err: string[]): CliIo => ({
+      // The very settings keygen exists to fix: the whatsapp network with no key yet.
+      env: { GATEWAY_NETWORK: 'whatsapp' },
+      out: (line) => out.push(line),
+      err: (line) => err.push(line),
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const out: string[] = [];
+      const err: string[] = [];
+      expect(await runCli(['keygen'], io(out, err))).toBe(0);
+      expect(err).toEqual([]);
+      expect(out).toHaveLength(1);
+      keys.push(out[0]!);
+    }
+    for (const key of keys) {
+      expect(key).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(key, 'base64')).toHaveLength(32);
+      expect(loadConfig({ GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: key }).networkKey?.current).toEqual(
+        Buffer.from(key, 'base64'),
+      );
+    }
+    expect(keys[0]).not.toBe(keys[1]);
+  });
+
+  it('a command that needs the store says which setting is wrong, with exit code 1', async () => {
+    const err: string[] = [];
+    const code = await runCli(['accounts', 'list'], {
+      env: { GATEWAY_NETWORK: 'whatsapp' },
+      out: () => undefined,
+      err: (line) => err.push(line),
+    });
+    expect(code).toBe(1);
+    expect(err.join('\n')).toMatch(/^Configuration error: GATEWAY_NETWORK_KEY is required/);
   });
 
   it('migrate says there is nothing to do on a migrated store', async () => {

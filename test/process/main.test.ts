@@ -4,6 +4,7 @@
 // exit code 1 for a bad setting.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
@@ -280,6 +281,29 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
     expect(await within(gateway.exited, 'exit')).toEqual({ code: 1, signal: null });
     expect(gateway.stderr()).toContain('Configuration error: PORT must be a whole number, got "abc"');
     expect(gateway.stdout()).toBe('');
+  });
+
+  it('GATEWAY_NETWORK=whatsapp without GATEWAY_NETWORK_KEY stops before anything is stored or printed', async () => {
+    const fresh = await newStoreLocation();
+    try {
+      const gateway = startProcess(fresh, { GATEWAY_NETWORK: 'whatsapp' });
+      expect(await within(gateway.exited, 'exit')).toEqual({ code: 1, signal: null });
+      const lines = gateway.stderr().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^Configuration error: GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp/);
+      // No bootstrap token was made: the store was never opened.
+      expect(gateway.stdout()).toBe('');
+      expect(readdirSync(fresh.dataDir)).toEqual([]);
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('a malformed GATEWAY_NETWORK_KEY is refused without repeating it', async () => {
+    const gateway = startProcess(location, { GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: 'c2hvcnQta2V5' });
+    expect(await within(gateway.exited, 'exit')).toEqual({ code: 1, signal: null });
+    expect(gateway.stderr()).toMatch(/^Configuration error: GATEWAY_NETWORK_KEY must be 32 random bytes in base64/m);
+    expect(gateway.stderr()).not.toContain('c2hvcnQta2V5');
   });
 
   it('a bad LOG_LEVEL is refused the same way', async () => {
