@@ -31,6 +31,7 @@ import {
   endQueueRest,
   type QueueEnd,
 } from '../messages/end-queue.js';
+import { networkStateRepository } from './network-state.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
 import type { DeviceConnections } from './service.js';
 
@@ -464,6 +465,8 @@ export class ConnectionManager implements DeviceConnections {
       const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
       if (updated === undefined) return null; // another logout got there first
       // Events name the number that was logged out, not the one the row falls back to.
+      // The network's stored state of the session ends with it (DECISIONS 10).
+      if (device.network_session !== null) await networkStateRepository.discard(trx, device.network_session);
       const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
       await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);
       return { end, phone: device.phone, first: await endQueueBatch(trx, end, now) };

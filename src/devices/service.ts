@@ -15,6 +15,7 @@ import { isPhoneNumber } from '../http/schemas.js';
 import type { Store } from '../store/store.js';
 import { accountsRepository } from '../accounts/repository.js';
 import { findPackage } from './packages.js';
+import { networkStateRepository } from './network-state.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
 import { QUEUE_END_BATCH, REASON_DELETED, endQueueBatch, endQueueRest, type QueueEnd } from '../messages/end-queue.js';
 import { cleanupRepository } from '../store/cleanup-repository.js';
@@ -207,6 +208,8 @@ export class DevicesService {
         network_session: null,
       });
       if (row === undefined) return undefined;
+      // The network's stored state of the session goes with the device, even when it was offline (DECISIONS 10).
+      if (existing.network_session !== null) await networkStateRepository.discard(trx, existing.network_session);
       const first = await endQueueBatch(trx, end, now);
       await cleanupRepository.stopPendingDeliveries(trx, id, now);
       return { row, first };

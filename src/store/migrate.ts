@@ -20,6 +20,7 @@ import * as m007c from './migrations/007c-retention-indexes.js';
 import * as m007d from './migrations/007d-store-probe.js';
 import * as m007e from './migrations/007e-webhook-secret-rotation.js';
 import * as m007e2 from './migrations/007e2-media-chunks.js';
+import * as m007h from './migrations/007h-network-state.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -35,6 +36,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['007d-store-probe', m007d],
   ['007e-webhook-secret-rotation', m007e],
   ['007e2-media-chunks', m007e2],
+  ['007h-network-state', m007h],
 ];
 
 class StaticProvider implements MigrationProvider {

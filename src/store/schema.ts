@@ -173,6 +173,9 @@ export interface Database {
   group_add_requests: GroupAddRequestsTable;
   group_daily_additions: GroupDailyAdditionsTable;
   store_probe: StoreProbeTable;
+  network_auth: NetworkAuthTable;
+  network_auth_keys: NetworkAuthKeysTable;
+  network_sent: NetworkSentTable;
 }
 
 /** Readiness's throwaway writes (see store/store.ts); empty between probes. */
@@ -218,6 +221,33 @@ export interface GroupDailyAdditionsTable {
   /** Days since the epoch, UTC. */
   day: number;
   used: number;
+}
+
+/** One network session's credentials (sealed) and its single-writer fence. */
+export interface NetworkAuthTable {
+  session_id: string;
+  creds: Uint8Array | null;
+  /** Grows with every claim of the session; a write presenting an older value is refused. */
+  fence: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One key of a network session, sealed. */
+export interface NetworkAuthKeysTable {
+  session_id: string;
+  kind: string;
+  key_id: string;
+  value: Uint8Array;
+}
+
+/** A message a network session sent (sealed), kept to answer the network's resend requests. */
+export interface NetworkSentTable {
+  session_id: string;
+  message_id: string;
+  payload: Uint8Array;
+  acked_at: number | null;
+  created_at: number;
 }
 
 /** A handle repositories take: the database, or a transaction on it. */

@@ -1,0 +1,224 @@
+/**
+ * The network's persistence port (src/network/state.ts) over the gateway's
+ * store: sessions, their keys and their sent-message records, as the sealed
+ * bytes the network hands over.
+ *
+ * Owns: the tables `network_auth`, `network_auth_keys`, `network_sent`; the
+ * single-writer fence (every claim moves it; a write checks it in the same
+ * transaction, so a writer that lost its claim changes nothing); deleting a
+ * session's state with its device's session.
+ * Must never: swallow a failed write (the network must hear of it), write
+ * outside one transaction per call, or look inside the values.
+ */
+import type { Clock } from '../clock.js';
+import {
+  StaleNetworkStateError,
+  type NetworkKeyChange,
+  type NetworkKeyRow,
+  type NetworkSentRecord,
+  type NetworkStateStore,
+  type NetworkStateWriter,
+} from '../network/state.js';
+import type { Db } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+
+/** Rows per multi-row statement: far below either database's limit on bound parameters. */
+const CHUNK = 200;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** SQL of network state that other transactions (logging a device out, deleting it) take part in. */
+export const networkStateRepository = {
+  /** Deletes every row of a session, inside the caller's transaction. */
+  discard: async (db: Db, session: string): Promise<void> => {
+    await db.deleteFrom('network_auth_keys').where('session_id', '=', session).execute();
+    await db.deleteFrom('network_sent').where('session_id', '=', session).execute();
+    await db.deleteFrom('network_auth').where('session_id', '=', session).execute();
+  },
+};
+
+class SqlStateWriter implements NetworkStateWriter {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    readonly session: string,
+    private readonly fence: number,
+  ) {}
+
+  async readCreds(): Promise<Uint8Array | null> {
+    const row = await this.store.db
+      .selectFrom('network_auth')
+      .select('creds')
+      .where('session_id', '=', this.session)
+      .executeTakeFirst();
+    return row?.creds ?? null;
+  }
+
+  async readKeys(kind: string, ids: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const found = new Map<string, Uint8Array>();
+    for (const part of chunks([...new Set(ids)])) {
+      const rows = await this.store.db
+        .selectFrom('network_auth_keys')
+        .select(['key_id', 'value'])
+        .where('session_id', '=', this.session)
+        .where('kind', '=', kind)
+        .where('key_id', 'in', part)
+        .execute();
+      for (const row of rows) found.set(row.key_id, row.value);
+    }
+    return found;
+  }
+
+  async scanKeys(after: { kind: string; id: string } | null, limit: number): Promise<NetworkKeyRow[]> {
+    let query = this.store.db
+      .selectFrom('network_auth_keys')
+      .select(['kind', 'key_id', 'value'])
+      .where('session_id', '=', this.session);
+    if (after !== null) {
+      query = query.where((eb) =>
+        eb.or([eb('kind', '>', after.kind), eb.and([eb('kind', '=', after.kind), eb('key_id', '>', after.id)])]),
+      );
+    }
+    const rows = await query.orderBy('kind').orderBy('key_id').limit(limit).execute();
+    return rows.map((row) => ({ kind: row.kind, id: row.key_id, value: row.value }));
+  }
+
+  async write(changes: { readonly creds?: Uint8Array; readonly keys?: readonly NetworkKeyChange[] }): Promise<void> {
+    const keys = changes.keys ?? [];
+    // The last change of a key within one write wins, as it would have had the changes been written one by one.
+    const latest = new Map<string, NetworkKeyChange>();
+    for (const change of keys) latest.set(`${change.kind}\u0000${change.id}`, change);
+    const upserts = [...latest.values()].filter((c) => c.value !== null);
+    const deletes = [...latest.values()].filter((c) => c.value === null);
+    await this.store.db.transaction().execute(async (trx) => {
+      await this.checkFence(trx, changes.creds);
+      for (const part of chunks(upserts)) {
+        await trx
+          .insertInto('network_auth_keys')
+          .values(
+            part.map((c) => ({ session_id: this.session, kind: c.kind, key_id: c.id, value: c.value as Uint8Array })),
+          )
+          .onConflict((oc) =>
+            oc.columns(['session_id', 'kind', 'key_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })),
+          )
+          .execute();
+      }
+      const deletesByKind = new Map<string, string[]>();
+      for (const c of deletes) deletesByKind.set(c.kind, [...(deletesByKind.get(c.kind) ?? []), c.id]);
+      for (const [kind, ids] of deletesByKind) {
+        for (const part of chunks(ids)) {
+          await trx
+            .deleteFrom('network_auth_keys')
+            .where('session_id', '=', this.session)
+            .where('kind', '=', kind)
+            .where('key_id', 'in', part)
+            .execute();
+        }
+      }
+    });
+  }
+
+  async recordSent(messageId: string, payload: Uint8Array, at: number): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await this.checkFence(trx);
+      await trx
+        .insertInto('network_sent')
+        .values({ session_id: this.session, message_id: messageId, payload, acked_at: null, created_at: at })
+        .onConflict((oc) =>
+          oc.columns(['session_id', 'message_id']).doUpdateSet((eb) => ({ payload: eb.ref('excluded.payload') })),
+        )
+        .execute();
+    });
+  }
+
+  async markSentAcked(messageId: string, at: number): Promise<void> {
+    await this.store.db
+      .updateTable('network_sent')
+      .set({ acked_at: at })
+      .where('session_id', '=', this.session)
+      .where('message_id', '=', messageId)
+      .where('acked_at', 'is', null)
+      .execute();
+  }
+
+  async readSent(messageId: string): Promise<NetworkSentRecord | null> {
+    const row = await this.store.db
+      .selectFrom('network_sent')
+      .select(['payload', 'acked_at', 'created_at'])
+      .where('session_id', '=', this.session)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    return row === undefined ? null : { payload: row.payload, ackedAt: row.acked_at, createdAt: row.created_at };
+  }
+
+  /**
+   * Touches the session row only if this writer's fence is still current. On PostgreSQL the
+   * row lock it takes also orders concurrent writers; SQLite's write lock does the same.
+   */
+  private async checkFence(trx: Db, creds?: Uint8Array): Promise<void> {
+    const result = await trx
+      .updateTable('network_auth')
+      .set({ updated_at: this.clock.now(), ...(creds === undefined ? {} : { creds }) })
+      .where('session_id', '=', this.session)
+      .where('fence', '=', this.fence)
+      .executeTakeFirst();
+    if (result.numUpdatedRows === 0n) throw new StaleNetworkStateError(this.session);
+  }
+}
+
+export class SqlNetworkStateStore implements NetworkStateStore {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(session: string, options: { readonly create: boolean }): Promise<NetworkStateWriter | null> {
+    const now = this.clock.now();
+    const fence = await this.store.db.transaction().execute(async (trx) => {
+      if (options.create) {
+        await trx
+          .insertInto('network_auth')
+          .values({ session_id: session, creds: null, fence: 0, created_at: now, updated_at: now })
+          .onConflict((oc) => oc.column('session_id').doNothing())
+          .execute();
+      }
+      const row = await trx
+        .updateTable('network_auth')
+        .set((eb) => ({ fence: eb('fence', '+', 1), updated_at: now }))
+        .where('session_id', '=', session)
+        .returning('fence')
+        .executeTakeFirst();
+      return row?.fence;
+    });
+    return fence === undefined ? null : new SqlStateWriter(this.store, this.clock, session, Number(fence));
+  }
+
+  async discard(session: string): Promise<void> {
+    await this.store.db.transaction().execute((trx) => networkStateRepository.discard(trx, session));
+  }
+
+  async pruneSent(before: number, limit: number): Promise<number> {
+    const rows = await this.store.db
+      .selectFrom('network_sent')
+      .select(['session_id', 'message_id'])
+      .where('created_at', '<', before)
+      .limit(limit)
+      .execute();
+    let deleted = 0;
+    for (const part of chunks(rows)) {
+      const result = await this.store.db
+        .deleteFrom('network_sent')
+        .where((eb) =>
+          eb.or(part.map((r) => eb.and([eb('session_id', '=', r.session_id), eb('message_id', '=', r.message_id)]))),
+        )
+        .where('created_at', '<', before)
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
+  }
+}
