@@ -187,6 +187,31 @@ export class ConnectionManager implements DeviceConnections {
     this.connectSession(device.id, 0);
   }
 
+  /**
+   * A pairing code for `phone` in the device's pairing attempt (starting one if none runs). The
+   * network is asked once the attempt is ready for pairing, i.e. after its first QR code.
+   */
+  async pairingCode(device: DeviceRow, phone: string): Promise<string> {
+    await this.currentQr(device);
+    const live = this.live.get(device.id);
+    if (live?.mode !== 'pairing' || live.conn === null) throw new QrUnavailableError('the pairing attempt ended');
+    const conn = live.conn;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        conn.requestPairingCode(phone),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new QrUnavailableError('the network sent no pairing code in time')),
+            this.qrWaitMs,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Ends the device's connection here; with `logout`, its network session too. */
   async release(deviceId: number, { logout }: { logout: boolean }): Promise<void> {
     await this.end(deviceId, logout);

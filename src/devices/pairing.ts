@@ -1,5 +1,6 @@
 /**
- * Pairing a device by QR code, and logging it out (spec 4.4; DECISIONS 3).
+ * Pairing a device by QR code or pairing code, and logging it out (spec 4.4;
+ * DECISIONS 3 and 10).
  *
  * Owns: the rules around the QR: a suspended device gets none, a paired one
  * is "connected" (or 409 when offline), otherwise the current code of the running attempt, drawn as
@@ -84,6 +85,24 @@ export class PairingService {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     await this.connections.restart(device);
     return this.devices.get(accountId, deviceId);
+  }
+
+  /**
+   * A pairing code for the phone to type instead of scanning (DECISIONS 10), or null when the
+   * device is already paired. A device created for a number pairs only from that number.
+   */
+  async pairingCode(accountId: number, deviceId: number, phone: string): Promise<string | null> {
+    const device = await this.devices.get(accountId, deviceId);
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    if (device.paired_status === 'PAIRED') return null;
+    if (device.expected_phone !== null && device.expected_phone !== phone) {
+      throw new ApiError('PHONE_MISMATCH', { error: `this device must be paired from ${device.expected_phone}` });
+    }
+    try {
+      return await this.connections.pairingCode(device, phone);
+    } catch (error) {
+      throw new ApiError('PAIRING_CODE_FAILED', { error: (error as Error).message });
+    }
   }
 
   async logout(accountId: number, deviceId: number): Promise<DeviceRow> {

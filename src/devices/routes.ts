@@ -43,6 +43,26 @@ const QrAnswer = Type.Union([
   Type.Object({ code: Type.Literal(200), message: Type.Literal('Device connected') }),
 ]);
 
+const PairingCodeBody = Type.Object({
+  phone: Type.String({
+    pattern: '^[1-9][0-9]{6,14}$',
+    description: 'The number of the phone that will type the code; digits only, country code first',
+  }),
+});
+
+const PairingCodeAnswer = Type.Union([
+  Type.Object({
+    code: Type.Literal(200),
+    status: Type.Literal(200),
+    message: Type.Literal('Pairing code generated'),
+    data: Type.Object({
+      pairing_code: Type.String({ description: 'Eight characters as `ABCD-EFGH`, typed on the phone' }),
+      phone: Type.String(),
+    }),
+  }),
+  Type.Object({ code: Type.Literal(200), status: Type.Literal(200), message: Type.Literal('Device connected') }),
+]);
+
 const CreateDeviceBody = Type.Object({
   package: Type.String({ enum: PACKAGE_CODES, description: 'Package code (spec 2.2)' }),
   name: NameString(100),
@@ -196,6 +216,33 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
       if (answer.kind === 'connected') return { code: 200 as const, message: 'Device connected' as const };
       const expires_at = answer.expiresAt === null ? null : iso(answer.expiresAt);
       return { status: 200, message: 'QR code generated', data: { qr: answer.dataUrl, expires_at } };
+    },
+  );
+
+  app.post(
+    '/devices/:id/pairing-code',
+    {
+      schema: {
+        tags,
+        summary: 'Get a pairing code to type on the phone instead of scanning the QR (starts a pairing attempt)',
+        description:
+          'The user opens Linked devices → Link with phone number on the phone and types the code. The code is bound to `phone`; a device created for a number pairs only from that number. A paired device answers `{code: 200, status: 200, message: "Device connected"}`.',
+        params: IdParams,
+        body: PairingCodeBody,
+        response: { 200: PairingCodeAnswer, ...errorResponses(400, 401, 403, 404, 500) },
+      },
+      config: { fieldErrors: { ...notFoundById, phone: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const { phone } = request.body;
+      const code = await pairing.pairingCode(accountOf(request), request.params.id, phone);
+      if (code === null) return { code: 200 as const, status: 200 as const, message: 'Device connected' as const };
+      return {
+        code: 200 as const,
+        status: 200 as const,
+        message: 'Pairing code generated' as const,
+        data: { pairing_code: code, phone },
+      };
     },
   );
 

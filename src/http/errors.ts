@@ -29,6 +29,8 @@ export const ERRORS = {
   QR_FAILED: [500, 'QR code generation failed'],
   DEVICE_OFFLINE: [409, 'Device offline, reconnecting'],
   DEVICE_LOGGED_OUT: [409, 'Device logged out'],
+  PAIRING_CODE_FAILED: [500, 'Pairing code generation failed'],
+  PHONE_MISMATCH: [400, 'Phone number mismatch'],
   INVALID_PHONE: [400, 'Invalid phone number format'],
   // Messages (spec 7.2, DECISIONS 4 and 5)
   INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],

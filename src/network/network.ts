@@ -219,6 +219,12 @@ export interface NetworkConnection {
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): Promise<AddParticipantOutcome[]>;
   updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): Promise<NetworkGroup>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /**
+   * During a pairing attempt (connected with no session): a code the user types into the phone's
+   * linked-devices screen instead of scanning the QR, bound to `phone` by the network. Rejects with
+   * NetworkUnavailableError when no pairing attempt runs on this connection.
+   */
+  requestPairingCode(phone: PhoneNumber): Promise<string>;
   /** Ends the session on the network (the phone forgets this device). Emits `logged_out`. */
   logout(): Promise<void>;
   /** Closes the connection locally without ending the session (shutdown, handing the device to another node). No events after this. */

@@ -98,6 +98,23 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   );
 
   app.post(
+    '/sandbox/pair',
+    {
+      schema: {
+        tags,
+        summary: 'A phone’s user types a pairing code (from `POST /devices/{id}/pairing-code`) on the phone',
+        body: Type.Object({ pairing_code: Type.String({ minLength: 1, maxLength: 20 }), phone: Phone }),
+        response: { 200: CodeEnvelope(Type.Object({ device_phone: Type.String() })), ...errorResponses(400, 401) },
+      },
+      config: { fieldErrors: { phone: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const data = await control(() => owned.pair(accountOf(request), request.body.pairing_code, request.body.phone));
+      return { code: 200, message: 'Pairing code accepted', data };
+    },
+  );
+
+  app.post(
     '/sandbox/phones',
     {
       schema: {

@@ -32,6 +32,12 @@ export class SandboxControlService {
     return this.sandbox.scan(qr, phone, { deviceIds: devices.map((device) => device.id) });
   }
 
+  /** A pairing code typed on a phone: only codes of the caller's own devices (another's is unknown). */
+  async pair(accountId: number, code: string, phone: string): Promise<{ device_phone: string }> {
+    const devices = await repo.devicesOf(this.store.db, accountId);
+    return this.sandbox.pair(code, phone, { deviceIds: devices.map((device) => device.id) });
+  }
+
   async upsertPhone(accountId: number, settings: SandboxPhoneSettings): Promise<SandboxPhone> {
     await this.refuseForeignNumbers(accountId, [settings.phone], () => ({ error: FOREIGN_NUMBER }));
     return this.ownView(accountId, await this.sandbox.upsertPhone(settings));

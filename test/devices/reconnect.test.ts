@@ -40,6 +40,7 @@ class ScriptedNetwork implements Network {
       updateGroup: unavailable,
       checkNumbers: unavailable,
       logout: unavailable,
+      requestPairingCode: unavailable,
       close: () => {
         closed = true;
         clearTimeout(timer);

@@ -146,6 +146,56 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         expect(missing).toBeInstanceOf(SandboxControlError);
         expect(missing).toMatchObject({ status: 404, message: 'Device not connected' });
       });
+
+      it('pairs by code (DECISIONS 10): the code is bound to the number that asked, and replaced by a new one', async () => {
+        const network = await start();
+        const rec = new Recorder();
+        const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
+        await rec.wait('qr');
+        const first = await connection.requestPairingCode(DEVICE);
+        expect(first).toMatch(/^[1-9A-HJ-NP-TV-Z]{4}-[1-9A-HJ-NP-TV-Z]{4}$/);
+        const code = await connection.requestPairingCode(DEVICE);
+        expect(code).not.toBe(first);
+        // The earlier code stopped working when a new one was asked for.
+        await expect(network.sandbox.pair(first, DEVICE)).rejects.toMatchObject({
+          status: 400,
+          message: 'Invalid pairing code',
+        });
+        await expect(network.sandbox.pair(code, FRIEND)).rejects.toMatchObject({
+          status: 400,
+          message: 'Phone number mismatch',
+        });
+        await expect(network.sandbox.pair(code, '12')).rejects.toMatchObject({
+          status: 400,
+          message: 'Invalid phone number format',
+        });
+        // Typed in lower case, as a user might: still the code.
+        await expect(network.sandbox.pair(code.toLowerCase(), DEVICE)).resolves.toEqual({ device_phone: DEVICE });
+        await rec.wait('connected');
+        expect(rec.types()).toEqual(['qr', 'paired', 'connected']);
+        expect(rec.of('paired')[0]).toMatchObject({ phone: DEVICE });
+        // Used once: the code and the QR of the attempt are gone, and a paired connection has no code to give.
+        await expect(network.sandbox.pair(code, DEVICE)).rejects.toMatchObject({ message: 'Invalid pairing code' });
+        await expect(network.sandbox.scan(rec.of('qr')[0]!.qr, DEVICE)).rejects.toMatchObject({
+          message: 'Invalid QR code',
+        });
+        await expect(connection.requestPairingCode(DEVICE)).rejects.toBeInstanceOf(NetworkUnavailableError);
+      });
+
+      it('a pairing code follows the expected phone, and dies with its attempt', async () => {
+        const network = await start();
+        const rec = new Recorder();
+        const connection = network.connect({ deviceId: 1, session: null, expectedPhone: DEVICE }, rec.handler);
+        await rec.wait('qr');
+        const code = await connection.requestPairingCode(FRIEND);
+        await expect(network.sandbox.pair(code, FRIEND)).rejects.toMatchObject({
+          status: 400,
+          message: 'Phone number mismatch',
+        });
+        connection.close();
+        await expect(network.sandbox.pair(code, FRIEND)).rejects.toMatchObject({ message: 'Invalid pairing code' });
+        expect(rec.types()).toEqual(['qr']);
+      });
     });
 
     describe('messages', () => {

@@ -75,6 +75,11 @@ export interface SandboxControl {
    * unknown or rotated-out codes, and for a code of a device outside `scope` when one is given.
    */
   scan(qr: string, phone: PhoneNumber, scope?: ScanScope): Promise<{ device_phone: PhoneNumber }>;
+  /**
+   * A phone's user types the pairing code a device asked for. 400 'Invalid pairing code' for an unknown or
+   * ended one, or one of a device outside `scope`; 'Phone number mismatch' for another number.
+   */
+  pair(pairingCode: string, phone: PhoneNumber, scope?: ScanScope): Promise<{ device_phone: PhoneNumber }>;
   upsertPhone(settings: SandboxPhoneSettings): Promise<SandboxPhone>;
   /** Throws SandboxControlError(404, 'Phone not found') for a number never seen. Magic numbers are always "seen". */
   getPhone(phone: PhoneNumber): Promise<SandboxPhone>;

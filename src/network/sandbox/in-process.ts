@@ -48,6 +48,8 @@ class InProcessConnection implements NetworkConnection {
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => settle(() => this.link.updateGroup(id, changes));
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
+  requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>
+    settle(() => this.link.requestPairingCode(phone));
 
   close(): void {
     this.quiet = true;
@@ -59,6 +61,7 @@ class InProcessConnection implements NetworkConnection {
 export function controlOf(world: SandboxWorld): SandboxControl {
   return {
     scan: (qr, phone, scope) => settle(() => world.scan(qr, phone, scope)),
+    pair: (code, phone, scope) => settle(() => world.pair(code, phone, scope)),
     upsertPhone: (settings) => settle(() => world.upsertPhone(settings)),
     getPhone: (phone) => settle(() => world.getPhone(phone)),
     sendFromPhone: (phone, to, text, recipient) => settle(() => world.sendFromPhone(phone, to, text, recipient)),

@@ -8,7 +8,12 @@
  * yet), or keep more than one timer per link.
  */
 import { randomBytes } from 'node:crypto';
-import type { ConnectOptions, NetworkEventHandler, PhoneNumber } from '../network.js';
+import {
+  NetworkUnavailableError,
+  type ConnectOptions,
+  type NetworkEventHandler,
+  type PhoneNumber,
+} from '../network.js';
 import { SandboxControlError, type ScanScope } from './control.js';
 import { isWellFormedPhone } from './phones.js';
 import type { Link, WorldState } from './state.js';
@@ -72,6 +77,57 @@ export function scan(
   if (scope !== undefined && !scope.deviceIds.includes(link.deviceId)) {
     throw new SandboxControlError(400, 'Invalid QR code');
   }
+  return completePairing(world, link, phone);
+}
+
+/** Letters and digits of a WhatsApp pairing code: no 0, O, I or U, which are easily misread. */
+const CODE_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
+
+function newPairingCode(): string {
+  const bytes = randomBytes(8);
+  const chars = [...bytes].map((b) => CODE_ALPHABET[b % CODE_ALPHABET.length]).join('');
+  return `${chars.slice(0, 4)}-${chars.slice(4)}`;
+}
+
+/**
+ * The device asks for a pairing code for `phone` (instead of showing a QR). Like the real network,
+ * the code is bound to that number; asking again replaces the earlier code.
+ */
+export function requestPairingCode(world: WorldState, link: Link, phone: PhoneNumber): string {
+  if (link.state !== 'pairing') throw new NetworkUnavailableError('no pairing attempt is running on this connection');
+  if (!isWellFormedPhone(phone)) throw new SandboxControlError(400, 'Invalid phone number format');
+  if (link.pairingCode !== null) world.pairingCodes.delete(link.pairingCode.code);
+  const code = newPairingCode();
+  link.pairingCode = { code, phone };
+  world.pairingCodes.set(code, link);
+  return code;
+}
+
+/** The phone's user types the code into the linked-devices screen (`POST /sandbox/pair`). */
+export function pairWithCode(
+  world: WorldState,
+  code: string,
+  phone: PhoneNumber,
+  scope?: ScanScope,
+): { device_phone: PhoneNumber } {
+  if (!isWellFormedPhone(phone)) throw new SandboxControlError(400, 'Invalid phone number format');
+  const typed = typeof code === 'string' ? code.trim().toUpperCase() : '';
+  const link = world.pairingCodes.get(typed);
+  // Someone else's code is as unknown to the caller as a made-up one.
+  if (!link || link.state !== 'pairing' || link.pairingCode === null || outside(scope, link.deviceId)) {
+    throw new SandboxControlError(400, 'Invalid pairing code');
+  }
+  if (link.pairingCode.phone !== phone) {
+    throw new SandboxControlError(400, 'Phone number mismatch', `this code was made for ${link.pairingCode.phone}`);
+  }
+  return completePairing(world, link, phone);
+}
+
+function outside(scope: ScanScope | undefined, deviceId: number): boolean {
+  return scope !== undefined && !scope.deviceIds.includes(deviceId);
+}
+
+function completePairing(world: WorldState, link: Link, phone: PhoneNumber): { device_phone: PhoneNumber } {
   if (link.expectedPhone !== null && link.expectedPhone !== phone) {
     throw new SandboxControlError(
       400,
@@ -84,7 +140,9 @@ export function scan(
   }
   const token = `sbx1.${randomBytes(32).toString('base64url')}`;
   world.sessions.set(token, { token, phone, link, queue: [] });
-  world.qrs.delete(qr);
+  if (link.qr !== null) world.qrs.delete(link.qr);
+  if (link.pairingCode !== null) world.pairingCodes.delete(link.pairingCode.code);
+  link.pairingCode = null;
   world.cancel(link.timer);
   link.timer = null;
   link.qr = null;

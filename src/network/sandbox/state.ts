@@ -34,6 +34,8 @@ export interface Link {
   phone: PhoneNumber | null;
   expectedPhone: PhoneNumber | null;
   qr: string | null;
+  /** The pairing code asked for during this pairing attempt, and the number it is bound to. */
+  pairingCode: { readonly code: string; readonly phone: PhoneNumber } | null;
   /** The only timer a link may hold: QR rotation while pairing, or the deferred `connected`. */
   timer: NodeJS.Timeout | null;
   /** Receipts sent over this link lately (see RESEND_WINDOW_MS), oldest first. */
@@ -77,6 +79,8 @@ export class WorldState {
   readonly links = new Set<Link>();
   /** Current QR text -> its pairing link; rotated-out codes are removed so they stop working. */
   readonly qrs = new Map<string, Link>();
+  /** Current pairing code -> its pairing link; like a QR, it stops working when the attempt ends. */
+  readonly pairingCodes = new Map<string, Link>();
   readonly groups = new Map<NetworkGroupId, GroupRecord>();
   /** "sender phone + message id" already taken by the network: the idempotency of sendMessage. */
   readonly sentIds = new Set<string>();
@@ -134,6 +138,7 @@ export class WorldState {
       phone: null,
       expectedPhone: null,
       qr: null,
+      pairingCode: null,
       timer: null,
       recent: [],
     };
@@ -190,6 +195,8 @@ export class WorldState {
     link.timer = null;
     if (link.qr !== null) this.qrs.delete(link.qr);
     link.qr = null;
+    if (link.pairingCode !== null) this.pairingCodes.delete(link.pairingCode.code);
+    link.pairingCode = null;
     const session = link.session === null ? undefined : this.sessions.get(link.session);
     if (session?.link === link) {
       session.link = null;

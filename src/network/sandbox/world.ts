@@ -37,6 +37,8 @@ export interface SandboxLink {
   updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): NetworkGroup;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
+  /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
+  requestPairingCode(phone: PhoneNumber): string;
   /** Closes quietly: no more events, the session stays valid. */
   close(): void;
 }
@@ -62,12 +64,17 @@ export class SandboxWorld {
       updateGroup: (groupId, changes) => groups.updateGroup(w, link, groupId, changes),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
       logout: () => pairing.logoutLink(w, link),
+      requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),
       close: () => w.endLink(link),
     };
   }
 
   scan(qr: string, phone: PhoneNumber, scope?: ScanScope): { device_phone: PhoneNumber } {
     return pairing.scan(this.state, qr, phone, scope);
+  }
+
+  pair(pairingCode: string, phone: PhoneNumber, scope?: ScanScope): { device_phone: PhoneNumber } {
+    return pairing.pairWithCode(this.state, pairingCode, phone, scope);
   }
 
   upsertPhone(settings: SandboxPhoneSettings): SandboxPhone {

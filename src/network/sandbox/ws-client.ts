@@ -77,6 +77,8 @@ class ClientConnection implements NetworkConnection {
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.call('updateGroup', id, changes);
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
   logout: NetworkConnection['logout'] = () => this.call('logout');
+  requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>
+    this.call<string>('requestPairingCode', phone);
 
   close(): void {
     if (this.closed) return;
@@ -221,6 +223,7 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
     connect: (options, onEvent) => client.connect(options, onEvent),
     sandbox: {
       scan: (qr, phone, scope) => control('scan', qr, phone, scope) as Promise<{ device_phone: string }>,
+      pair: (code, phone, scope) => control('pair', code, phone, scope) as Promise<{ device_phone: string }>,
       upsertPhone: (settings) => control('upsertPhone', settings) as Promise<SandboxPhone>,
       getPhone: (phone) => control('getPhone', phone) as Promise<SandboxPhone>,
       sendFromPhone: (phone, to, text, recipient) =>

@@ -25,12 +25,14 @@ export const CONNECTION_OPS = [
   'updateGroup',
   'checkNumbers',
   'logout',
+  'requestPairingCode',
 ] as const;
 export type ConnectionOp = (typeof CONNECTION_OPS)[number];
 
 /** Control API operations (SandboxControl), sent without `cid`. */
 export const CONTROL_OPS = [
   'scan',
+  'pair',
   'upsertPhone',
   'getPhone',
   'sendFromPhone',

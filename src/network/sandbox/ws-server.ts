@@ -51,6 +51,8 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.checkNumbers(a[0] as PhoneNumber[]);
     case 'logout':
       return link.logout();
+    case 'requestPairingCode':
+      return link.requestPairingCode(a[0] as PhoneNumber);
     default:
       throw new Error(`unknown operation ${op}`);
   }
@@ -71,6 +73,8 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
   switch (op) {
     case 'scan':
       return world.scan(a[0] as string, a[1] as PhoneNumber, scanScope(a[2]));
+    case 'pair':
+      return world.pair(a[0] as string, a[1] as PhoneNumber, scanScope(a[2]));
     case 'upsertPhone':
       return world.upsertPhone(a[0] as SandboxPhoneSettings);
     case 'getPhone':
