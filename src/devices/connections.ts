@@ -22,7 +22,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { recordEvent } from '../events/record.js';
-import type { Network, NetworkConnection, NetworkEvent } from '../network/network.js';
+import type { Network, NetworkConnection, NetworkEvent, ReconnectHint } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import {
   QUEUE_END_BATCH,
@@ -47,6 +47,10 @@ export interface ConnectionManagerOptions {
   readonly maxConcurrentConnects?: number;
   readonly reconnectBaseMs?: number;
   readonly reconnectMaxMs?: number;
+  /** Earliest reconnect after another client replaced the session (DECISIONS 10: at least 60 s). */
+  readonly replacedRetryMs?: number;
+  /** Earliest reconnect after the network refused the protocol version (DECISIONS 10: at least 10 min). */
+  readonly outdatedRetryMs?: number;
   /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
   readonly onEventsRecorded?: () => void;
 }
@@ -108,12 +112,20 @@ export class ConnectionManager implements DeviceConnections {
   private readonly maxConcurrentConnects: number;
   private readonly reconnectBaseMs: number;
   private readonly reconnectMaxMs: number;
+  private readonly retryFloorMs: Readonly<Record<ReconnectHint, number>>;
+  /** Devices whose refused protocol version was already logged: once per device, not per retry. */
+  private readonly outdatedLogged = new Set<number>();
 
   constructor(private readonly options: ConnectionManagerOptions) {
     this.qrWaitMs = options.qrWaitMs ?? 10_000;
     this.maxConcurrentConnects = options.maxConcurrentConnects ?? 16;
     this.reconnectBaseMs = options.reconnectBaseMs ?? 1_000;
     this.reconnectMaxMs = options.reconnectMaxMs ?? 60_000;
+    this.retryFloorMs = {
+      backoff: 0,
+      replaced: options.replacedRetryMs ?? 60_000,
+      outdated: options.outdatedRetryMs ?? 600_000,
+    };
   }
 
   onEvent(listener: DeviceNetworkListener): () => void {
@@ -327,14 +339,15 @@ export class ConnectionManager implements DeviceConnections {
     );
   }
 
-  /** Schedules the next attempt with exponential backoff and jitter; answers its delay. */
-  private scheduleReconnect(deviceId: number, live: Live): number {
+  /** Schedules the next attempt with exponential backoff and jitter, no sooner than `hint` allows; answers its delay. */
+  private scheduleReconnect(deviceId: number, live: Live, hint: ReconnectHint = 'backoff'): number {
     live.failures += 1;
     const ceiling = Math.min(this.reconnectMaxMs, this.reconnectBaseMs * 2 ** Math.min(live.failures - 1, 20));
     // Equal jitter: half fixed, half random, so a fleet that dropped together does not return together.
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
-    this.connectSession(deviceId, delay);
-    return delay;
+    const wait = Math.max(delay, this.retryFloorMs[hint]);
+    this.connectSession(deviceId, wait);
+    return wait;
   }
 
   /** Operators hear once per run of LOOP_DROPS drops within LOOP_WINDOW_MS, not on every drop. */
@@ -348,6 +361,22 @@ export class ConnectionManager implements DeviceConnections {
       'device reconnecting in a loop',
     );
     live.drops = [];
+  }
+
+  /** Drops that need more than the usual backoff are told to the operator (DECISIONS 10). */
+  private logDrop(deviceId: number, reason: string, hint: ReconnectHint): void {
+    if (hint === 'replaced') {
+      this.options.logger.warn(
+        { deviceId, reason, retryInMs: this.retryFloorMs.replaced },
+        'another client replaced the device session; reconnecting later',
+      );
+    } else if (hint === 'outdated' && !this.outdatedLogged.has(deviceId)) {
+      this.outdatedLogged.add(deviceId);
+      this.options.logger.error(
+        { deviceId, reason, retryInMs: this.retryFloorMs.outdated },
+        'the network refused the client protocol version; the network library needs an upgrade',
+      );
+    }
   }
 
   private acquireSlot(run: () => void): void {
@@ -398,6 +427,7 @@ export class ConnectionManager implements DeviceConnections {
       case 'paired':
         return this.onPaired(deviceId, live, event.phone, event.session);
       case 'connected': {
+        this.outdatedLogged.delete(deviceId);
         live.open = true;
         live.openedAt = Date.now();
         // The backoff is not reset yet: a connection that drops again at once is flapping (see the drop).
@@ -422,8 +452,10 @@ export class ConnectionManager implements DeviceConnections {
         if (live.openedAt !== 0 && Date.now() - live.openedAt >= STABLE_MS) live.failures = 0;
         live.openedAt = 0;
         await devicesRepository.setConnected(this.options.store.db, deviceId, false);
+        const hint = event.retry ?? 'backoff';
+        this.logDrop(deviceId, event.reason, hint);
         if (this.live.get(deviceId) === live && !this.closed) {
-          const delayMs = this.scheduleReconnect(deviceId, live);
+          const delayMs = this.scheduleReconnect(deviceId, live, hint);
           this.options.logger.info(
             { deviceId, reason: event.reason, attempt: live.failures, reconnectInMs: Math.round(delayMs) },
             'device connection dropped; reconnecting',

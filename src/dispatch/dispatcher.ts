@@ -402,6 +402,10 @@ export class Dispatcher {
     }
     if (event.type !== 'message_status') return;
     const at = event.at.getTime();
+    if (event.status === 'failed') {
+      this.track(this.refused(deviceId, event.id, at, event.reason));
+      return;
+    }
     const { id, status } = event;
     void this.persist({ id, device_id: deviceId }, () =>
       this.options.batcher.run(async (trx) => {
@@ -415,6 +419,14 @@ export class Dispatcher {
           await this.event(trx, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
       }),
     );
+  }
+
+  /** A refusal after `sent` ends the message failed, with `message.failed` (DECISIONS 10). */
+  private refused(deviceId: number, id: string, at: number, reason: string): Promise<void> {
+    return this.options.batcher.run(async (trx) => {
+      const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
+      if (row !== undefined) await this.event(trx, row, 'message.failed', at);
+    });
   }
 
   /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */

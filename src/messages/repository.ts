@@ -117,6 +117,17 @@ const markFailedStatement = prepared(3, (db, id: string, at: number, reason: str
     .returningAll(),
 );
 
+/** The network refused a message it had taken: sent (or still pending here) → failed. Never undoes a delivery. */
+const markRefusedStatement = prepared(4, (db, id: string, deviceId: number, at: number, reason: string) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'failed', failed_at: at, failed_reason: reason })
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('status', 'in', ['pending', 'sent'])
+    .returningAll(),
+);
+
 const markDeliveredChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
   db
     .updateTable('messages')
@@ -440,6 +451,22 @@ export const messagesRepository = {
   markFailed: async (db: Db, id: string, at: number, reason: string): Promise<MessageRow | undefined> => {
     const [row] = await markFailedStatement(db, id, at, reason);
     await messagesRepository.deleteMedia(db, id);
+    return row;
+  },
+
+  /**
+   * The network refused the message after taking it (DECISIONS 10). Its quota unit is not given back:
+   * it reached the network. The media, if still held, goes as for any final state.
+   */
+  markRefused: async (
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    reason: string,
+  ): Promise<MessageRow | undefined> => {
+    const [row] = await markRefusedStatement(db, id, deviceId, at, reason);
+    if (row !== undefined) await messagesRepository.deleteMedia(db, id);
     return row;
   },
 

@@ -180,14 +180,22 @@ export type NetworkEvent =
   | { readonly type: 'paired'; readonly phone: PhoneNumber; readonly session: NetworkSession }
   /** The connection is open and can send. */
   | { readonly type: 'connected'; readonly phone: PhoneNumber }
-  /** The connection dropped; the session stays valid. The gateway reconnects with backoff. */
-  | { readonly type: 'disconnected'; readonly reason: string }
+  /** The connection dropped; the session stays valid. The gateway reconnects, no sooner than `retry` allows. */
+  | { readonly type: 'disconnected'; readonly reason: string; readonly retry?: ReconnectHint }
   /** The session was ended from the phone (or is no longer valid). The gateway must pair again. */
   | { readonly type: 'logged_out'; readonly reason: string }
   | {
       readonly type: 'message_status';
       readonly id: string;
       readonly status: 'delivered' | 'read';
+      readonly at: Date;
+    }
+  /** The network refused a message after it had taken it (it was `sent`): it will not be delivered. */
+  | {
+      readonly type: 'message_status';
+      readonly id: string;
+      readonly status: 'failed';
+      readonly reason: string;
       readonly at: Date;
     }
   | {
@@ -202,6 +210,14 @@ export type NetworkEvent =
     }
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> };
+
+/**
+ * How soon the gateway may reconnect after a drop (DECISIONS 10): `backoff` (the default) its usual
+ * backoff; `replaced` another client took over the session (no sooner than a minute, a warning);
+ * `outdated` the network refused this client's protocol version (no sooner than ten minutes, an
+ * error logged once per device; an upgrade is needed).
+ */
+export type ReconnectHint = 'backoff' | 'replaced' | 'outdated';
 
 export type NetworkEventHandler = (event: NetworkEvent) => void;
 

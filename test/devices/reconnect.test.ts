@@ -13,7 +13,12 @@ class ScriptedNetwork implements Network {
   readonly connects: Array<{ deviceId: number; at: number }> = [];
   inFlight = 0;
   maxInFlight = 0;
-  constructor(private readonly behaviour: (options: ConnectOptions, attempt: number) => 'connect' | 'fail') {}
+  constructor(
+    private readonly behaviour: (
+      options: ConnectOptions,
+      attempt: number,
+    ) => 'connect' | 'fail' | 'replaced' | 'outdated',
+  ) {}
 
   connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
     const attempt = this.connects.filter((c) => c.deviceId === options.deviceId).length + 1;
@@ -26,8 +31,10 @@ class ScriptedNetwork implements Network {
       settled = true;
       this.inFlight -= 1;
       if (closed) return;
-      if (this.behaviour(options, attempt) === 'connect') onEvent({ type: 'connected', phone: '628100000000' });
-      else onEvent({ type: 'disconnected', reason: 'refused by test' });
+      const outcome = this.behaviour(options, attempt);
+      if (outcome === 'connect') onEvent({ type: 'connected', phone: '628100000000' });
+      else if (outcome === 'fail') onEvent({ type: 'disconnected', reason: 'refused by test' });
+      else onEvent({ type: 'disconnected', reason: `${outcome} by test`, retry: outcome });
     }, 15);
     const unavailable = () => Promise.reject(new NetworkUnavailableError());
     return {
@@ -131,5 +138,48 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
       // shows the wait is not far beyond its ceiling; the lower bounds show the doubling.
       expect(gap, `gap ${n}`).toBeLessThanOrEqual(ceiling + 250);
     }
+  });
+
+  it('waits longer after a replaced session and a refused protocol version, and says so in the log (DECISIONS 10)', async () => {
+    const seed = await startGateway();
+    open.push(seed);
+    const [id] = await seedPairedDevices(seed, 1);
+    await seed.close({ keepStore: true });
+    open.pop();
+
+    const script = ['replaced', 'outdated', 'outdated', 'fail'] as const;
+    const network = new ScriptedNetwork((_options, attempt) => script[attempt - 1] ?? 'connect');
+    const lines: string[] = [];
+    const gw = await startGateway({
+      location: seed.location,
+      build: {
+        network,
+        logger: { level: 'warn', stream: { write: (line: string) => void lines.push(line) } },
+        connections: { reconnectBaseMs: 10, reconnectMaxMs: 20, replacedRetryMs: 400, outdatedRetryMs: 700 },
+      },
+    });
+    open.push(gw);
+    await gw.app.ready();
+    await waitFor(
+      async () => (await gw.request('GET', `/devices/${id}`)).body.data.connected,
+      (connected) => connected === true,
+      { what: 'connected after the scripted drops', timeoutMs: 15_000 },
+    );
+    const times = network.connects.map((c) => c.at);
+    expect(times).toHaveLength(5);
+    const gaps = times.slice(1).map((t, i) => t - times[i]! - 15);
+    // Each wait is at least its floor; a plain failure right after is back to the short backoff.
+    expect(gaps[0]).toBeGreaterThanOrEqual(400 - 5);
+    expect(gaps[1]).toBeGreaterThanOrEqual(700 - 5);
+    expect(gaps[2]).toBeGreaterThanOrEqual(700 - 5);
+    expect(gaps[3]).toBeLessThan(400);
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; deviceId?: number });
+    expect(logged.filter((l) => l.msg.startsWith('another client replaced'))).toMatchObject([
+      { level: 40, deviceId: id },
+    ]);
+    // An error once per device, not once per retry.
+    expect(logged.filter((l) => l.msg.startsWith('the network refused the client protocol version'))).toMatchObject([
+      { level: 50, deviceId: id },
+    ]);
   });
 });

@@ -1,0 +1,127 @@
+// DECISIONS 10: `sent` means the network took the message; a network that
+// refuses it afterwards (on WhatsApp: a negative acknowledgement such as 463)
+// ends it `failed` with `failed_reason`, and `message.failed` is recorded. A
+// refusal never undoes a delivery, and a later receipt never revives it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Network, NetworkEvent, NetworkEventHandler } from '../../src/network/network.js';
+import { createSandboxNetwork } from '../../src/network/sandbox/index.js';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { createPairedDevice } from '../helpers/pairing.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** The sandbox, with a way for the test to speak as the network to a device's connection. */
+function sandboxWithInjection() {
+  const sandbox = createSandboxNetwork({ deliveryDelayMs: 5, readDelayMs: 5 });
+  const handlers = new Map<number, NetworkEventHandler>();
+  const network: Network = {
+    description: sandbox.description,
+    sandbox: sandbox.sandbox,
+    close: () => sandbox.close(),
+    connect: (options, onEvent) => {
+      handlers.set(options.deviceId, onEvent);
+      return sandbox.connect(options, onEvent);
+    },
+  };
+  const inject = (deviceId: number, event: NetworkEvent) => handlers.get(deviceId)!(event);
+  return { network, inject };
+}
+
+describe.skipIf(noStoreAvailable)('a refusal after sent', () => {
+  let gw: TestGateway;
+  let device: { id: number; phone: string };
+  let inject: (deviceId: number, event: NetworkEvent) => void;
+  beforeAll(async () => {
+    const made = sandboxWithInjection();
+    inject = made.inject;
+    gw = await startGateway({ build: { network: made.network }, config: { sendIntervalMs: 0 } });
+    device = await createPairedDevice(gw, '6281700000001');
+    await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: 'http://127.0.0.1:9/hook' });
+  });
+  afterAll(() => gw?.close());
+
+  const message = async (id: string) => (await gw.request('GET', `/messages/${id}`)).body.data;
+  const quota = async () => (await gw.request('GET', `/devices/${device.id}`)).body.data.subscription;
+  async function sendTo(receiver: string): Promise<string> {
+    const res = await gw.request('POST', '/messages', {
+      device: device.phone,
+      receiver,
+      type: 'chat',
+      params: { text: 'x' },
+    });
+    expect(res.status).toBe(200);
+    return res.body.data.id;
+  }
+  const events = async (type: string) =>
+    (await gw.app.store.db.selectFrom('webhook_events').select('payload').where('type', '=', type).execute()).map((e) =>
+      JSON.parse(e.payload),
+    );
+
+  it('ends a sent message failed with the reason, records message.failed, keeps the quota unit', async () => {
+    // ...0003 is offline: the message stays `sent`.
+    const id = await sendTo('6281799990003');
+    await waitFor(
+      () => message(id),
+      (m) => m.status === 'sent',
+      { what: 'sent' },
+    );
+    const before = await quota();
+    expect(before).toMatchObject({ quote_used: expect.stringMatching(/^[1-9]\d*$/) });
+    inject(device.id, {
+      type: 'message_status',
+      id,
+      status: 'failed',
+      reason: 'refused by the network (463)',
+      at: new Date(),
+    });
+    const failed = await waitFor(
+      () => message(id),
+      (m) => m.status === 'failed',
+      { what: 'failed' },
+    );
+    expect(failed.failed_reason).toBe('refused by the network (463)');
+    expect(failed.failed_at).not.toBeNull();
+    expect(failed.sent_at).not.toBeNull();
+    // It reached the network, so its unit stays used (DECISIONS 4 gives back only what never got there).
+    expect(await quota()).toEqual(before);
+    const recorded = await events('message.failed');
+    expect(recorded.map((e) => e.data.id)).toContain(id);
+
+    // A receipt arriving later does not bring it back.
+    inject(device.id, { type: 'message_status', id, status: 'delivered', at: new Date() });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await message(id)).status).toBe('failed');
+  });
+
+  it('never fails a message that was delivered', async () => {
+    const id = await sendTo('6281799990011');
+    await waitFor(
+      () => message(id),
+      (m) => m.status === 'delivered',
+      { what: 'delivered' },
+    );
+    inject(device.id, { type: 'message_status', id, status: 'failed', reason: 'late refusal', at: new Date() });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = await message(id);
+    expect(after.status).toBe('delivered');
+    expect(after.failed_reason).toBeNull();
+  });
+
+  it("ignores a refusal naming another device's message", async () => {
+    const other = await createPairedDevice(gw, '6281700000002');
+    const res = await gw.request('POST', '/messages', {
+      device: other.phone,
+      receiver: '6281799990003',
+      type: 'chat',
+      params: { text: 'y' },
+    });
+    const id = res.body.data.id as string;
+    await waitFor(
+      () => message(id),
+      (m) => m.status === 'sent',
+      { what: 'sent' },
+    );
+    inject(device.id, { type: 'message_status', id, status: 'failed', reason: 'wrong device', at: new Date() });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await message(id)).status).toBe('sent');
+  });
+});
