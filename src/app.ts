@@ -83,6 +83,8 @@ export interface BuildOptions {
     reconnectBaseMs?: number;
     reconnectMaxMs?: number;
     maxConcurrentConnects?: number;
+    replacedRetryMs?: number;
+    outdatedRetryMs?: number;
   };
   /** Webhook delivery timings and bounds (tests shorten them). */
   readonly webhooks?: WebhookTimings;
