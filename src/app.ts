@@ -25,6 +25,8 @@ import { deviceRoutes } from './devices/routes.js';
 import { ConnectionManager } from './devices/connections.js';
 import { PairingService } from './devices/pairing.js';
 import { createNetwork } from './network/create.js';
+import { SqlNetworkStateStore } from './devices/network-state.js';
+import type { Logger } from 'pino';
 import type { Network } from './network/network.js';
 import type { SandboxOptions } from './network/sandbox/index.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
@@ -262,7 +264,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // A configured token is known to its operator already: in place before the first request, never printed.
   // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
   if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
-  const network = options.network ?? createNetwork(config, options.sandbox);
+  const network =
+    options.network ??
+    createNetwork(
+      config,
+      {
+        states: new SqlNetworkStateStore(store, clock),
+        // The network library logs warnings and worse only; its debug output would flood the log.
+        logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
+      },
+      options.sandbox,
+    );
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
   const connections = new ConnectionManager({

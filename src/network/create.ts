@@ -7,9 +7,18 @@
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
 import type { Network } from './network.js';
+import type { Logger } from 'pino';
 import { connectSandboxNetwork, createSandboxNetwork, type SandboxOptions } from './sandbox/index.js';
+import type { NetworkStateStore } from './state.js';
+import { createWhatsAppNetwork } from './whatsapp/index.js';
 
-export function createNetwork(config: Config, sandboxOptions: SandboxOptions = {}): Network {
+/** What a network may need from the gateway: where to keep its state, and where to log. */
+export interface NetworkHost {
+  readonly states: NetworkStateStore;
+  readonly logger: Logger;
+}
+
+export function createNetwork(config: Config, host: NetworkHost, sandboxOptions: SandboxOptions = {}): Network {
   if (config.network === 'sandbox') {
     // The in-process sandbox keeps its phones, groups and sessions next to the store, so paired devices survive a restart.
     return createSandboxNetwork({ statePath: join(config.dataDir, 'sandbox-state.json'), ...sandboxOptions });
@@ -17,7 +26,11 @@ export function createNetwork(config: Config, sandboxOptions: SandboxOptions = {
   if (config.network.startsWith('sandbox+')) {
     return connectSandboxNetwork(config.network.slice('sandbox+'.length));
   }
-  throw new ConfigError(
-    `GATEWAY_NETWORK=${config.network}: the real-network connector is not part of this build yet; use "sandbox" or "sandbox+ws://host:port"`,
-  );
+  if (config.network === 'whatsapp') {
+    // loadConfig refuses whatsapp without a key; this only guards a hand-built Config.
+    if (config.networkKey === null)
+      throw new ConfigError('GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp');
+    return createWhatsAppNetwork({ states: host.states, keys: config.networkKey, logger: host.logger });
+  }
+  throw new ConfigError(`GATEWAY_NETWORK=${config.network} is not a network this gateway knows`);
 }

@@ -37,8 +37,9 @@ export class Recorder {
     type: K,
     match: (e: Extract<NetworkEvent, { type: K }>) => boolean = () => true,
     nth = 0,
+    timeoutMs = 2000,
   ): Promise<Extract<NetworkEvent, { type: K }>> {
-    return waitFor(() => this.of(type).filter(match)[nth], 2000, `event ${type} #${nth}`);
+    return waitFor(() => this.of(type).filter(match)[nth], timeoutMs, `event ${type} #${nth}`);
   }
 
   types(): string[] {

@@ -1,0 +1,50 @@
+/**
+ * What a closed WhatsApp socket means for the device (DECISIONS 10).
+ *
+ * Owns: the one table from Baileys' close codes to an action. Pure.
+ * Must never: decide on backoff times (the gateway's), or make a logged-out
+ * session look like a transient drop (its stored state is no longer valid).
+ */
+import { DisconnectReason } from 'baileys';
+import type { ReconnectHint } from '../network.js';
+
+export type CloseAction =
+  /** Expected after pairing (515): open a new socket with the same state at once, tell the gateway nothing. */
+  | { readonly kind: 'restart' }
+  /** The server ran out of QR codes for this attempt: open a new pairing socket, tell the gateway nothing. */
+  | { readonly kind: 'new-qr-socket' }
+  /** Unlinked from the phone, banned, or the session is no longer valid. */
+  | { readonly kind: 'logged_out'; readonly reason: string }
+  /** A drop the gateway reconnects from, no sooner than `retry` allows. */
+  | { readonly kind: 'disconnected'; readonly reason: string; readonly retry: ReconnectHint };
+
+/** The status code Baileys puts on a close (a Boom error's `output.statusCode`), if any. */
+export function closeCode(error: unknown): number | undefined {
+  const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+export function closeAction(error: unknown, pairing: boolean): CloseAction {
+  const code = closeCode(error);
+  const text = error instanceof Error ? error.message : 'connection closed';
+  const reason = code === undefined ? text : `${text} (${code})`;
+  switch (code) {
+    case DisconnectReason.restartRequired:
+      return { kind: 'restart' };
+    case DisconnectReason.loggedOut:
+    case DisconnectReason.forbidden:
+    case 402:
+    case 406:
+      return { kind: 'logged_out', reason };
+    case DisconnectReason.connectionReplaced:
+      return { kind: 'disconnected', reason, retry: 'replaced' };
+    case 405:
+      return { kind: 'disconnected', reason, retry: 'outdated' };
+    case DisconnectReason.timedOut:
+      // While pairing, 408 also ends an attempt whose QR codes ran out; the attempt goes on with a new socket.
+      if (pairing && /QR refs attempts ended/i.test(text)) return { kind: 'new-qr-socket' };
+      return { kind: 'disconnected', reason, retry: 'backoff' };
+    default:
+      return { kind: 'disconnected', reason, retry: 'backoff' };
+  }
+}

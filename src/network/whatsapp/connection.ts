@@ -1,0 +1,507 @@
+/**
+ * One device's connection to WhatsApp, behind the seam's NetworkConnection.
+ *
+ * Owns: the life of the device's sockets (a pairing socket, the restart the
+ * network asks for right after pairing, a new socket when a pairing attempt's
+ * QR codes run out), what a close means (close-codes.ts), the single-writer
+ * claim of the session's stored state, waiting for the server's
+ * acknowledgement of each send, and turning socket events into seam events.
+ *
+ * State: starting → (pairing | connecting) → open → ended. Exactly one final
+ * event (`disconnected` or `logged_out`) ends a connection, or `close()` ends
+ * it with none; nothing is emitted after that.
+ *
+ * Must never: emit an event synchronously inside connect() (the gateway has
+ * not stored the connection yet), answer a stored session that cannot be read
+ * with a fresh QR (it is `logged_out`), swallow a failed state write, or keep
+ * message history in memory.
+ */
+import { randomUUID } from 'node:crypto';
+import { proto, type BaileysEventMap, type BinaryNode, type WAMessageKey } from 'baileys';
+import type { Logger } from 'pino';
+import {
+  NetworkSendError,
+  NetworkUnavailableError,
+  type ConnectOptions,
+  type NetworkConnection,
+  type NetworkEvent,
+  type NetworkEventHandler,
+  type NetworkGroup,
+  type NetworkGroupId,
+  type OutgoingNetworkMessage,
+  type PhoneNumber,
+} from '../network.js';
+import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
+import { loadSessionAuth, type SessionAuth } from './auth-state.js';
+import { closeAction } from './close-codes.js';
+import { outgoingContent } from './content.js';
+import { GROUP_CAPACITY, addOutcome, groupError, toNetworkGroup } from './groups.js';
+import { fromNetworkId, toNetworkId } from './ids.js';
+import { translateIncoming } from './incoming.js';
+import { matchNumbers, phoneOf, userJid } from './numbers.js';
+import { UnreadableStateError, type Sealer } from './seal.js';
+import type { SocketFactory, SocketPort } from './socket-port.js';
+
+/** Session handles of this connector; a handle of another network (e.g. the sandbox's) is not ours. */
+export const SESSION_PREFIX = 'wa1.';
+
+const STATUS = proto.WebMessageInfo.Status;
+
+export interface ConnectionDeps {
+  readonly states: NetworkStateStore;
+  readonly sealer: Sealer;
+  readonly factory: SocketFactory;
+  readonly logger: Logger;
+  /** How long a send waits for the server's acknowledgement before it is a transient failure. */
+  readonly ackTimeoutMs: number;
+}
+
+interface AckWaiter {
+  resolve(): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+type Final = Extract<NetworkEvent, { type: 'disconnected' | 'logged_out' }>;
+
+function isFinal(event: NetworkEvent): event is Final {
+  return event.type === 'disconnected' || event.type === 'logged_out';
+}
+
+export class WhatsAppConnection implements NetworkConnection {
+  private state: 'starting' | 'pairing' | 'connecting' | 'open' | 'ended' = 'starting';
+  private readonly pairing: boolean;
+  private readonly session: string;
+  private paired = false;
+  private writer: NetworkStateWriter | null = null;
+  private auth: SessionAuth | null = null;
+  private socket: SocketPort | null = null;
+  private detach: (() => void) | null = null;
+  private readonly acks = new Map<string, AckWaiter>();
+  private readonly typing = new Set<NodeJS.Timeout>();
+  /** Creds writes in order, one at a time. */
+  private credsChain: Promise<void> = Promise.resolve();
+  /** Group subjects last seen, so a sync's own `groups.update` echo does not look like a change. */
+  private readonly knownGroups = new Map<string, string>();
+  /** Listings in flight: the library announces every group it fetched as an update, which is no change. */
+  private listing = 0;
+
+  constructor(
+    options: ConnectOptions,
+    private readonly onEvent: NetworkEventHandler,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.pairing = options.session === null;
+    this.session = options.session ?? `${SESSION_PREFIX}${randomUUID()}`;
+    // Nothing happens inside connect(): the gateway stores the connection first.
+    setImmediate(() => void this.start());
+  }
+
+  // --- life ---------------------------------------------------------------
+
+  private async start(): Promise<void> {
+    if (this.state === 'ended') return;
+    if (!this.session.startsWith(SESSION_PREFIX)) {
+      return this.finish({ type: 'logged_out', reason: 'the stored session is not a WhatsApp session' });
+    }
+    try {
+      this.writer = await this.deps.states.claim(this.session, { create: this.pairing });
+      if (this.writer === null) {
+        return this.finish({ type: 'logged_out', reason: 'the stored session no longer exists' });
+      }
+      this.auth = await loadSessionAuth(this.writer, this.deps.sealer, { fresh: this.pairing });
+    } catch (error) {
+      if (error instanceof UnreadableStateError) {
+        this.deps.logger.error({ session: this.session, err: error }, 'stored WhatsApp session cannot be read');
+        return this.finish({ type: 'logged_out', reason: 'the stored session can no longer be read' });
+      }
+      this.deps.logger.warn({ err: error }, 'loading the WhatsApp session failed');
+      return this.finish({ type: 'disconnected', reason: 'the stored session could not be loaded', retry: 'backoff' });
+    }
+    if (this.state !== 'starting') return;
+    this.state = this.pairing ? 'pairing' : 'connecting';
+    this.openSocket();
+  }
+
+  private openSocket(): void {
+    const auth = this.auth;
+    if (auth === null || this.state === 'ended') return;
+    const socket = this.deps.factory({
+      auth: auth.state,
+      logger: this.deps.logger,
+      getMessage: (key) => this.sentMessage(key),
+    });
+    this.socket = socket;
+    const on = {
+      'connection.update': (update: BaileysEventMap['connection.update']) => this.onConnectionUpdate(socket, update),
+      'creds.update': () => this.saveCreds(),
+      'messages.upsert': (upsert: BaileysEventMap['messages.upsert']) => this.onUpsert(upsert),
+      'messages.update': (updates: BaileysEventMap['messages.update']) => this.onMessageUpdates(updates),
+      'groups.upsert': (groups: BaileysEventMap['groups.upsert']) =>
+        this.groupsChanged(groups.filter((g) => !this.knownGroups.has(g.id)).map((g) => g.id)),
+      'groups.update': (groups: BaileysEventMap['groups.update']) =>
+        this.listing === 0 &&
+        this.groupsChanged(
+          groups
+            .filter((g) => g.id !== undefined && (g.subject === undefined || this.knownGroups.get(g.id) !== g.subject))
+            .map((g) => g.id as string),
+        ),
+      'group-participants.update': (update: BaileysEventMap['group-participants.update']) =>
+        this.groupsChanged([update.id]),
+    };
+    const onAck = (node: BinaryNode) => this.onAck(node);
+    socket.ev.on('connection.update', on['connection.update']);
+    socket.ev.on('creds.update', on['creds.update']);
+    socket.ev.on('messages.upsert', on['messages.upsert']);
+    socket.ev.on('messages.update', on['messages.update']);
+    socket.ev.on('groups.upsert', on['groups.upsert']);
+    socket.ev.on('groups.update', on['groups.update']);
+    socket.ev.on('group-participants.update', on['group-participants.update']);
+    socket.ws.on('CB:ack,class:message', onAck);
+    this.detach = () => {
+      socket.ev.off('connection.update', on['connection.update']);
+      socket.ev.off('creds.update', on['creds.update']);
+      socket.ev.off('messages.upsert', on['messages.upsert']);
+      socket.ev.off('messages.update', on['messages.update']);
+      socket.ev.off('groups.upsert', on['groups.upsert']);
+      socket.ev.off('groups.update', on['groups.update']);
+      socket.ev.off('group-participants.update', on['group-participants.update']);
+      socket.ws.off('CB:ack,class:message', onAck);
+    };
+  }
+
+  /** Ends the current socket without a trace: its own close event must not reach the gateway. */
+  private dropSocket(): void {
+    this.detach?.();
+    this.detach = null;
+    const socket = this.socket;
+    this.socket = null;
+    socket?.end(undefined).catch(() => undefined);
+  }
+
+  private onConnectionUpdate(socket: SocketPort, update: BaileysEventMap['connection.update']): void {
+    if (socket !== this.socket || this.state === 'ended') return;
+    if (typeof update.qr === 'string' && this.pairing && !this.paired) this.emit({ type: 'qr', qr: update.qr });
+    if (update.connection === 'open') {
+      const phone = phoneOf(this.auth?.state.creds.me?.id);
+      if (phone === null) {
+        this.finish({ type: 'logged_out', reason: 'the network named no phone number for this session' });
+        return;
+      }
+      if (this.pairing && !this.paired) {
+        this.paired = true;
+        this.emit({ type: 'paired', phone, session: this.session });
+      }
+      this.state = 'open';
+      this.emit({ type: 'connected', phone });
+      return;
+    }
+    if (update.connection !== 'close') return;
+    // A pairing attempt is "paired" once the phone confirmed it (isNewLogin), before the restart.
+    const action = closeAction(update.lastDisconnect?.error, this.pairing && !this.paired && !this.hasIdentity());
+    switch (action.kind) {
+      case 'restart':
+      case 'new-qr-socket':
+        this.dropSocket();
+        this.state = this.pairing && !this.paired ? 'pairing' : 'connecting';
+        this.openSocket();
+        return;
+      case 'logged_out':
+        this.finish({ type: 'logged_out', reason: action.reason });
+        return;
+      case 'disconnected':
+        this.finish({ type: 'disconnected', reason: action.reason, retry: action.retry });
+        return;
+    }
+  }
+
+  /** The phone confirmed the pairing: the credentials name our account. */
+  private hasIdentity(): boolean {
+    return this.auth?.state.creds.me?.id !== undefined;
+  }
+
+  private finish(event: Final): void {
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    this.dropSocket();
+    this.endWaits(new NetworkSendError(`connection ended: ${event.reason}`, 'transient'));
+    // A session that never became a device's, or that the network ended, leaves nothing behind.
+    if (event.type === 'logged_out' || (this.pairing && !this.paired)) this.discardState();
+    this.emit(event);
+  }
+
+  private endWaits(error: Error): void {
+    for (const waiter of this.acks.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(error);
+    }
+    this.acks.clear();
+    for (const timer of this.typing) clearTimeout(timer);
+    this.typing.clear();
+  }
+
+  private discardState(): void {
+    this.deps.states
+      .discard(this.session)
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'discarding a WhatsApp session failed'));
+  }
+
+  private emit(event: NetworkEvent): void {
+    if (this.state === 'ended' && !isFinal(event)) return;
+    try {
+      this.onEvent(event);
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'network event handler failed');
+    }
+  }
+
+  private saveCreds(): void {
+    const auth = this.auth;
+    if (auth === null || this.state === 'ended') return;
+    this.credsChain = this.credsChain
+      .then(() => auth.saveCreds())
+      .catch((error: unknown) => {
+        // Credentials that did not reach the store would be lost on the next restart: end the connection loudly.
+        this.deps.logger.error({ err: error }, 'saving WhatsApp credentials failed');
+        if (error instanceof StaleNetworkStateError) {
+          this.finish({ type: 'disconnected', reason: 'another connection holds this session', retry: 'replaced' });
+        } else {
+          this.finish({ type: 'disconnected', reason: 'the session could not be stored', retry: 'backoff' });
+        }
+      });
+  }
+
+  // --- sending ---------------------------------------------------------------
+
+  private open(): SocketPort {
+    if (this.state !== 'open' || this.socket === null) throw new NetworkUnavailableError();
+    return this.socket;
+  }
+
+  private jidOf(to: PhoneNumber | NetworkGroupId): string {
+    return to.includes('@') ? to : userJid(to);
+  }
+
+  async sendMessage(message: OutgoingNetworkMessage): Promise<void> {
+    const socket = this.open();
+    const writer = this.writer as NetworkStateWriter;
+    const networkId = toNetworkId(message.id);
+    if (networkId === null) throw new NetworkSendError('the message id cannot be carried to WhatsApp', 'permanent');
+    // Taken by the server before (a retry after a lost answer): sending again would show it twice.
+    if ((await writer.readSent(networkId))?.ackedAt != null) return;
+    const acked = this.waitForAck(networkId);
+    // The server may answer (even refuse) before the library's send resolves: the outcome is awaited below.
+    acked.catch(() => undefined);
+    let sent;
+    try {
+      sent = await socket.sendMessage(this.jidOf(message.to), outgoingContent(message.content), {
+        messageId: networkId,
+      });
+    } catch (error) {
+      this.cancelAck(networkId);
+      throw new NetworkSendError(`sending failed: ${(error as Error).message}`, 'transient');
+    }
+    if (sent?.message !== null && sent?.message !== undefined) {
+      const payload = proto.Message.encode(sent.message).finish();
+      const place = { session: this.session, kind: 'sent', id: networkId };
+      await writer.recordSent(networkId, this.deps.sealer.seal(payload, place), Date.now());
+    }
+    await acked;
+    await writer.markSentAcked(networkId, Date.now());
+  }
+
+  private waitForAck(networkId: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.acks.delete(networkId);
+        reject(new NetworkSendError('the network did not acknowledge the message in time', 'transient'));
+      }, this.deps.ackTimeoutMs);
+      this.acks.set(networkId, { resolve, reject, timer });
+    });
+  }
+
+  private cancelAck(networkId: string): void {
+    const waiter = this.acks.get(networkId);
+    if (waiter === undefined) return;
+    clearTimeout(waiter.timer);
+    this.acks.delete(networkId);
+    waiter.resolve();
+  }
+
+  private onAck(node: BinaryNode): void {
+    const id = node.attrs.id;
+    if (id === undefined) return;
+    const error = node.attrs.error;
+    const waiter = this.acks.get(id);
+    if (waiter !== undefined) {
+      clearTimeout(waiter.timer);
+      this.acks.delete(id);
+      if (error === undefined) waiter.resolve();
+      else waiter.reject(new NetworkSendError(`refused by the network (${error})`, 'permanent'));
+      return;
+    }
+    const ours = fromNetworkId(id);
+    if (error !== undefined && ours !== null) {
+      this.emit({
+        type: 'message_status',
+        id: ours,
+        status: 'failed',
+        reason: `refused by the network (${error})`,
+        at: new Date(),
+      });
+    }
+  }
+
+  /** Answers the network's resend requests from the sent records; undefined when not ours or pruned. */
+  private async sentMessage(key: WAMessageKey): Promise<proto.IMessage | undefined> {
+    if (typeof key.id !== 'string' || this.writer === null) return undefined;
+    const record = await this.writer.readSent(key.id);
+    if (record === null) return undefined;
+    const place = { session: this.session, kind: 'sent', id: key.id };
+    return proto.Message.decode(this.deps.sealer.open(record.payload, place).plain);
+  }
+
+  async sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void> {
+    const socket = this.open();
+    const jid = this.jidOf(to);
+    await socket.sendPresenceUpdate('composing', jid);
+    const timer = setTimeout(() => {
+      this.typing.delete(timer);
+      if (this.socket === socket) socket.sendPresenceUpdate('paused', jid).catch(() => undefined);
+    }, durationMs);
+    timer.unref();
+    this.typing.add(timer);
+  }
+
+  // --- receiving -------------------------------------------------------------
+
+  private onUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {
+    // Messages that arrived while the device was offline come as `append`: they count the same.
+    if (type !== 'notify' && type !== 'append') return;
+    for (const message of messages) {
+      const event = translateIncoming(message);
+      if (typeof event !== 'string') this.emit(event);
+      else if (event === 'unresolved sender') {
+        this.deps.logger.warn({ id: message.key?.id }, 'incoming message skipped: sender has no phone number');
+      }
+    }
+  }
+
+  private onMessageUpdates(updates: BaileysEventMap['messages.update']): void {
+    for (const { key, update } of updates) {
+      if (key.fromMe !== true || update.status === undefined || update.status === null) continue;
+      const id = fromNetworkId(key.id);
+      if (id === null) continue;
+      const t = update.messageTimestamp;
+      const seconds = typeof t === 'number' ? t : t === null || t === undefined ? 0 : Number(t.toString());
+      const at = seconds > 0 ? new Date(seconds * 1000) : new Date();
+      if (update.status === STATUS.ERROR) {
+        this.emit({ type: 'message_status', id, status: 'failed', reason: 'refused by the network', at });
+      } else if (update.status === STATUS.DELIVERY_ACK) {
+        this.emit({ type: 'message_status', id, status: 'delivered', at });
+      } else if (update.status === STATUS.READ || update.status === STATUS.PLAYED) {
+        // A delivery and a read may arrive collapsed into one update: both are recorded.
+        this.emit({ type: 'message_status', id, status: 'delivered', at });
+        this.emit({ type: 'message_status', id, status: 'read', at });
+      }
+    }
+  }
+
+  private groupsChanged(ids: string[]): void {
+    if (ids.length > 0) this.emit({ type: 'groups_changed', groupIds: ids });
+  }
+
+  // --- groups and numbers ----------------------------------------------------
+
+  private remember(group: NetworkGroup): NetworkGroup {
+    this.knownGroups.set(group.id, group.subject);
+    return group;
+  }
+
+  async listGroups(): Promise<NetworkGroup[]> {
+    const socket = this.open();
+    this.listing += 1;
+    try {
+      const all = await socket.groupFetchAllParticipating();
+      return Object.values(all).map((metadata) => this.remember(toNetworkGroup(metadata)));
+    } finally {
+      this.listing -= 1;
+    }
+  }
+
+  async getGroup(groupId: NetworkGroupId): Promise<NetworkGroup> {
+    try {
+      return this.remember(toNetworkGroup(await this.open().groupMetadata(groupId)));
+    } catch (error) {
+      throw groupError(error);
+    }
+  }
+
+  async createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<NetworkGroup> {
+    try {
+      const created = await this.open().groupCreate(subject, participants.map(userJid));
+      // The creation answer may list participants that failed: the group as the network now has it.
+      return await this.getGroup(created.id);
+    } catch (error) {
+      throw groupError(error);
+    }
+  }
+
+  async addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>) {
+    const socket = this.open();
+    try {
+      const before = await socket.groupMetadata(groupId);
+      const results = await socket.groupParticipantsUpdate(groupId, phones.map(userJid), 'add');
+      const byPhone = new Map(results.map((r) => [phoneOf(r.jid), r.status] as const));
+      return phones.map((phone, i) =>
+        addOutcome(
+          phone,
+          byPhone.get(phone) ?? results[i]?.status ?? '500',
+          before.participants.length >= GROUP_CAPACITY,
+        ),
+      );
+    } catch (error) {
+      throw groupError(error);
+    }
+  }
+
+  async updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }) {
+    const socket = this.open();
+    try {
+      if (changes.subject !== undefined) await socket.groupUpdateSubject(groupId, changes.subject);
+      if (changes.description !== undefined) await socket.groupUpdateDescription(groupId, changes.description);
+    } catch (error) {
+      throw groupError(error);
+    }
+    return this.getGroup(groupId);
+  }
+
+  async checkNumbers(phones: ReadonlyArray<PhoneNumber>) {
+    const answers = (await this.open().onWhatsApp(...phones)) ?? [];
+    return matchNumbers(phones, answers);
+  }
+
+  // --- pairing, logout, close ----------------------------------------------------
+
+  async requestPairingCode(phone: PhoneNumber): Promise<string> {
+    if (this.state !== 'pairing' || this.socket === null || this.paired) {
+      throw new NetworkUnavailableError('no pairing attempt is running on this connection');
+    }
+    const code = await this.socket.requestPairingCode(phone);
+    // WhatsApp shows the code as two groups of four.
+    return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
+  }
+
+  async logout(): Promise<void> {
+    // The network answers by closing with "logged out", which ends this connection with `logged_out`.
+    await this.open().logout();
+  }
+
+  close(): void {
+    if (this.state === 'ended') return;
+    this.state = 'ended';
+    this.dropSocket();
+    this.endWaits(new NetworkUnavailableError('the connection was closed'));
+    if (this.pairing && !this.paired) this.discardState();
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Incoming WhatsApp messages → the seam's incoming content. Pure.
+ *
+ * Owns: which upserts are messages for the gateway (not our own, not status
+ * broadcasts or newsletters, not a decryption placeholder: a stub with the
+ * same id would make the gateway's dedupe swallow the real message when it
+ * comes), unwrapping (ephemeral, view once, document with caption), and the
+ * content table.
+ * Must never: emit a message whose sender cannot be resolved to a phone
+ * number, or one without content.
+ */
+import { isJidBroadcast, isJidGroup, isJidNewsletter, normalizeMessageContent, type WAMessage } from 'baileys';
+import type { IncomingContent, NetworkEvent } from '../network.js';
+import { senderPhone } from './numbers.js';
+
+type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
+
+/** Why an upsert was not passed on; `null` when it was. */
+export type Skipped = 'own' | 'broadcast' | 'placeholder' | 'no content' | 'unresolved sender';
+
+function timestampMs(message: WAMessage): number {
+  const t = message.messageTimestamp;
+  const seconds = typeof t === 'number' ? t : t === null || t === undefined ? NaN : Number(t.toString());
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now();
+}
+
+export function incomingContent(message: WAMessage): IncomingContent | null {
+  const content = normalizeMessageContent(message.message);
+  if (content === undefined || content === null) return null;
+  const text = content.conversation ?? content.extendedTextMessage?.text;
+  if (typeof text === 'string' && text !== '') return { type: 'chat', text };
+  const media = [
+    ['image', content.imageMessage],
+    ['video', content.videoMessage],
+    ['audio', content.audioMessage],
+    ['file', content.documentMessage],
+  ] as const;
+  for (const [type, item] of media) {
+    if (item === null || item === undefined) continue;
+    const caption =
+      'caption' in item && typeof item.caption === 'string' && item.caption !== '' ? item.caption : undefined;
+    return {
+      type,
+      mimetype: item.mimetype ?? 'application/octet-stream',
+      ...(caption === undefined ? {} : { caption }),
+    };
+  }
+  const location = content.locationMessage ?? content.liveLocationMessage;
+  if (location !== null && location !== undefined) {
+    return { type: 'location', latitude: location.degreesLatitude ?? 0, longitude: location.degreesLongitude ?? 0 };
+  }
+  const row = content.listResponseMessage?.singleSelectReply?.selectedRowId;
+  if (typeof row === 'string')
+    return { type: 'list_reply', rowId: row, title: content.listResponseMessage?.title ?? '' };
+  const buttons = content.buttonsResponseMessage;
+  if (typeof buttons?.selectedButtonId === 'string') {
+    return { type: 'button_reply', id: buttons.selectedButtonId, displayText: buttons.selectedDisplayText ?? '' };
+  }
+  const template = content.templateButtonReplyMessage;
+  if (typeof template?.selectedId === 'string') {
+    return { type: 'button_reply', id: template.selectedId, displayText: template.selectedDisplayText ?? '' };
+  }
+  return null;
+}
+
+/** The seam's incoming event for an upserted message, or why it is not one. */
+export function translateIncoming(message: WAMessage): Incoming | Skipped {
+  const key = message.key;
+  const chat = key?.remoteJid ?? undefined;
+  if (key === null || key === undefined || typeof key.id !== 'string') return 'no content';
+  if (key.fromMe === true) return 'own';
+  if (chat === undefined || isJidBroadcast(chat) || isJidNewsletter(chat)) return 'broadcast';
+  if (message.message === null || message.message === undefined) return 'placeholder';
+  const content = incomingContent(message);
+  if (content === null) return 'no content';
+  const group = isJidGroup(chat) ? chat : undefined;
+  const from =
+    group === undefined ? senderPhone(chat, key.remoteJidAlt) : senderPhone(key.participant, key.participantAlt);
+  if (from === null) return 'unresolved sender';
+  return {
+    type: 'incoming_message',
+    id: key.id,
+    from,
+    ...(group === undefined ? {} : { group }),
+    content,
+    at: new Date(timestampMs(message)),
+  };
+}

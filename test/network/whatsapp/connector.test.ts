@@ -1,0 +1,713 @@
+// Issue 12: the WhatsApp connector's contract, driven by a scripted fake of
+// the Baileys socket (Baileys' own event buffer, real protobuf payloads) over
+// the real store (both SQLite and PostgreSQL) and the real sealing.
+import { proto, type WAMessage } from 'baileys';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/clock.js';
+import { SqlNetworkStateStore } from '../../../src/devices/network-state.js';
+import {
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSendError,
+  NetworkUnavailableError,
+  type Network,
+  type NetworkConnection,
+} from '../../../src/network/network.js';
+import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
+import { toNetworkId } from '../../../src/network/whatsapp/ids.js';
+import { openStore, type Store } from '../../../src/store/store.js';
+import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../helpers/gateway.js';
+import { waitFor as poll } from '../../helpers/wait.js';
+import { Recorder, sleep, waitFor } from '../helpers.js';
+import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
+
+const KEYS = { current: Buffer.alloc(32, 0x42), previous: [] };
+const ME = '4915100000001';
+const FRIEND = '4917600000002';
+const ULID = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A2';
+/** Events here follow store round trips, on a shared and loaded machine: generous deadlines, never tight ones. */
+const SLOW = 10_000;
+
+/** Waits (with a generous deadline) until an async probe answers something other than undefined/false. */
+function until(probe: () => Promise<unknown>, what = 'condition'): Promise<unknown> {
+  return poll(probe, (value) => value !== undefined && value !== false, { timeoutMs: SLOW, what });
+}
+
+function upsert(message: { key: Record<string, unknown> } & Record<string, unknown>): WAMessage {
+  const built = proto.WebMessageInfo.fromObject({ messageTimestamp: 1_760_000_000, ...message }) as WAMessage;
+  // The alternative ids are Baileys' additions to the key, not protobuf fields: set as Baileys sets them.
+  const { remoteJidAlt, participantAlt } = message.key;
+  Object.assign(built.key, {
+    ...(remoteJidAlt === undefined ? {} : { remoteJidAlt }),
+    ...(participantAlt === undefined ? {} : { participantAlt }),
+  });
+  return built;
+}
+
+describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => {
+  let location: StoreLocation;
+  let store: Store;
+  let wa: FakeWhatsApp;
+  let network: Network;
+
+  beforeEach(async () => {
+    location = await newStoreLocation();
+    store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+    await store.migrate();
+    wa = new FakeWhatsApp();
+    network = createWhatsAppNetwork({
+      states: new SqlNetworkStateStore(store, systemClock),
+      keys: KEYS,
+      logger: pino({ level: 'silent' }),
+      factory: wa.factory,
+      ackTimeoutMs: 300,
+    });
+  });
+  afterEach(async () => {
+    await network.close();
+    await store.close();
+    await location.drop();
+  });
+
+  async function sessionRows(session: string): Promise<number> {
+    const rows = await store.db
+      .selectFrom('network_auth')
+      .select('session_id')
+      .where('session_id', '=', session)
+      .execute();
+    return rows.length;
+  }
+
+  /** Pairs through QR → pair-success → 515 restart → open; returns the open connection on the second socket. */
+  async function pairDevice(): Promise<{
+    connection: NetworkConnection;
+    rec: Recorder;
+    socket: FakeSocket;
+    session: string;
+  }> {
+    const rec = new Recorder();
+    const base = wa.sockets.length;
+    const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
+    const first = await wa.socket(base);
+    first.connection({ qr: 'https://wa.me/settings/linked_devices#ref,noise,identity,adv,platform' });
+    first.pairSuccess(`${ME}:7@s.whatsapp.net`);
+    first.close(515, 'Stream Errored (restart required)');
+    const second = await wa.socket(base + 1);
+    second.connection({ connection: 'open' });
+    await rec.wait('connected', undefined, 0, SLOW);
+    const session = rec.of('paired')[0]!.session;
+    return { connection, rec, socket: second, session };
+  }
+
+  async function reconnect(
+    session: string,
+  ): Promise<{ connection: NetworkConnection; rec: Recorder; socket: FakeSocket }> {
+    const rec = new Recorder();
+    const before = wa.sockets.length;
+    const connection = network.connect({ deviceId: 1, session }, rec.handler);
+    const socket = await wa.socket(before);
+    socket.connection({ connection: 'open' });
+    await rec.wait('connected', undefined, 0, SLOW);
+    return { connection, rec, socket };
+  }
+
+  describe('pairing and connecting', () => {
+    it('QR, pair-success, the restart the network asks for, open: qr → paired → connected, nothing more', async () => {
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session: null }, rec.handler);
+      expect(rec.events).toEqual([]);
+      const first = await wa.socket(0);
+      first.connection({ qr: 'qr-1' });
+      first.connection({ qr: 'qr-2' });
+      first.pairSuccess(`${ME}:7@s.whatsapp.net`);
+      first.close(515, 'Stream Errored (restart required)');
+      const second = await wa.socket(1);
+      // The same credentials go on: the restart is internal.
+      expect(second.auth.creds.me?.id).toBe(`${ME}:7@s.whatsapp.net`);
+      second.connection({ connection: 'open' });
+      await rec.wait('connected', undefined, 0, SLOW);
+      expect(rec.types()).toEqual(['qr', 'qr', 'paired', 'connected']);
+      expect(rec.of('qr').map((e) => e.qr)).toEqual(['qr-1', 'qr-2']);
+      const paired = rec.of('paired')[0]!;
+      expect(paired).toMatchObject({ phone: ME, session: expect.stringMatching(/^wa1\.[0-9a-f-]{36}$/) });
+      expect(rec.of('connected')[0]).toEqual({ type: 'connected', phone: ME });
+      // The restart closed the first socket without a trace.
+      expect(first.ended).toBe(true);
+    });
+
+    it('a stored session reconnects without a QR, with the credentials saved at pairing', async () => {
+      const { connection, session } = await pairDevice();
+      connection.close();
+      const { rec, socket } = await reconnect(session);
+      expect(rec.types()).toEqual(['connected']);
+      expect(socket.auth.creds.me?.id).toBe(`${ME}:7@s.whatsapp.net`);
+    });
+
+    it('a new socket when the QR codes of an attempt run out (408 while pairing), with no event', async () => {
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session: null }, rec.handler);
+      const first = await wa.socket(0);
+      first.connection({ qr: 'qr-1' });
+      first.close(408, 'QR refs attempts ended');
+      const second = await wa.socket(1);
+      second.connection({ qr: 'qr-3' });
+      await rec.wait('qr', (e) => e.qr === 'qr-3', 0, SLOW);
+      expect(rec.types()).toEqual(['qr', 'qr']);
+    });
+
+    it('a pairing code, in groups of four, only while pairing', async () => {
+      const rec = new Recorder();
+      const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
+      const socket = await wa.socket(0);
+      socket.connection({ qr: 'qr-1' });
+      expect(await connection.requestPairingCode(ME)).toBe('ABCD-2345');
+      expect(socket.calls.filter((c) => c.method === 'requestPairingCode')).toEqual([
+        { method: 'requestPairingCode', args: [ME] },
+      ]);
+      const { connection: open } = await pairDevice();
+      await expect(open.requestPairingCode(ME)).rejects.toBeInstanceOf(NetworkUnavailableError);
+    });
+
+    it('a pairing attempt that ends leaves no state behind', async () => {
+      const rec = new Recorder();
+      const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
+      await wa.socket(0);
+      await until(async () => (await store.db.selectFrom('network_auth').selectAll().execute()).length === 1);
+      connection.close();
+      await until(async () => (await store.db.selectFrom('network_auth').selectAll().execute()).length === 0);
+    });
+  });
+
+  describe('close codes (DECISIONS 10)', () => {
+    it.each([
+      [401, 'logged_out', undefined],
+      [403, 'logged_out', undefined],
+      [402, 'logged_out', undefined],
+      [406, 'logged_out', undefined],
+      [440, 'disconnected', 'replaced'],
+      [405, 'disconnected', 'outdated'],
+      [408, 'disconnected', 'backoff'],
+      [428, 'disconnected', 'backoff'],
+      [500, 'disconnected', 'backoff'],
+      [503, 'disconnected', 'backoff'],
+      [411, 'disconnected', 'backoff'],
+    ] as const)('close %i → %s (%s), then nothing', async (code, type, retry) => {
+      const { session } = await pairDevice();
+      const { rec, socket } = await reconnect(session);
+      socket.close(code, 'closed by the test');
+      const event = await rec.wait(type, undefined, 0, SLOW);
+      expect(event.reason).toBe(`closed by the test (${code})`);
+      if (type === 'disconnected') expect(rec.of('disconnected')[0]!.retry).toBe(retry);
+      // Logged out: the session's stored state is gone; a drop keeps it.
+      await until(async () => ((await sessionRows(session)) === (type === 'logged_out' ? 0 : 1) ? true : undefined));
+      socket.connection({ connection: 'open' });
+      socket.close(401);
+      await sleep(30);
+      expect(rec.types()).toEqual(['connected', type]);
+      expect(socket.ended).toBe(true);
+    });
+
+    it('a transient close while pairing ends the attempt (the QR request fails) and leaves no state', async () => {
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session: null }, rec.handler);
+      const socket = await wa.socket(0);
+      socket.close(408, 'Connection Failure');
+      await rec.wait('disconnected', undefined, 0, SLOW);
+      await until(async () =>
+        (await store.db.selectFrom('network_auth').selectAll().execute()).length === 0 ? true : undefined,
+      );
+    });
+
+    it('close() emits nothing, also when the socket closes afterwards', async () => {
+      const { connection, rec, socket } = await pairDevice();
+      const before = rec.events.length;
+      connection.close();
+      socket.close(401);
+      socket.ev.emit('messages.upsert', {
+        type: 'notify',
+        messages: [
+          upsert({ key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'X1' }, message: { conversation: 'late' } }),
+        ],
+      });
+      await sleep(30);
+      expect(rec.events).toHaveLength(before);
+      await expect(
+        connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'x' } }),
+      ).rejects.toBeInstanceOf(NetworkUnavailableError);
+    });
+
+    it('logout: the network closes with 401, the connection ends logged_out, the state is deleted', async () => {
+      const { connection, rec, session } = await pairDevice();
+      await connection.logout();
+      await rec.wait('logged_out', undefined, 0, SLOW);
+      await until(async () => ((await sessionRows(session)) === 0 ? true : undefined));
+    });
+  });
+
+  describe('stored sessions that cannot be used are logged out, never a fresh QR', () => {
+    it('tampered credentials', async () => {
+      const { connection, session } = await pairDevice();
+      connection.close();
+      const row = await store.db.selectFrom('network_auth').select('creds').executeTakeFirstOrThrow();
+      const creds = Buffer.from(row.creds!);
+      creds[40] = creds[40]! ^ 1;
+      await store.db.updateTable('network_auth').set({ creds }).execute();
+      const rec = new Recorder();
+      const before = wa.sockets.length;
+      network.connect({ deviceId: 1, session }, rec.handler);
+      const event = await rec.wait('logged_out', undefined, 0, SLOW);
+      expect(event.reason).toBe('the stored session can no longer be read');
+      expect(wa.sockets).toHaveLength(before);
+      expect(rec.types()).toEqual(['logged_out']);
+    });
+
+    it.each([
+      [
+        'a session that no longer exists',
+        'wa1.00000000-0000-0000-0000-000000000000',
+        'the stored session no longer exists',
+      ],
+      ["another network's session", 'sbx1.abc', 'the stored session is not a WhatsApp session'],
+    ])('%s', async (_what, session, reason) => {
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session }, rec.handler);
+      expect((await rec.wait('logged_out', undefined, 0, SLOW)).reason).toBe(reason);
+      expect(wa.sockets).toHaveLength(0);
+    });
+  });
+
+  describe('sending', () => {
+    it('carries our id as the network id and is sent only once the server acknowledged it', async () => {
+      const { connection, socket } = await pairDevice();
+      let settled = false;
+      const sending = connection
+        .sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'hello' } })
+        .then(() => (settled = true));
+      await waitFor(() => socket.calls.some((c) => c.method === 'sendMessage') || undefined);
+      const [jid, content, options] = socket.calls.find((c) => c.method === 'sendMessage')!.args;
+      expect(jid).toBe(`${FRIEND}@s.whatsapp.net`);
+      expect(content).toEqual({ text: 'hello' });
+      expect(options).toEqual({ messageId: toNetworkId(ULID) });
+      await sleep(30);
+      expect(settled).toBe(false);
+      socket.ack(toNetworkId(ULID)!);
+      await sending;
+      // The same id again (a retry after a lost answer): not sent a second time.
+      await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'hello' } });
+      expect(socket.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(1);
+      // Kept sealed for the network's resend requests.
+      const sent = await store.db.selectFrom('network_sent').selectAll().executeTakeFirstOrThrow();
+      expect(sent.message_id).toBe(toNetworkId(ULID));
+      expect(sent.acked_at).not.toBeNull();
+      expect(Buffer.from(sent.payload).includes(Buffer.from('hello'))).toBe(false);
+      const resend = await socket.options.getMessage({
+        id: toNetworkId(ULID)!,
+        remoteJid: jid as string,
+        fromMe: true,
+      });
+      expect(resend?.conversation).toBe('hello');
+      expect(await socket.options.getMessage({ id: 'NOT-OURS', fromMe: true })).toBeUndefined();
+    });
+
+    it('no acknowledgement in time is a transient failure; a refusing acknowledgement a permanent one', async () => {
+      const { connection, socket } = await pairDevice();
+      const late = await connection
+        .sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'a' } })
+        .catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(NetworkSendError);
+      expect(late).toMatchObject({ kind: 'transient', message: 'the network did not acknowledge the message in time' });
+      const other = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A3';
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!, '479'));
+      };
+      const refused = await connection
+        .sendMessage({ id: other, to: FRIEND, content: { type: 'chat', text: 'b' } })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (479)' });
+    });
+
+    it('a refusal after the acknowledgement is a failed status for our message', async () => {
+      const { connection, rec, socket } = await pairDevice();
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'x' } });
+      socket.ack(toNetworkId(ULID)!, '463');
+      const failed = await rec.wait('message_status', (e) => e.status === 'failed', 0, SLOW);
+      expect(failed).toMatchObject({ id: ULID, status: 'failed', reason: 'refused by the network (463)' });
+    });
+
+    it('every content type maps to the library content; list and template go as text', async () => {
+      const { connection, socket } = await pairDevice();
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      const media = new Uint8Array([1, 2, 3]);
+      const ids = Array.from({ length: 6 }, (_, i) => `01JQZ3Y8N5S7T9V1W3X5Y7Z9B${i}`);
+      await connection.sendMessage({
+        id: ids[0]!,
+        to: FRIEND,
+        content: { type: 'image', media, mimetype: 'image/png', caption: 'c', viewOnce: true },
+      });
+      await connection.sendMessage({
+        id: ids[1]!,
+        to: FRIEND,
+        content: { type: 'file', media, mimetype: 'application/pdf', fileName: 'a.pdf' },
+      });
+      await connection.sendMessage({
+        id: ids[2]!,
+        to: FRIEND,
+        content: { type: 'location', latitude: 1.5, longitude: 2.5, name: 'N' },
+      });
+      await connection.sendMessage({
+        id: ids[3]!,
+        to: '120363000000000001@g.us',
+        content: {
+          type: 'list',
+          title: 'Menu',
+          text: 'Pick one',
+          footer: 'Thanks',
+          buttonText: 'Open',
+          sections: [
+            {
+              title: 'Food',
+              rows: [
+                { title: 'Rice', rowId: 'r1', description: 'hot' },
+                { title: 'Tea', rowId: 'r2' },
+              ],
+            },
+          ],
+        },
+      });
+      const sent = socket.calls.filter((c) => c.method === 'sendMessage').map((c) => c.args);
+      expect(sent[0]![1]).toEqual({ image: Buffer.from(media), mimetype: 'image/png', caption: 'c', viewOnce: true });
+      expect(sent[1]![1]).toEqual({ document: Buffer.from(media), mimetype: 'application/pdf', fileName: 'a.pdf' });
+      expect(sent[2]![1]).toEqual({ location: { degreesLatitude: 1.5, degreesLongitude: 2.5, name: 'N' } });
+      expect(sent[3]![0]).toBe('120363000000000001@g.us');
+      expect(sent[3]![1]).toEqual({
+        text: '*Menu*\nPick one\n\n*Food*\n1. Rice — hot\n2. Tea\n\n_Thanks_\n\nReply with a number to choose.',
+      });
+    });
+
+    it('typing: composing, then paused after the duration', async () => {
+      const { connection, socket } = await pairDevice();
+      await connection.sendTyping(FRIEND, 40);
+      await waitFor(
+        () => socket.calls.some((c) => c.method === 'sendPresenceUpdate' && c.args[0] === 'paused') || undefined,
+      );
+      expect(socket.calls.filter((c) => c.method === 'sendPresenceUpdate').map((c) => c.args)).toEqual([
+        ['composing', `${FRIEND}@s.whatsapp.net`],
+        ['paused', `${FRIEND}@s.whatsapp.net`],
+      ]);
+    });
+  });
+
+  describe('receipts', () => {
+    const key = (id: string | undefined, fromMe = true) => ({ remoteJid: `${FRIEND}@s.whatsapp.net`, fromMe, id });
+
+    it('delivered, read, and a collapsed delivered+read records both; others are ignored', async () => {
+      const { rec, socket } = await pairDevice();
+      const ours = toNetworkId(ULID)!;
+      socket.ev.emit('messages.update', [
+        { key: key(ours), update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } },
+      ]);
+      socket.ev.emit('messages.update', [{ key: key(ours), update: { status: proto.WebMessageInfo.Status.READ } }]);
+      // Buffered (a reconnect backlog): Baileys collapses the two into one READ.
+      const other = toNetworkId('01JQZ3Y8N5S7T9V1W3X5Y7Z9A3')!;
+      socket.ev.buffer();
+      socket.ev.emit('messages.update', [
+        { key: key(other), update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } },
+      ]);
+      socket.ev.emit('messages.update', [{ key: key(other), update: { status: proto.WebMessageInfo.Status.READ } }]);
+      socket.ev.flush();
+      // Not ours, or not from us: nothing.
+      socket.ev.emit('messages.update', [{ key: key('3EB0ABCDEF0123456789'), update: { status: 3 } }]);
+      socket.ev.emit('messages.update', [{ key: key(ours, false), update: { status: 4 } }]);
+      await waitFor(() => rec.of('message_status').length >= 4 || undefined);
+      await sleep(30);
+      expect(rec.of('message_status').map((e) => [e.id, e.status])).toEqual([
+        [ULID, 'delivered'],
+        [ULID, 'delivered'],
+        [ULID, 'read'],
+        ['01JQZ3Y8N5S7T9V1W3X5Y7Z9A3', 'delivered'],
+        ['01JQZ3Y8N5S7T9V1W3X5Y7Z9A3', 'read'],
+      ]);
+    });
+  });
+
+  describe('incoming', () => {
+    it.each([
+      [
+        'a text (notify)',
+        'notify',
+        { key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I1' }, message: { conversation: 'hi' } },
+        { from: FRIEND, content: { type: 'chat', text: 'hi' } },
+      ],
+      [
+        'a text that arrived while offline (append)',
+        'append',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I2' },
+          message: { extendedTextMessage: { text: 'while away' } },
+        },
+        { from: FRIEND, content: { type: 'chat', text: 'while away' } },
+      ],
+      [
+        'an image with caption in a disappearing chat',
+        'notify',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I3' },
+          message: { ephemeralMessage: { message: { imageMessage: { mimetype: 'image/jpeg', caption: 'look' } } } },
+        },
+        { content: { type: 'image', mimetype: 'image/jpeg', caption: 'look' } },
+      ],
+      [
+        'a document',
+        'notify',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I4' },
+          message: { documentMessage: { mimetype: 'application/pdf' } },
+        },
+        { content: { type: 'file', mimetype: 'application/pdf' } },
+      ],
+      [
+        'a location',
+        'notify',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I5' },
+          message: { locationMessage: { degreesLatitude: 1.25, degreesLongitude: 2.5 } },
+        },
+        { content: { type: 'location', latitude: 1.25, longitude: 2.5 } },
+      ],
+      [
+        'a sender known by LID, with its number beside it',
+        'notify',
+        {
+          key: { remoteJid: '99887766@lid', remoteJidAlt: `${FRIEND}@s.whatsapp.net`, id: 'I6' },
+          message: { conversation: 'lid' },
+        },
+        { from: FRIEND },
+      ],
+      [
+        'a group message from a LID participant',
+        'notify',
+        {
+          key: {
+            remoteJid: '120363000000000001@g.us',
+            participant: '99887766@lid',
+            participantAlt: `${FRIEND}@s.whatsapp.net`,
+            id: 'I7',
+          },
+          message: { conversation: 'in group' },
+        },
+        { from: FRIEND, group: '120363000000000001@g.us' },
+      ],
+      [
+        'a list reply',
+        'notify',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'I8' },
+          message: { listResponseMessage: { title: 'Rice', singleSelectReply: { selectedRowId: 'r1' } } },
+        },
+        { content: { type: 'list_reply', rowId: 'r1', title: 'Rice' } },
+      ],
+    ] as const)('%s', async (_what, type, message, expected) => {
+      const { rec, socket } = await pairDevice();
+      socket.ev.emit('messages.upsert', { type, messages: [upsert(message)] });
+      const event = await rec.wait('incoming_message', undefined, 0, SLOW);
+      expect(event).toMatchObject({ id: message.key.id, at: new Date(1_760_000_000_000), ...expected });
+    });
+
+    it.each([
+      [
+        'our own message',
+        { key: { remoteJid: `${FRIEND}@s.whatsapp.net`, fromMe: true, id: 'S1' }, message: { conversation: 'mine' } },
+      ],
+      [
+        'a decryption placeholder (no content yet)',
+        {
+          key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'S2' },
+          messageStubType: 2,
+          messageStubParameters: ['No session'],
+        },
+      ],
+      [
+        'a status broadcast',
+        {
+          key: { remoteJid: 'status@broadcast', participant: `${FRIEND}@s.whatsapp.net`, id: 'S3' },
+          message: { conversation: 'story' },
+        },
+      ],
+      [
+        'a newsletter',
+        { key: { remoteJid: '120363000000000009@newsletter', id: 'S4' }, message: { conversation: 'news' } },
+      ],
+      [
+        'a LID sender with no number',
+        { key: { remoteJid: '99887766@lid', id: 'S5' }, message: { conversation: 'who' } },
+      ],
+      [
+        'a reaction',
+        { key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'S6' }, message: { reactionMessage: { text: '👍' } } },
+      ],
+    ])('ignores %s', async (_what, message) => {
+      const { rec, socket } = await pairDevice();
+      socket.ev.emit('messages.upsert', { type: 'notify', messages: [upsert(message)] });
+      // A real message after it arrives alone: the ignored one produced nothing.
+      socket.ev.emit('messages.upsert', {
+        type: 'notify',
+        messages: [
+          upsert({ key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'REAL' }, message: { conversation: 'x' } }),
+        ],
+      });
+      await rec.wait('incoming_message', undefined, 0, SLOW);
+      expect(rec.of('incoming_message').map((e) => e.id)).toEqual(['REAL']);
+    });
+
+    it('history sync upserts are not incoming messages', async () => {
+      const { rec, socket } = await pairDevice();
+      socket.ev.emit('messages.upsert', {
+        type: 'append' as const,
+        messages: [
+          upsert({ key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'H1' }, message: { conversation: 'old' } }),
+        ],
+      });
+      // `append` counts (offline delivery); history arrives as messaging-history.set, which is not listened to.
+      await rec.wait('incoming_message', undefined, 0, SLOW);
+      socket.ev.emit('messaging-history.set', {
+        chats: [],
+        contacts: [],
+        messages: [
+          upsert({ key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'H2' }, message: { conversation: 'older' } }),
+        ],
+        isLatest: true,
+      });
+      await sleep(30);
+      expect(rec.of('incoming_message').map((e) => e.id)).toEqual(['H1']);
+    });
+  });
+
+  describe('groups and numbers', () => {
+    const GROUP = '120363000000000001@g.us';
+    function seedGroup(socket: FakeSocket, size = 3): void {
+      socket.groups[GROUP] = {
+        id: GROUP,
+        subject: 'Team',
+        desc: 'About',
+        owner: undefined,
+        participants: [
+          { id: `${ME}@s.whatsapp.net`, admin: 'superadmin' },
+          { id: '55443322@lid', phoneNumber: `${FRIEND}@s.whatsapp.net`, admin: 'admin' },
+          { id: '11223344@lid', admin: null },
+          ...Array.from({ length: size - 3 }, (_, i) => ({
+            id: `62800000${String(i).padStart(5, '0')}@s.whatsapp.net`,
+            admin: null,
+          })),
+        ],
+      };
+    }
+
+    it('lists and gets groups as numbers (a LID participant by its number, one with none left out)', async () => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket);
+      const groups = await connection.listGroups();
+      expect(groups).toEqual([
+        {
+          id: GROUP,
+          subject: 'Team',
+          description: 'About',
+          capacity: 1024,
+          participants: [
+            { phone: ME, role: 'superadmin' },
+            { phone: FRIEND, role: 'admin' },
+          ],
+        },
+      ]);
+      expect(await connection.getGroup(GROUP)).toEqual(groups[0]);
+    });
+
+    it('a sync does not set off a storm: the echo of a listing is not a change, a real change is', async () => {
+      const { connection, rec, socket } = await pairDevice();
+      seedGroup(socket);
+      await connection.listGroups();
+      await sleep(20);
+      expect(rec.of('groups_changed')).toEqual([]);
+      socket.ev.emit('groups.update', [{ id: GROUP, subject: 'Renamed' }]);
+      socket.ev.emit('group-participants.update', { id: GROUP, author: '', participants: [], action: 'add' });
+      await waitFor(() => rec.of('groups_changed').length === 2 || undefined);
+      expect(rec.of('groups_changed').map((e) => e.groupIds)).toEqual([[GROUP], [GROUP]]);
+    });
+
+    it.each([
+      ['200', { ok: true }],
+      ['403', { ok: false, code: 'PRIVACY_SETTINGS' }],
+      ['409', { ok: false, code: 'ALREADY_MEMBER' }],
+      ['404', { ok: false, code: 'USER_NOT_FOUND' }],
+      ['401', { ok: false, code: 'USER_BLOCKED' }],
+      ['419', { ok: false, code: 'GROUP_FULL' }],
+      ['500', { ok: false, code: 'RATE_LIMITED' }],
+      ['429', { ok: false, code: 'RATE_LIMITED' }],
+      ['408', { ok: false, code: 'RATE_LIMITED' }],
+      ['400', { ok: false, code: 'INVALID_NUMBER' }],
+      ['999', { ok: false, code: 'RATE_LIMITED' }],
+    ])('add participant: status %s', async (status, outcome) => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket);
+      socket.addResults = [{ status, jid: `${FRIEND}@s.whatsapp.net` }];
+      expect(await connection.addParticipants(GROUP, [FRIEND])).toEqual([
+        expect.objectContaining({ phone: FRIEND, ...outcome }),
+      ]);
+    });
+
+    it('add participant: 500 in a full group is GROUP_FULL', async () => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket, 1024);
+      socket.addResults = [{ status: '500', jid: `${FRIEND}@s.whatsapp.net` }];
+      expect(await connection.addParticipants(GROUP, [FRIEND])).toEqual([
+        expect.objectContaining({ code: 'GROUP_FULL' }),
+      ]);
+    });
+
+    it.each([
+      [403, NetworkForbiddenError],
+      [401, NetworkForbiddenError],
+      [404, NetworkNotFoundError],
+    ])('a request refused with %i', async (code, kind) => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket);
+      socket.groupFailure = Object.assign(new Error('refused'), { data: code });
+      await expect(connection.addParticipants(GROUP, [FRIEND])).rejects.toBeInstanceOf(kind);
+      await expect(connection.updateGroup(GROUP, { subject: 'x' })).rejects.toBeInstanceOf(kind);
+    });
+
+    it('creates a group and reads it back; updates subject and description', async () => {
+      const { connection, socket } = await pairDevice();
+      const created = await connection.createGroup('New', [FRIEND]);
+      expect(created.subject).toBe('New');
+      expect(socket.calls.some((c) => c.method === 'groupMetadata' && c.args[0] === created.id)).toBe(true);
+      const updated = await connection.updateGroup(created.id, { subject: 'Newer', description: 'D' });
+      expect(updated).toMatchObject({ subject: 'Newer', description: 'D' });
+    });
+
+    it('number checks match the answers back to the numbers asked', async () => {
+      const { connection, socket } = await pairDevice();
+      // The network answers by JID, in its own order, and only for registered numbers.
+      socket.numbers = [
+        { jid: `${FRIEND}@s.whatsapp.net`, exists: true },
+        { jid: '5511987654321@s.whatsapp.net', exists: true },
+      ];
+      expect(await connection.checkNumbers([FRIEND, '551187654321'])).toEqual([
+        { phone: FRIEND, registered: true },
+        // Brazil's ninth digit: answered under the rewritten number, matched as the one left over.
+        { phone: '551187654321', registered: true },
+      ]);
+      // With two numbers left over, an unmatched answer is ambiguous: neither is claimed registered.
+      expect(await connection.checkNumbers(['4915199999999', FRIEND, '551187654321'])).toEqual([
+        { phone: '4915199999999', registered: false },
+        { phone: FRIEND, registered: true },
+        { phone: '551187654321', registered: false },
+      ]);
+    });
+  });
+});

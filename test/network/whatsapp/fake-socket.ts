@@ -1,0 +1,190 @@
+/**
+ * A scripted stand-in for a Baileys socket, at the edge of the outside world:
+ * its event emitter is Baileys' own event buffer (so buffering and collapsing
+ * behave as in production), its stanza stream a plain emitter, and its
+ * methods record their calls and answer what the test scripted. Payloads are
+ * built with Baileys' own protobuf classes. Not a test file itself.
+ */
+import { EventEmitter } from 'node:events';
+import {
+  makeEventBuffer,
+  proto,
+  type AnyMessageContent,
+  type AuthenticationState,
+  type GroupMetadata,
+  type MiscMessageGenerationOptions,
+  type WAMessage,
+} from 'baileys';
+import pino from 'pino';
+import type { SocketFactory, SocketOptions, SocketPort } from '../../../src/network/whatsapp/socket-port.js';
+
+const quiet = pino({ level: 'silent' });
+
+/** A close error as Baileys makes them (a Boom: the code in `output.statusCode`). */
+export function closeError(statusCode: number, message = 'Connection Failure'): Error {
+  return Object.assign(new Error(message), { output: { statusCode } });
+}
+
+/** A request error as Baileys' group queries make them (a Boom: the code in `data`). */
+export function queryError(code: number, message: string): Error {
+  return Object.assign(new Error(message), { data: code, output: { statusCode: 500 } });
+}
+
+export class FakeSocket implements SocketPort {
+  readonly ev = makeEventBuffer(quiet);
+  readonly stanzas = new EventEmitter();
+  readonly ws = this.stanzas as unknown as SocketPort['ws'];
+  readonly user = undefined;
+  readonly calls: Array<{ method: string; args: unknown[] }> = [];
+  ended = false;
+  /** What `sendMessage` does; by default it "writes the stanza" and answers the message as Baileys does. */
+  onSend: (jid: string, content: AnyMessageContent, options: MiscMessageGenerationOptions) => Promise<void> =
+    async () => undefined;
+  groups: Record<string, GroupMetadata> = {};
+  addResults: Array<{ status: string; jid: string }> = [];
+  groupFailure: Error | null = null;
+  numbers: Array<{ jid: string; exists: boolean }> = [];
+
+  constructor(readonly options: SocketOptions) {}
+
+  get auth(): AuthenticationState {
+    return this.options.auth;
+  }
+
+  private record(method: string, args: unknown[]): void {
+    this.calls.push({ method, args });
+  }
+
+  connection(update: Parameters<SocketPort['ev']['emit']>[1] & object): void {
+    this.ev.emit('connection.update', update as never);
+  }
+
+  close(statusCode: number, message?: string): void {
+    this.connection({
+      connection: 'close',
+      lastDisconnect: { error: closeError(statusCode, message), date: new Date() },
+    });
+  }
+
+  /** The phone confirms the pairing: the credentials name the account, as Baileys' pair-success does. */
+  pairSuccess(meId: string): void {
+    this.auth.creds.me = { id: meId, lid: '123456789@lid' };
+    this.ev.emit('creds.update', { me: this.auth.creds.me });
+    this.connection({ isNewLogin: true });
+  }
+
+  ack(id: string, error?: string): void {
+    this.stanzas.emit('CB:ack,class:message', {
+      tag: 'ack',
+      attrs: { id, class: 'message', ...(error ? { error } : {}) },
+    });
+  }
+
+  sendMessage: SocketPort['sendMessage'] = async (jid, content, options = {}) => {
+    this.record('sendMessage', [jid, content, options]);
+    await this.onSend(jid, content, options);
+    return proto.WebMessageInfo.fromObject({
+      key: { remoteJid: jid, fromMe: true, id: options.messageId ?? 'generated' },
+      message: 'text' in content ? { conversation: String(content.text) } : { conversation: '(media)' },
+    }) as WAMessage;
+  };
+
+  requestPairingCode: SocketPort['requestPairingCode'] = async (phone) => {
+    this.record('requestPairingCode', [phone]);
+    return 'ABCD2345';
+  };
+
+  logout: SocketPort['logout'] = async () => {
+    this.record('logout', []);
+    this.close(401, 'Intentional Logout');
+  };
+
+  end: SocketPort['end'] = async (error) => {
+    this.record('end', [error]);
+    this.ended = true;
+    // Like Baileys, ending emits a close of its own: the connector must not pass it on.
+    this.close(428, 'Connection Closed');
+  };
+
+  private groupCall<T>(method: string, args: unknown[], answer: () => T): Promise<T> {
+    this.record(method, args);
+    if (this.groupFailure !== null) return Promise.reject(this.groupFailure);
+    return Promise.resolve(answer());
+  }
+
+  groupFetchAllParticipating: SocketPort['groupFetchAllParticipating'] = () =>
+    this.groupCall('groupFetchAllParticipating', [], () => {
+      // Like Baileys: fetching all groups also announces each of them as an update.
+      this.ev.emit(
+        'groups.update',
+        Object.values(this.groups).map((g) => ({ id: g.id, subject: g.subject })),
+      );
+      return { ...this.groups };
+    });
+
+  groupMetadata: SocketPort['groupMetadata'] = (jid) =>
+    this.groupCall('groupMetadata', [jid], () => {
+      const group = this.groups[jid];
+      if (group === undefined) throw queryError(404, 'item-not-found');
+      return group;
+    });
+
+  groupCreate: SocketPort['groupCreate'] = (subject, participants) =>
+    this.groupCall('groupCreate', [subject, participants], () => {
+      const id = `1203630000000${Object.keys(this.groups).length}@g.us`;
+      const group = {
+        id,
+        subject,
+        owner: undefined,
+        participants: participants.map((jid) => ({ id: jid, admin: null })),
+      } as GroupMetadata;
+      this.groups[id] = group;
+      return group;
+    });
+
+  groupParticipantsUpdate: SocketPort['groupParticipantsUpdate'] = (jid, participants, action) =>
+    this.groupCall('groupParticipantsUpdate', [jid, participants, action], () =>
+      this.addResults.map((r) => ({ ...r, content: { tag: 'participant', attrs: { jid: r.jid } } })),
+    );
+
+  groupUpdateSubject: SocketPort['groupUpdateSubject'] = (jid, subject) =>
+    this.groupCall('groupUpdateSubject', [jid, subject], () => {
+      const group = this.groups[jid];
+      if (group !== undefined) group.subject = subject;
+    });
+
+  groupUpdateDescription: SocketPort['groupUpdateDescription'] = (jid, description) =>
+    this.groupCall('groupUpdateDescription', [jid, description], () => {
+      const group = this.groups[jid];
+      if (group !== undefined) group.desc = description;
+    });
+
+  onWhatsApp: SocketPort['onWhatsApp'] = async (...phones) => {
+    this.record('onWhatsApp', phones);
+    return this.numbers;
+  };
+
+  sendPresenceUpdate: SocketPort['sendPresenceUpdate'] = async (type, jid) => {
+    this.record('sendPresenceUpdate', [type, jid]);
+  };
+}
+
+/** A factory that hands out fake sockets and remembers them in order. */
+export class FakeWhatsApp {
+  readonly sockets: FakeSocket[] = [];
+  readonly factory: SocketFactory = (options) => {
+    const socket = new FakeSocket(options);
+    this.sockets.push(socket);
+    return socket;
+  };
+
+  /** The n-th socket made (0-based), waiting for it. */
+  async socket(n = 0, timeoutMs = 5000): Promise<FakeSocket> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.sockets[n] === undefined) {
+      if (Date.now() > deadline) throw new Error(`no socket #${n} was made`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return this.sockets[n]!;
+  }
+}
