@@ -39,6 +39,8 @@ export interface Config {
    * `GATEWAY_NETWORK=whatsapp`, null otherwise (the sandbox stores nothing secret of the network's).
    */
   readonly networkKey: NetworkKeys | null;
+  /** WhatsApp Web's socket (`GATEWAY_WHATSAPP_URL`); null: the library's default. For local stand-ins in tests and benchmarks. */
+  readonly whatsappUrl: string | null;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -134,6 +136,14 @@ function networkKeys(env: Env, network: string): NetworkKeys | null {
   return { current, previous };
 }
 
+function whatsappUrl(env: Env): string | null {
+  const raw = text(env, 'GATEWAY_WHATSAPP_URL');
+  if (raw === undefined) return null;
+  if (!/^wss?:\/\/[^\s]+$/.test(raw))
+    throw new ConfigError(`GATEWAY_WHATSAPP_URL must be a ws:// or wss:// URL, got "${raw}"`);
+  return raw;
+}
+
 function databaseUrl(env: Env): string | null {
   const raw = text(env, 'DATABASE_URL');
   if (raw === undefined) return null;
@@ -187,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     http: httpLimits(env),
     networkKey,
+    whatsappUrl: whatsappUrl(env),
   };
 }
 

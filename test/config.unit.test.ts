@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       webhookRetentionDays: 7,
       messageRetentionDays: 0,
       networkKey: null,
+      whatsappUrl: null,
     });
   });
 
@@ -101,7 +102,14 @@ describe('loadConfig', () => {
       webhookRetentionDays: 30,
       messageRetentionDays: 90,
       networkKey: null,
+      whatsappUrl: null,
     });
+  });
+
+  it('reads GATEWAY_WHATSAPP_URL (a local stand-in for WhatsApp Web)', () => {
+    expect(loadConfig({ GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:4567/ws/chat' }).whatsappUrl).toBe(
+      'ws://127.0.0.1:4567/ws/chat',
+    );
   });
 
   it('resolves a relative data directory against the working directory', () => {
@@ -154,6 +162,7 @@ describe('loadConfig', () => {
     ['GATEWAY_WEBHOOK_RETENTION_DAYS', 'a week'],
     ['GATEWAY_MESSAGE_RETENTION_DAYS', '36501'],
     ['GATEWAY_MESSAGE_RETENTION_DAYS', '1.5'],
+    ['GATEWAY_WHATSAPP_URL', 'http://127.0.0.1:1'],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.name).toBe('ConfigError');

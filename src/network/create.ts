@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { connectSandboxNetwork, createSandboxNetwork, type SandboxOptions } from './sandbox/index.js';
 import type { NetworkStateStore } from './state.js';
 import { createWhatsAppNetwork } from './whatsapp/index.js';
+import { realSocketFactory } from './whatsapp/socket-port.js';
 
 /** What a network may need from the gateway: where to keep its state, and where to log. */
 export interface NetworkHost {
@@ -30,7 +31,12 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
     // loadConfig refuses whatsapp without a key; this only guards a hand-built Config.
     if (config.networkKey === null)
       throw new ConfigError('GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp');
-    return createWhatsAppNetwork({ states: host.states, keys: config.networkKey, logger: host.logger });
+    return createWhatsAppNetwork({
+      states: host.states,
+      keys: config.networkKey,
+      logger: host.logger,
+      factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
+    });
   }
   throw new ConfigError(`GATEWAY_NETWORK=${config.network} is not a network this gateway knows`);
 }
