@@ -25,7 +25,15 @@ export interface WhatsAppNetworkOptions {
   /** Makes sockets; the real one unless a test scripts its own. */
   readonly factory?: SocketFactory;
   readonly ackTimeoutMs?: number;
+  /** How long records of sent messages are kept for resend requests (DECISIONS 13: 14 days). */
+  readonly sentRetentionMs?: number;
+  /** How often old sent records are deleted. */
+  readonly pruneIntervalMs?: number;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Rows deleted per statement: small batches, so clean-up never holds the store for long. */
+const PRUNE_BATCH = 500;
 
 export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network {
   const sealer = new Sealer(options.keys);
@@ -37,6 +45,26 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     logger: options.logger,
     ackTimeoutMs: options.ackTimeoutMs ?? 20_000,
   };
+  const retentionMs = options.sentRetentionMs ?? 14 * DAY_MS;
+  let pruning = Promise.resolve();
+  const prune = async (): Promise<void> => {
+    try {
+      const before = Date.now() - retentionMs;
+      while ((await options.states.pruneSent(before, PRUNE_BATCH)) === PRUNE_BATCH) {
+        // More may be left: another batch, after yielding to other work.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      options.logger.warn({ err: error }, 'deleting old sent-message records failed; will try again');
+    }
+  };
+  const pruneTimer = setInterval(
+    () => {
+      pruning = pruning.then(prune);
+    },
+    options.pruneIntervalMs ?? 60 * 60 * 1000,
+  );
+  pruneTimer.unref();
   return {
     description: `WhatsApp (${WHATSAPP_LIBRARY})`,
     connect(connectOptions, onEvent) {
@@ -52,8 +80,10 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
       return connection;
     },
     async close() {
+      clearInterval(pruneTimer);
       for (const connection of open) connection.close();
       open.clear();
+      await pruning;
     },
   };
 }

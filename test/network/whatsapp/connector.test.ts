@@ -710,4 +710,24 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       ]);
     });
   });
+
+  it('deletes records of sent messages after the retention, in the background, and stops with the network', async () => {
+    const states = new SqlNetworkStateStore(store, systemClock);
+    const writer = (await states.claim('wa1.prune', { create: true }))!;
+    await writer.recordSent('OLD', Buffer.of(1), Date.now() - 15 * 24 * 60 * 60 * 1000);
+    await writer.recordSent('NEW', Buffer.of(2), Date.now());
+    const pruning = createWhatsAppNetwork({
+      states,
+      keys: KEYS,
+      logger: pino({ level: 'silent' }),
+      factory: wa.factory,
+      pruneIntervalMs: 20,
+    });
+    try {
+      await until(async () => (await writer.readSent('OLD')) === null, 'the old record deleted');
+      expect(await writer.readSent('NEW')).not.toBeNull();
+    } finally {
+      await pruning.close();
+    }
+  });
 });
