@@ -139,6 +139,27 @@ export class ConnectionManager implements DeviceConnections {
     await devicesRepository.clearConnectedOf(db, this.options.serverName);
     const paired = await devicesRepository.pairedIds(db);
     for (const id of paired) this.connectSession(id, 0);
+    void this.discardOrphanedState();
+  }
+
+  /**
+   * Network state of pairing attempts that never became a device's (the process stopped during one) is
+   * deleted once it is well past any pairing window: an attempt still running elsewhere is younger.
+   */
+  private async discardOrphanedState(): Promise<void> {
+    const { db } = this.options.store;
+    const before = this.options.clock.now() - Math.max(3_600_000, 2 * this.options.pairingWindowMs);
+    try {
+      for (;;) {
+        const sessions = await networkStateRepository.orphans(db, before, 100);
+        for (const session of sessions) {
+          await db.transaction().execute((trx) => networkStateRepository.discard(trx, session));
+        }
+        if (sessions.length < 100 || this.closed) return;
+      }
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'deleting orphaned network state failed');
+    }
   }
 
   /** The open connection of a device, or null. */

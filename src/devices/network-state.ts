@@ -39,6 +39,29 @@ export const networkStateRepository = {
     await db.deleteFrom('network_sent').where('session_id', '=', session).execute();
     await db.deleteFrom('network_auth').where('session_id', '=', session).execute();
   },
+
+  /**
+   * Sessions no device holds and nobody touched since `before`: pairing attempts that never became a
+   * device's (the process stopped mid-attempt). At most `limit`.
+   */
+  orphans: async (db: Db, before: number, limit: number): Promise<string[]> => {
+    const rows = await db
+      .selectFrom('network_auth')
+      .select('session_id')
+      .where('updated_at', '<', before)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('devices')
+              .select('devices.id')
+              .whereRef('devices.network_session', '=', 'network_auth.session_id'),
+          ),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((row) => row.session_id);
+  },
 };
 
 class SqlStateWriter implements NetworkStateWriter {

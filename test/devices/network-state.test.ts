@@ -7,6 +7,7 @@ import { systemClock } from '../../src/clock.js';
 import { SqlNetworkStateStore } from '../../src/devices/network-state.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, waitForDevice } from '../helpers/pairing.js';
+import { waitFor } from '../helpers/wait.js';
 
 const fast = { sandbox: { qrRotateMs: 20_000 }, connections: { reconnectBaseMs: 20, reconnectMaxMs: 200 } };
 
@@ -79,5 +80,31 @@ describe.skipIf(noStoreAvailable)('network state follows the device session', ()
     await gw.app.services.connections.release(device.id, { logout: false });
     expect((await gw.request('DELETE', `/devices/${device.id}`)).status).toBe(200);
     expect(await rows(gw, session)).toBe(0);
+  });
+
+  it('at start-up, deletes state of pairing attempts that never became a device, once they are old', async () => {
+    const gw = await start();
+    const device = await createPairedDevice(gw, '6281111111105');
+    const held = await sessionOf(gw, device.id);
+    for (const session of [held, 'wa1.orphan-old', 'wa1.orphan-young']) await seed(gw, session);
+    const twoHoursAgo = Date.now() - 2 * 3_600_000;
+    await gw.app.store.db
+      .updateTable('network_auth')
+      .set({ updated_at: twoHoursAgo })
+      .where('session_id', 'in', [held, 'wa1.orphan-old'])
+      .execute();
+    await gw.close({ keepStore: true });
+    open.pop();
+    const again = await startGateway({ location: gw.location, build: fast });
+    open.push(again);
+    await again.app.ready();
+    await waitFor(
+      () => rows(again, 'wa1.orphan-old'),
+      (n) => n === 0,
+      { what: 'the old orphan deleted' },
+    );
+    // A device's session, however old, and a recent attempt (it may still be running) stay.
+    expect(await rows(again, held)).toBe(3);
+    expect(await rows(again, 'wa1.orphan-young')).toBe(3);
   });
 });
