@@ -182,6 +182,15 @@ export class WhatsAppConnection implements NetworkConnection {
   private onConnectionUpdate(socket: SocketPort, update: BaileysEventMap['connection.update']): void {
     if (socket !== this.socket || this.state === 'ended') return;
     if (typeof update.qr === 'string' && this.pairing && !this.paired) this.emit({ type: 'qr', qr: update.qr });
+    if (update.isNewLogin === true && this.pairing && !this.paired) {
+      // The phone confirmed the pairing: from here on the session is the device's, even if the restart
+      // the network asks for next fails and the device has to reconnect later.
+      const phone = phoneOf(this.auth?.state.creds.me?.id);
+      if (phone !== null) {
+        this.paired = true;
+        this.emit({ type: 'paired', phone, session: this.session });
+      }
+    }
     if (update.connection === 'open') {
       const phone = phoneOf(this.auth?.state.creds.me?.id);
       if (phone === null) {

@@ -144,6 +144,23 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(socket.auth.creds.me?.id).toBe(`${ME}:7@s.whatsapp.net`);
     });
 
+    it('paired as soon as the phone confirms: a failed restart after it keeps the session (a later reconnect)', async () => {
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session: null }, rec.handler);
+      const first = await wa.socket(0);
+      first.connection({ qr: 'qr-1' });
+      first.pairSuccess(`${ME}:7@s.whatsapp.net`);
+      const paired = await rec.wait('paired', undefined, 0, SLOW);
+      first.close(515, 'Stream Errored (restart required)');
+      const second = await wa.socket(1);
+      second.close(428, 'Connection Closed');
+      await rec.wait('disconnected', undefined, 0, SLOW);
+      expect(rec.types()).toEqual(['qr', 'paired', 'disconnected']);
+      expect(await sessionRows(paired.session)).toBe(1);
+      const { rec: back } = await reconnect(paired.session);
+      expect(back.types()).toEqual(['connected']);
+    });
+
     it('a new socket when the QR codes of an attempt run out (408 while pairing), with no event', async () => {
       const rec = new Recorder();
       network.connect({ deviceId: 1, session: null }, rec.handler);
