@@ -23,6 +23,7 @@ import {
   NetworkSendError,
   NetworkUnavailableError,
   type ConnectOptions,
+  type CreatedNetworkGroup,
   type NetworkConnection,
   type NetworkEvent,
   type NetworkEventHandler,
@@ -446,11 +447,17 @@ export class WhatsAppConnection implements NetworkConnection {
     }
   }
 
-  async createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<NetworkGroup> {
+  async createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<CreatedNetworkGroup> {
     try {
       const created = await this.open().groupCreate(subject, participants.map(userJid));
       // The creation answer may list participants that failed: the group as the network now has it.
-      return await this.getGroup(created.id);
+      const group = await this.getGroup(created.id);
+      const members = new Set(group.participants.map((p) => p.phone));
+      // WhatsApp gives no reason per refused participant here; "not found" until verified on real phones.
+      const notAdded = participants
+        .filter((phone) => !members.has(phone))
+        .map((phone) => ({ phone, code: 'USER_NOT_FOUND' as const }));
+      return { ...group, notAdded };
     } catch (error) {
       throw groupError(error);
     }
