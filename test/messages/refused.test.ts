@@ -33,9 +33,13 @@ describe.skipIf(noStoreAvailable)('a refusal after sent', () => {
   beforeAll(async () => {
     const made = sandboxWithInjection();
     inject = made.inject;
-    gw = await startGateway({ build: { network: made.network }, config: { sendIntervalMs: 0 } });
+    gw = await startGateway({
+      build: { network: made.network },
+      config: { sendIntervalMs: 0, allowPrivateUrls: true },
+    });
     device = await createPairedDevice(gw, '6281700000001');
-    await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: 'http://127.0.0.1:9/hook' });
+    const patched = await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: 'http://127.0.0.1:9/hook' });
+    expect(patched.status).toBe(200);
   });
   afterAll(() => gw?.close());
 

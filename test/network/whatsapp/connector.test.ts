@@ -700,8 +700,11 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('creates a group and reads it back; updates subject and description', async () => {
       const { connection, socket } = await pairDevice();
-      const created = await connection.createGroup('New', [FRIEND]);
+      socket.refusedAtCreate.add('4917600000003@s.whatsapp.net');
+      const created = await connection.createGroup('New', [FRIEND, '4917600000003']);
       expect(created.subject).toBe('New');
+      expect(created.participants.map((p) => p.phone)).toEqual([FRIEND]);
+      expect(created.notAdded).toEqual([{ phone: '4917600000003', code: 'USER_NOT_FOUND' }]);
       expect(socket.calls.some((c) => c.method === 'groupMetadata' && c.args[0] === created.id)).toBe(true);
       const updated = await connection.updateGroup(created.id, { subject: 'Newer', description: 'D' });
       expect(updated).toMatchObject({ subject: 'Newer', description: 'D' });

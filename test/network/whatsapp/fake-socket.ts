@@ -44,6 +44,8 @@ export class FakeSocket implements SocketPort {
   addResults: Array<{ status: string; jid: string }> = [];
   groupFailure: Error | null = null;
   numbers: Array<{ jid: string; exists: boolean }> = [];
+  /** Participants WhatsApp leaves out when a group is created. */
+  refusedAtCreate = new Set<string>();
 
   constructor(readonly options: SocketOptions) {}
 
@@ -136,7 +138,9 @@ export class FakeSocket implements SocketPort {
         id,
         subject,
         owner: undefined,
-        participants: participants.map((jid) => ({ id: jid, admin: null })),
+        participants: participants
+          .filter((jid) => !this.refusedAtCreate.has(jid))
+          .map((jid) => ({ id: jid, admin: null })),
       } as GroupMetadata;
       this.groups[id] = group;
       return group;
