@@ -120,4 +120,17 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ code: 500, message: 'Pairing code generation failed' });
   });
+
+  it("another account cannot complete a device's pairing code (it is unknown to it)", async () => {
+    const gw = await start();
+    const id = await newDevice(gw);
+    const code = (await gw.request('POST', `/devices/${id}/pairing-code`, { phone: PHONE })).body.data.pairing_code;
+    const other = await gw.app.services.accounts.createAccount('other', 10);
+    const token = (await gw.app.services.accounts.createToken(other.id, 'test')).token;
+    const res = await gw.request('POST', '/sandbox/pair', { pairing_code: code, phone: PHONE }, token);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 400, message: 'Invalid pairing code' });
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.paired_status).toBe('UNPAIRED');
+    expect((await gw.request('POST', '/sandbox/pair', { pairing_code: code, phone: PHONE })).status).toBe(200);
+  });
 });
