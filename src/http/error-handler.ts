@@ -11,7 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
-import { NOT_BLANK, PHONE_PATTERN, PHONE_RULE } from './schemas.js';
+import { NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
 
 interface SchemaIssue {
   instancePath: string;
@@ -47,16 +47,6 @@ const PATTERN_RULES: Record<string, string> = {
   [PHONE_PATTERN.source]: PHONE_RULE,
 };
 
-const ARTICLE: Record<string, string> = {
-  string: 'a string',
-  object: 'an object',
-  array: 'an array',
-  boolean: 'a boolean',
-  number: 'a number',
-  integer: 'an integer',
-  null: 'null',
-};
-
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
 /** What a client reads for one schema issue: the words of the message route, never a regex. */
@@ -76,7 +66,7 @@ function issueMessage(issue: SchemaIssue): string {
       const types = String(issue.params.type)
         .split(',')
         .filter((type) => type !== 'null');
-      return `must be ${types.map((type) => ARTICLE[type] ?? type).join(' or ')}`;
+      return `must be ${types.map(typeWords).join(' or ')}`;
     }
     case 'pattern':
       if (issue.params.pattern === NOT_BLANK) return 'must not be blank';

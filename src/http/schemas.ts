@@ -62,3 +62,18 @@ export const PHONE_RULE =
   'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
 export const isPhoneNumber = (value: unknown): value is string =>
   typeof value === 'string' && PHONE_PATTERN.test(value);
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string',
+  object: 'an object',
+  array: 'an array',
+  boolean: 'a boolean',
+  number: 'a number',
+  integer: 'an integer',
+  null: 'null',
+};
+
+/** A JSON type as a validation message says it (`must be an integer`), for every route's validator. */
+export function typeWords(type: string): string {
+  return TYPE_WORDS[type] ?? type;
+}

@@ -5,7 +5,7 @@
 // grow with the input beyond the limits it checks (items of an array over its count limit are not
 // checked one by one), and never put a value taken from the request into a field path.
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
-import { isPhoneNumber } from '../http/schemas.js';
+import { isPhoneNumber, typeWords } from '../http/schemas.js';
 import { fileNameProblem, mimetypeProblem, urlFormProblem } from './forms.js';
 import { CALL_NUMBER_RULE, type CheckName, type CheckRule, type TextRule, type ViolationCode } from './schemas.js';
 import { exceedsCharacters, isBlank } from './text.js';
@@ -220,22 +220,13 @@ export function compile(schema: object): ValidateFunction {
   return validate;
 }
 
-const ARTICLE: Record<string, string> = {
-  string: 'a string',
-  object: 'an object',
-  array: 'an array',
-  boolean: 'a boolean',
-  number: 'a number',
-  integer: 'an integer',
-};
-
 function messageOf(error: ErrorObject, overrides: Record<string, string> | undefined): string {
   if (error.keyword === 'required') return 'is required';
   // The keywords of this module word their own findings.
   if (error.keyword.startsWith('x-')) return error.message ?? 'is invalid';
   const override = overrides?.[error.keyword] ?? overrides?.['*'];
   if (override !== undefined) return override;
-  if (error.keyword === 'type') return `must be ${ARTICLE[String(error.params.type)] ?? String(error.params.type)}`;
+  if (error.keyword === 'type') return `must be ${typeWords(String(error.params.type))}`;
   return error.message ?? 'is invalid';
 }
 
