@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import { takesConnections } from './pg-reachable.js';
 
 export interface OwnPostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -51,20 +51,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function takesConnections(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /** Processes whose parent is `pid` (Linux /proc). */
@@ -115,7 +101,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     server = child;
     exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + 30_000;
-    while (!(await takesConnections(url))) {
+    while (!(await takesConnections(url, 1000))) {
       if (child.exitCode !== null || Date.now() > deadline) {
         throw new Error(`own PostgreSQL did not start:\n${readFileSync(logFile, 'utf8')}`);
       }

@@ -3,7 +3,7 @@
 // make their own schemas in it and drop them. With no server at all the
 // postgres tests are skipped with a loud message, except under CI, where that
 // is a failure.
-import pg from 'pg';
+import { takesConnections } from './pg-reachable.js';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -12,22 +12,9 @@ declare module 'vitest' {
   }
 }
 
-async function reachable(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 export default async function setup(project: TestProject): Promise<void> {
   const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  if (await reachable(url)) {
+  if (await takesConnections(url, 3000)) {
     project.provide('pgAdminUrl', url);
     return;
   }
