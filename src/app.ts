@@ -51,6 +51,7 @@ import type { LookupFunction } from 'node:net';
 import { createGuardedDispatcher, destinationPolicy, destinationProblem } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
+import { installTwinStatus } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installValidation } from './http/validation.js';
@@ -214,6 +215,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   capConnections(app, config.http);
   installValidation(app);
   installErrorHandling(app);
+  installTwinStatus(app);
   // JSON is the only body the API takes; anything else is 415, not parsed as text.
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');

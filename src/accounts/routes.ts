@@ -46,7 +46,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
     },
     async (request) => {
       const rows = await accounts.listTokens(accountOf(request));
-      return { code: 200, message: 'OK', data: rows.map(present) };
+      return { code: 200, status: 200, message: 'OK', data: rows.map(present) };
     },
   );
 
@@ -65,9 +65,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
     },
     async (request, reply) => {
       const created = await accounts.createToken(accountOf(request), request.body.name);
-      return reply
-        .code(201)
-        .send({ code: 201, message: 'Token created', data: { ...present(created), token: created.token } });
+      return reply.code(201).send({
+        code: 201,
+        status: 201,
+        message: 'Token created',
+        data: { ...present(created), token: created.token },
+      });
     },
   );
 
@@ -95,7 +98,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountsService 
       }
       const revoked = await accounts.revokeToken(accountOf(request), request.params.id);
       if (!revoked) throw new ApiError('TOKEN_NOT_FOUND');
-      return { code: 200, message: 'Token revoked', data: { id: request.params.id } };
+      return { code: 200, status: 200, message: 'Token revoked', data: { id: request.params.id } };
     },
   );
 };

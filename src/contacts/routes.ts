@@ -38,6 +38,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ contacts: ContactsServic
     },
     async (request) => ({
       code: 200,
+      status: 200,
       message: 'Contacts checked',
       data: await contacts.check(accountOf(request), request.body),
     }),

@@ -40,7 +40,7 @@ const QrAnswer = Type.Union([
       ),
     }),
   ),
-  Type.Object({ code: Type.Literal(200), message: Type.Literal('Device connected') }),
+  Type.Object({ code: Type.Literal(200), status: Type.Literal(200), message: Type.Literal('Device connected') }),
 ]);
 
 const PairingCodeBody = Type.Object({
@@ -119,7 +119,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request, reply) => {
       const row = await devices.create(accountOf(request), request.body);
-      return reply.code(201).send({ status: 201, message: 'Device created', data: present(row) });
+      return reply.code(201).send({ code: 201, status: 201, message: 'Device created', data: present(row) });
     },
   );
 
@@ -137,6 +137,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
       const { page, per_page } = request.query;
       const { rows, total } = await devices.list(accountOf(request), page, per_page);
       return {
+        code: 200,
         status: 200,
         message: 'Devices retrieved successfully',
         data: rows.map(present),
@@ -158,7 +159,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.get(accountOf(request), request.params.id);
-      return { status: 200, message: 'Device retrieved successfully', data: present(row) };
+      return { code: 200, status: 200, message: 'Device retrieved successfully', data: present(row) };
     },
   );
 
@@ -176,7 +177,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.update(accountOf(request), request.params.id, request.body);
-      return { status: 200, message: 'Device updated', data: present(row) };
+      return { code: 200, status: 200, message: 'Device updated', data: present(row) };
     },
   );
 
@@ -193,7 +194,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.delete(accountOf(request), request.params.id);
-      return { status: 200, message: 'Device deleted', data: present(row) };
+      return { code: 200, status: 200, message: 'Device deleted', data: present(row) };
     },
   );
 
@@ -213,9 +214,10 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const answer = await pairing.qr(accountOf(request), request.params.id);
-      if (answer.kind === 'connected') return { code: 200 as const, message: 'Device connected' as const };
+      if (answer.kind === 'connected')
+        return { code: 200 as const, status: 200 as const, message: 'Device connected' as const };
       const expires_at = answer.expiresAt === null ? null : iso(answer.expiresAt);
-      return { status: 200, message: 'QR code generated', data: { qr: answer.dataUrl, expires_at } };
+      return { code: 200, status: 200, message: 'QR code generated', data: { qr: answer.dataUrl, expires_at } };
     },
   );
 
@@ -259,7 +261,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await pairing.logout(accountOf(request), request.params.id);
-      return { status: 200, message: 'Device logged out', data: present(row) };
+      return { code: 200, status: 200, message: 'Device logged out', data: present(row) };
     },
   );
 
@@ -278,7 +280,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await pairing.restart(accountOf(request), request.params.id);
-      return { status: 200, message: 'Device restarting', data: present(row) };
+      return { code: 200, status: 200, message: 'Device restarting', data: present(row) };
     },
   );
 };

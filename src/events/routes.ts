@@ -54,6 +54,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const { page, per_page } = request.query;
       const { data, total } = await webhooks.deliveries(accountOf(request), request.params.id, request.query);
       return {
+        code: 200,
         status: 200,
         message: 'Webhook deliveries retrieved successfully',
         data,
@@ -78,7 +79,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     async (request) => {
       const { id, delivery_id } = request.params;
       const data = await webhooks.retry(accountOf(request), id, delivery_id);
-      return { status: 200, message: 'Delivery retry scheduled', data };
+      return { code: 200, status: 200, message: 'Delivery retry scheduled', data };
     },
   );
 
@@ -96,7 +97,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => {
       const row = await webhooks.rotateSecret(accountOf(request), request.params.id);
-      return { status: 200, message: 'Webhook secret rotated', data: presentDevice(row, serverName) };
+      return { code: 200, status: 200, message: 'Webhook secret rotated', data: presentDevice(row, serverName) };
     },
   );
 };

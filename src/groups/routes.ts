@@ -74,7 +74,13 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     async (request) => {
       const { page, per_page, device } = request.query;
       const { data, total } = await groups.list(accountOf(request), { page, per_page, device });
-      return { code: 200, message: 'Groups retrieved successfully', data, meta: { page, per_page, total } };
+      return {
+        code: 200,
+        status: 200,
+        message: 'Groups retrieved successfully',
+        data,
+        meta: { page, per_page, total },
+      };
     },
   );
 
@@ -91,6 +97,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     },
     async (request) => ({
       code: 200,
+      status: 200,
       message: 'Group retrieved successfully',
       data: await groups.get(accountOf(request), request.params.id),
     }),
@@ -109,7 +116,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     },
     async (request, reply) => {
       const data = await groups.create(accountOf(request), request.body);
-      return reply.code(201).send({ code: 201, message: 'Group created', data });
+      return reply.code(201).send({ code: 201, status: 201, message: 'Group created', data });
     },
   );
 
@@ -127,6 +134,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     },
     async (request) => ({
       code: 200,
+      status: 200,
       message: 'Group updated',
       data: await groups.update(accountOf(request), request.params.id, request.body),
     }),
@@ -184,7 +192,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     },
     async (request) => {
       const answer = await members.add(accountOf(request), request.params.group_id, request.body);
-      return { code: 200, ...answer };
+      return { code: 200, status: 200, ...answer };
     },
   );
 };

@@ -49,7 +49,7 @@ export async function dashboardRoutes(app: FastifyInstance, options: { dir: stri
     reply
       .code(302)
       .header('location', '/dashboard/')
-      .send({ code: 302, message: 'Found: the dashboard is at /dashboard/' }),
+      .send({ code: 302, status: 302, message: 'Found: the dashboard is at /dashboard/' }),
   );
 
   if (!existsSync(`${options.dir}/index.html`)) {

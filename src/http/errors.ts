@@ -95,13 +95,15 @@ export class ApiError extends Error {
 
 export interface ErrorBody {
   code: number;
+  /** The same integer as `code`: clients of the hosted service read either (DECISIONS 12). */
+  status: number;
   message: string;
   error?: string;
   errors?: Record<string, string[]>;
 }
 
 export function errorBody(error: ApiError): ErrorBody {
-  const body: ErrorBody = { code: error.statusCode, message: error.message };
+  const body: ErrorBody = { code: error.statusCode, status: error.statusCode, message: error.message };
   if (error.detail.error !== undefined) body.error = error.detail.error;
   if (error.detail.errors !== undefined) body.errors = error.detail.errors;
   return body;

@@ -57,6 +57,6 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
         response: { 200: CodeEnvelope(GatewayInfo), ...errorResponses(401) },
       },
     },
-    async () => ({ code: 200, message: 'OK', data }),
+    async () => ({ code: 200, status: 200, message: 'OK', data }),
   );
 };

@@ -6,14 +6,11 @@
  * `/metrics` (Prometheus text, token required).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import type { Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import { ApiError } from './errors.js';
-import { errorResponses } from './schemas.js';
-
-const Ok = Type.Object({ code: Type.Integer(), message: Type.String() });
+import { errorResponses, MessageEnvelope as Ok } from './schemas.js';
 
 export async function healthRoutes(app: FastifyInstance, options: { store: Store; metrics: Registry }) {
   app.get(
@@ -22,7 +19,7 @@ export async function healthRoutes(app: FastifyInstance, options: { store: Store
       schema: { tags: ['Operations'], summary: 'The process is up', security: [], response: { 200: Ok } },
       config: { public: true },
     },
-    async () => ({ code: 200, message: 'OK' }),
+    async () => ({ code: 200, status: 200, message: 'OK' }),
   );
   app.get(
     '/readyz',
@@ -43,7 +40,7 @@ export async function healthRoutes(app: FastifyInstance, options: { store: Store
           headers: { 'retry-after': String(STORE_RETRY_AFTER_S) },
         });
       }
-      return { code: 200, message: 'Ready' };
+      return { code: 200, status: 200, message: 'Ready' };
     },
   );
   app.get(

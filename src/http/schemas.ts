@@ -11,6 +11,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const ErrorEnvelope = Type.Object(
   {
     code: Type.Integer({ description: 'Equals the HTTP status' }),
+    status: Type.Integer({ description: 'The same integer as `code`' }),
     message: Type.String(),
     error: Type.Optional(Type.String({ description: 'Detail' })),
     errors: Type.Optional(
@@ -20,13 +21,26 @@ export const ErrorEnvelope = Type.Object(
   { title: 'Error' },
 );
 
-/** Device bodies use `status` for the code (spec 7.1). */
-export const DeviceEnvelope = <T extends TSchema>(data: T, extra: Record<string, TSchema> = {}) =>
-  Type.Object({ status: Type.Integer(), message: Type.String(), data, ...extra });
+/**
+ * Every answer carries both `code` and `status`, the same integer (DECISIONS 12): the spec shows `status` on device
+ * bodies (7.1) and `code` elsewhere, and clients of the hosted service read either. Handlers may return one of the
+ * two; `installTwinStatus` (http/envelope.ts) adds the other before serialisation.
+ */
+const codes = {
+  code: Type.Integer({ description: 'Equals the HTTP status' }),
+  status: Type.Integer({ description: 'The same integer as `code`' }),
+};
 
-/** Every other success body uses `code`. */
+/** Device bodies (spec 7.1 names the field `status`). */
+export const DeviceEnvelope = <T extends TSchema>(data: T, extra: Record<string, TSchema> = {}) =>
+  Type.Object({ ...codes, message: Type.String(), data, ...extra });
+
+/** Every other success body. */
 export const CodeEnvelope = <T extends TSchema>(data: T, extra: Record<string, TSchema> = {}) =>
-  Type.Object({ code: Type.Integer(), message: Type.String(), data, ...extra });
+  Type.Object({ ...codes, message: Type.String(), data, ...extra });
+
+/** A body with no data (health answers). */
+export const MessageEnvelope = Type.Object({ ...codes, message: Type.String() });
 
 /** The error answers a route documents besides its success, by status. */
 export const errorResponses = (...statuses: number[]) =>

@@ -24,6 +24,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface SendAnswer {
   readonly code: 200;
+  readonly status: 200;
   readonly message: string;
   readonly data: MessageJson;
 }
@@ -107,6 +108,7 @@ export class AcceptanceWriter {
       rows.push(row);
       const answer: SendAnswer = {
         code: 200,
+        status: 200,
         message: SUCCESS_MESSAGES[item.request.type] ?? 'Message sent successfully',
         data: presentMessage({ ...row, seq: 0 }, item.request.params),
       };

@@ -51,7 +51,12 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
         response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(401, 404) },
       },
     },
-    async (request) => ({ code: 200, message: 'OK', data: await messages.get(accountOf(request), request.params.id) }),
+    async (request) => ({
+      code: 200,
+      status: 200,
+      message: 'OK',
+      data: await messages.get(accountOf(request), request.params.id),
+    }),
   );
 
   app.get(
@@ -75,7 +80,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
     },
     async (request) => {
       const page = await messages.list(accountOf(request), request.query);
-      return { code: 200, message: 'OK', data: page.data, next_cursor: page.next_cursor };
+      return { code: 200, status: 200, message: 'OK', data: page.data, next_cursor: page.next_cursor };
     },
   );
 };

@@ -76,7 +76,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const answer = await pairing.qrText(accountOf(request), request.params.id);
-      return { code: 200, message: answer === null ? 'Device connected' : 'OK', data: { qr: answer ?? '' } };
+      return {
+        code: 200,
+        status: 200,
+        message: answer === null ? 'Device connected' : 'OK',
+        data: { qr: answer ?? '' },
+      };
     },
   );
 
@@ -93,7 +98,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const data = await control(() => owned.scan(accountOf(request), request.body.qr, request.body.phone));
-      return { code: 200, message: 'QR code scanned', data };
+      return { code: 200, status: 200, message: 'QR code scanned', data };
     },
   );
 
@@ -110,7 +115,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const data = await control(() => owned.pair(accountOf(request), request.body.pairing_code, request.body.phone));
-      return { code: 200, message: 'Pairing code accepted', data };
+      return { code: 200, status: 200, message: 'Pairing code accepted', data };
     },
   );
 
@@ -127,7 +132,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const data = await control(() => owned.upsertPhone(accountOf(request), request.body));
-      return { code: 200, message: 'Phone saved', data };
+      return { code: 200, status: 200, message: 'Phone saved', data };
     },
   );
 
@@ -143,7 +148,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const data = await control(() => owned.getPhone(accountOf(request), request.params.phone));
-      return { code: 200, message: 'OK', data };
+      return { code: 200, status: 200, message: 'OK', data };
     },
   );
 
@@ -164,7 +169,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       const data = await control(() =>
         owned.sendFromPhone(accountOf(request), phone, request.body.to, request.body.text),
       );
-      return { code: 200, message: 'Message sent', data };
+      return { code: 200, status: 200, message: 'Message sent', data };
     },
   );
 
@@ -181,7 +186,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       await control(() => owned.readMessage(accountOf(request), request.params.phone, request.body.message_id));
-      return { code: 200, message: 'Message read', data: null };
+      return { code: 200, status: 200, message: 'Message read', data: null };
     },
   );
 
@@ -203,7 +208,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request, reply) => {
       const data = await control(() => owned.createGroup(accountOf(request), request.body.name, request.body.members));
-      return reply.code(201).send({ code: 201, message: 'Group created', data });
+      return reply.code(201).send({ code: 201, status: 201, message: 'Group created', data });
     },
   );
 
@@ -223,7 +228,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       const device = await devices.get(accountOf(request), request.params.id);
       const logout = request.body?.logout === true;
       await control(() => sandbox.disconnectDevice(device.id, { logout }));
-      return { code: 200, message: logout ? 'Device logged out from the phone' : 'Connection dropped', data: null };
+      return {
+        code: 200,
+        status: 200,
+        message: logout ? 'Device logged out from the phone' : 'Connection dropped',
+        data: null,
+      };
     },
   );
 };

@@ -72,20 +72,25 @@ describe.skipIf(noStoreAvailable)('token API', () => {
     expect((await gw.request('DELETE', `/tokens/${created.body.data.id}`)).status).toBe(200);
     const after = await gw.request('GET', '/devices', undefined, token);
     expect(after.status).toBe(401);
-    expect(after.body).toEqual({ code: 401, message: 'Unauthorized' });
+    expect(after.body).toEqual({ code: 401, status: 401, message: 'Unauthorized' });
   });
 
   it('answers 404 Token not found for an unknown or already revoked id', async () => {
     const created = await gw.request('POST', '/tokens', { name: 'twice' });
     expect((await gw.request('DELETE', `/tokens/${created.body.data.id}`)).body).toEqual({
       code: 200,
+      status: 200,
       message: 'Token revoked',
       data: { id: created.body.data.id },
     });
     const again = await gw.request('DELETE', `/tokens/${created.body.data.id}`);
     expect(again.status).toBe(404);
-    expect(again.body).toEqual({ code: 404, message: 'Token not found' });
-    expect((await gw.request('DELETE', '/tokens/999999')).body).toEqual({ code: 404, message: 'Token not found' });
+    expect(again.body).toEqual({ code: 404, status: 404, message: 'Token not found' });
+    expect((await gw.request('DELETE', '/tokens/999999')).body).toEqual({
+      code: 404,
+      status: 404,
+      message: 'Token not found',
+    });
     expect((await gw.request('DELETE', '/tokens/abc')).body.message).toBe('Token not found');
   });
 
@@ -98,12 +103,14 @@ describe.skipIf(noStoreAvailable)('token API', () => {
       if (query === '?confirm=yes') {
         expect(refused.body).toMatchObject({
           code: 400,
+          status: 400,
           message: 'Validation failed',
           errors: { confirm: expect.any(Array) },
         });
       } else {
         expect(refused.body, query).toEqual({
           code: 400,
+          status: 400,
           message: 'Confirmation required',
           error: 'this is the token making the request: revoking it locks this client out; repeat with ?confirm=true',
         });
@@ -115,6 +122,7 @@ describe.skipIf(noStoreAvailable)('token API', () => {
     expect((await gw.request('DELETE', '/tokens/999999', undefined, other.token)).status).toBe(404);
     expect((await gw.request('DELETE', `/tokens/${other.id}?confirm=true`, undefined, other.token)).body).toEqual({
       code: 200,
+      status: 200,
       message: 'Token revoked',
       data: { id: other.id },
     });
@@ -144,7 +152,7 @@ describe.skipIf(noStoreAvailable)('token API', () => {
     for (const [method, body] of [['GET'], ['PATCH', { name: 'stolen' }], ['DELETE']] as const) {
       const res = await gw.request(method, `/devices/${mine.body.data.id}`, body, otherToken);
       expect(res.status, method).toBe(404);
-      expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+      expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     }
     const list = await gw.request('GET', '/devices', undefined, otherToken);
     expect(list.body.data.map((d: { name: string }) => d.name)).toEqual(['theirs']);

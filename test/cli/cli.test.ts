@@ -88,7 +88,7 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     expect(first.status).toBe(201);
     const second = await gw.request('POST', '/devices', { package: 'BETA', name: 'two' }, acmeToken);
     expect(second.status).toBe(403);
-    expect(second.body).toMatchObject({ code: 403, message: 'Device limit exceeded' });
+    expect(second.body).toMatchObject({ code: 403, status: 403, message: 'Device limit exceeded' });
     // The default account is not affected by acme's limit.
     expect((await gw.request('POST', '/devices', { package: 'BETA', name: 'd' }, TEST_TOKEN)).status).toBe(201);
   });
@@ -137,7 +137,7 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     expect(revoked).toEqual({ code: 0, out: `Token ${id} revoked.`, err: '' });
     const refused = await gw.request('GET', '/devices', undefined, token);
     expect(refused.status).toBe(401);
-    expect(refused.body).toEqual({ code: 401, message: 'Unauthorized' });
+    expect(refused.body).toEqual({ code: 401, status: 401, message: 'Unauthorized' });
     expect((await cli(location, 'tokens', 'list', '--account', 'acme')).out).not.toMatch(/\tdoomed\t/);
     // The account's other tokens still work.
     expect((await gw.request('GET', '/devices', undefined, acmeToken)).status).toBe(200);

@@ -21,6 +21,7 @@ describe.skipIf(noStoreAvailable)('checking contacts', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({
       code: 200,
+      status: 200,
       message: 'Contacts checked',
       data: [
         { phone: '6283411112222', registered: true },
@@ -57,7 +58,7 @@ describe.skipIf(noStoreAvailable)('checking contacts', () => {
     await gw.request('POST', '/devices', { package: 'BETA', name: 'idle', phone: '6283499000002' });
     const res = await gw.request('POST', '/contacts/check', { device: '6283499000002', phones: ['6283411112222'] });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Device not connected' });
+    expect(res.body).toEqual({ code: 400, status: 400, message: 'Device not connected' });
   });
 
   it('answers 404 for another account’s device', async () => {
@@ -65,6 +66,6 @@ describe.skipIf(noStoreAvailable)('checking contacts', () => {
     const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
     const res = await gw.request('POST', '/contacts/check', { device, phones: ['6283411112222'] }, otherToken);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
   });
 });

@@ -16,6 +16,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     const res = await create({ package: 'STARTER60K', name: 'Front desk' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
+      code: 201,
       status: 201,
       message: 'Device created',
       data: {
@@ -65,11 +66,17 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { package: ['is required'], name: ['is required'] },
     });
     const noName = await create({ package: 'BETA' });
-    expect(noName.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['is required'] } });
+    expect(noName.body).toEqual({
+      code: 400,
+      status: 400,
+      message: 'Validation failed',
+      errors: { name: ['is required'] },
+    });
     const emptyName = await create({ package: 'BETA', name: '' });
     expect(emptyName.body.message).toBe('Validation failed');
     expect(Object.keys(emptyName.body.errors)).toEqual(['name']);
@@ -93,7 +100,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       params: { text: 'too early' },
     });
     expect(send.status).toBe(400);
-    expect(send.body).toEqual({ code: 400, message: 'Device not connected' });
+    expect(send.body).toEqual({ code: 400, status: 400, message: 'Device not connected' });
     const noPhone = await create({ package: 'BETA', name: 'no phone' });
     expect(noPhone.body.data.phone).toBeNull(); // set when paired
     for (const phone of [
@@ -122,7 +129,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     for (const id of ['999999', 'abc', '0', '-1', '1.5', '99999999999999999999']) {
       const missing = await gw.request('GET', `/devices/${id}`);
       expect(missing.status, id).toBe(404);
-      expect(missing.body, id).toMatchObject({ code: 404, message: 'Device not found' });
+      expect(missing.body, id).toMatchObject({ code: 404, status: 404, message: 'Device not found' });
     }
   });
 
@@ -133,13 +140,25 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       for (const method of ['GET', 'PATCH', 'DELETE'] as const) {
         const res = await gw.request(method, `/devices/${spelling}`, method === 'PATCH' ? { name: 'x' } : undefined);
         expect(res.status, `${method} ${spelling}`).toBe(404);
-        expect(res.body, `${method} ${spelling}`).toMatchObject({ code: 404, message: 'Device not found' });
+        expect(res.body, `${method} ${spelling}`).toMatchObject({
+          code: 404,
+          status: 404,
+          message: 'Device not found',
+        });
       }
     }
     expect((await gw.request('GET', `/devices/${id}`)).body.data.name).toBe('spelled');
     // The same rule for every numeric path id: tokens, groups, webhook deliveries.
-    expect((await gw.request('DELETE', '/tokens/0x1')).body).toMatchObject({ code: 404, message: 'Token not found' });
-    expect((await gw.request('GET', '/groups/0x1')).body).toMatchObject({ code: 404, message: 'Group not found' });
+    expect((await gw.request('DELETE', '/tokens/0x1')).body).toMatchObject({
+      code: 404,
+      status: 404,
+      message: 'Token not found',
+    });
+    expect((await gw.request('GET', '/groups/0x1')).body).toMatchObject({
+      code: 404,
+      status: 404,
+      message: 'Group not found',
+    });
     expect((await gw.request('GET', `/devices/${id}/webhook-deliveries?page=0x1`)).status).toBe(400);
   });
 
@@ -210,6 +229,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     expect(cleared.body.data.webhook_url).toBeNull();
     expect((await gw.request('PATCH', '/devices/999999', { name: 'x' })).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Device not found',
     });
   });
@@ -227,6 +247,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       expect(res.status, field).toBe(400);
       expect(res.body, field).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { [field]: ['cannot be set by this request'] },
       });
@@ -252,12 +273,14 @@ describe.skipIf(noStoreAvailable)('devices', () => {
       expect(onCreate.status, JSON.stringify(name)).toBe(400);
       expect(onCreate.body).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { name: ['must not be blank'] },
       });
       const onPatch = await gw.request('PATCH', `/devices/${created.id}`, { name });
       expect(onPatch.body).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { name: ['must not be blank'] },
       });
@@ -274,7 +297,11 @@ describe.skipIf(noStoreAvailable)('devices', () => {
     expect((await gw.request('GET', `/devices/${id}`)).status).toBe(404);
     const list = await gw.request('GET', '/devices?per_page=100');
     expect(list.body.data.some((d: { id: number }) => d.id === id)).toBe(false);
-    expect((await gw.request('DELETE', `/devices/${id}`)).body).toEqual({ code: 404, message: 'Device not found' });
+    expect((await gw.request('DELETE', `/devices/${id}`)).body).toEqual({
+      code: 404,
+      status: 404,
+      message: 'Device not found',
+    });
   });
 });
 
@@ -287,7 +314,7 @@ describe.skipIf(noStoreAvailable)('device limit', () => {
         ids.push((await gw.request('POST', '/devices', { package: 'BETA', name: `n${i}` })).body.data.id);
       const over = await gw.request('POST', '/devices', { package: 'BETA', name: 'eleventh' });
       expect(over.status).toBe(403);
-      expect(over.body).toMatchObject({ code: 403, message: 'Device limit exceeded' });
+      expect(over.body).toMatchObject({ code: 403, status: 403, message: 'Device limit exceeded' });
       await gw.request('DELETE', `/devices/${ids[0]}`);
       expect((await gw.request('POST', '/devices', { package: 'BETA', name: 'replacement' })).status).toBe(201);
       await gw.app.services.accounts.setMaxDevices('default', 11);

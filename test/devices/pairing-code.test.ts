@@ -36,7 +36,12 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
       data: { pairing_code: expect.stringMatching(CODE), phone: PHONE },
     });
     const typed = await gw.request('POST', '/sandbox/pair', { pairing_code: res.body.data.pairing_code, phone: PHONE });
-    expect(typed.body).toEqual({ code: 200, message: 'Pairing code accepted', data: { device_phone: PHONE } });
+    expect(typed.body).toEqual({
+      code: 200,
+      status: 200,
+      message: 'Pairing code accepted',
+      data: { device_phone: PHONE },
+    });
     const device = await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true);
     expect(device.phone).toBe(PHONE);
     const again = await gw.request('POST', `/api/devices/${id}/pairing-code`, { phone: PHONE });
@@ -54,7 +59,7 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     expect(second).not.toBe(first);
     const stale = await gw.request('POST', '/sandbox/pair', { pairing_code: first, phone: PHONE });
     expect(stale.status).toBe(400);
-    expect(stale.body).toEqual({ code: 400, message: 'Invalid pairing code' });
+    expect(stale.body).toEqual({ code: 400, status: 400, message: 'Invalid pairing code' });
     expect((await gw.request('POST', '/sandbox/pair', { pairing_code: second, phone: PHONE })).status).toBe(200);
     await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED');
   });
@@ -66,6 +71,7 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       code: 400,
+      status: 400,
       message: 'Phone number mismatch',
       error: `this device must be paired from ${PHONE}`,
     });
@@ -98,19 +104,21 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { phone: expect.any(Array) },
     });
     expect((await gw.request('POST', '/devices/999999/pairing-code', { phone: PHONE })).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Device not found',
     });
     await gw.app.services.devices.setStatus(id, 'SUSPENDED');
     const suspended = await gw.request('POST', `/devices/${id}/pairing-code`, { phone: PHONE });
     expect(suspended.status).toBe(403);
-    expect(suspended.body).toEqual({ code: 403, message: 'Device suspended' });
+    expect(suspended.body).toEqual({ code: 403, status: 403, message: 'Device suspended' });
     const bad = await gw.request('POST', '/sandbox/pair', { pairing_code: 'AAAA-BBBB', phone: PHONE });
-    expect(bad.body).toEqual({ code: 400, message: 'Invalid pairing code' });
+    expect(bad.body).toEqual({ code: 400, status: 400, message: 'Invalid pairing code' });
   });
 
   it('answers 500 Pairing code generation failed when the network is unreachable', async () => {
@@ -118,7 +126,7 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     const id = await newDevice(gw);
     const res = await gw.request('POST', `/devices/${id}/pairing-code`, { phone: PHONE });
     expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ code: 500, message: 'Pairing code generation failed' });
+    expect(res.body).toMatchObject({ code: 500, status: 500, message: 'Pairing code generation failed' });
   });
 
   it("another account cannot complete a device's pairing code (it is unknown to it)", async () => {
@@ -129,7 +137,7 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
     const token = (await gw.app.services.accounts.createToken(other.id, 'test')).token;
     const res = await gw.request('POST', '/sandbox/pair', { pairing_code: code, phone: PHONE }, token);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 400, message: 'Invalid pairing code' });
+    expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Invalid pairing code' });
     expect((await gw.request('GET', `/devices/${id}`)).body.data.paired_status).toBe('UNPAIRED');
     expect((await gw.request('POST', '/sandbox/pair', { pairing_code: code, phone: PHONE })).status).toBe(200);
   });

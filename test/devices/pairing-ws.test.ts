@@ -44,6 +44,7 @@ describe.skipIf(noStoreAvailable)('pairing with the sandbox as its own process',
     await waitForDevice(again, device.id, (d) => d.connected === true, 'reconnected after gateway restart');
     expect((await again.request('GET', `/devices/${device.id}/qr?response_type=url`)).body).toEqual({
       code: 200,
+      status: 200,
       message: 'Device connected',
     });
   });
@@ -56,7 +57,7 @@ describe.skipIf(noStoreAvailable)('pairing with the sandbox as its own process',
     await new Promise((resolve) => setTimeout(resolve, 150));
     const res = await gw.request('POST', '/sandbox/scan', { qr: first, phone: '6289000000002' });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Invalid QR code' });
+    expect(res.body).toEqual({ code: 400, status: 400, message: 'Invalid QR code' });
   });
 
   it('reconnects when the sandbox process comes back after a restart', async () => {

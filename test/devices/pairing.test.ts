@@ -28,6 +28,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     const res = await gw.request('GET', `/devices/${id}/qr?response_type=url`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
+      code: 200,
       status: 200,
       message: 'QR code generated',
       data: {
@@ -43,14 +44,19 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     expect(await qrText(gw, id)).toBe(text);
 
     const scan = await gw.request('POST', '/sandbox/scan', { qr: text, phone: '6281111111111' });
-    expect(scan.body).toEqual({ code: 200, message: 'QR code scanned', data: { device_phone: '6281111111111' } });
+    expect(scan.body).toEqual({
+      code: 200,
+      status: 200,
+      message: 'QR code scanned',
+      data: { device_phone: '6281111111111' },
+    });
     const device = await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected);
     expect(device.phone).toBe('6281111111111');
     expect(device.server).toEqual({ name: 'test-node', status: 'ACTIVE' });
 
     const again = await gw.request('GET', `/devices/${id}/qr?response_type=url`);
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ code: 200, message: 'Device connected' });
+    expect(again.body).toEqual({ code: 200, status: 200, message: 'Device connected' });
   });
 
   it('rotates the code; a rotated-out code is refused with 400 Invalid QR code', async () => {
@@ -64,7 +70,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     );
     const stale = await gw.request('POST', '/sandbox/scan', { qr: first, phone: '6281111111112' });
     expect(stale.status).toBe(400);
-    expect(stale.body).toEqual({ code: 400, message: 'Invalid QR code' });
+    expect(stale.body).toEqual({ code: 400, status: 400, message: 'Invalid QR code' });
     // The code keeps rotating, and decoding the PNG takes a while: if the code just read is already gone, read again.
     const ok = await waitFor(
       async () => gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone: '6281111111112' }),
@@ -156,7 +162,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     const device = await createPairedDevice(gw, '6286666666666');
     await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: 'http://127.0.0.1:9/hook' });
     const res = await gw.request('POST', `/sandbox/devices/${device.id}/disconnect`, { logout: true });
-    expect(res.body).toEqual({ code: 200, message: 'Device logged out from the phone', data: null });
+    expect(res.body).toEqual({ code: 200, status: 200, message: 'Device logged out from the phone', data: null });
     const after = await waitForDevice(gw, device.id, (d) => d.paired_status === 'UNPAIRED');
     expect(after.connected).toBe(false);
     const events = await gw.app.store.db
@@ -180,7 +186,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
         seen.push(event.type === 'connected');
     });
     const res = await gw.request('POST', `/sandbox/devices/${device.id}/disconnect`, {});
-    expect(res.body).toEqual({ code: 200, message: 'Connection dropped', data: null });
+    expect(res.body).toEqual({ code: 200, status: 200, message: 'Connection dropped', data: null });
     await waitFor(
       () => seen,
       (s) => s.length >= 2,
@@ -216,6 +222,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     }
     expect((await gw.request('GET', '/devices/999999/qr?response_type=url')).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Device not found',
     });
   });
@@ -226,7 +233,7 @@ describe.skipIf(noStoreAvailable)('pairing by QR', () => {
     await gw.app.services.devices.setStatus(id, 'SUSPENDED');
     const res = await gw.request('GET', `/devices/${id}/qr?response_type=url`);
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ code: 403, message: 'Device suspended' });
+    expect(res.body).toEqual({ code: 403, status: 403, message: 'Device suspended' });
     expect((await gw.request('GET', `/devices/${id}`)).body.data.status).toBe('SUSPENDED');
     await gw.app.services.devices.setStatus(id, 'ACTIVE');
     expect((await gw.request('GET', `/devices/${id}/qr?response_type=url`)).status).toBe(200);

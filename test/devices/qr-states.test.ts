@@ -20,14 +20,14 @@ describe.skipIf(noStoreAvailable)('the QR route answers what the device is', () 
     const device = await createPairedDevice(gw, '6281700002101');
     const connected = await gw.request('GET', `/devices/${device.id}/qr?response_type=url`);
     expect(connected.status).toBe(200);
-    expect(connected.body).toEqual({ code: 200, message: 'Device connected' });
+    expect(connected.body).toEqual({ code: 200, status: 200, message: 'Device connected' });
 
     const dropped = await gw.request('POST', `/sandbox/devices/${device.id}/disconnect`, { logout: false });
     expect(dropped.status).toBe(200);
     await waitForDevice(gw, device.id, (d) => d.connected === false, 'offline');
     const offline = await gw.request('GET', `/devices/${device.id}/qr?response_type=url`);
     expect(offline.status).toBe(409);
-    expect(offline.body).toMatchObject({ code: 409, message: 'Device offline, reconnecting' });
+    expect(offline.body).toMatchObject({ code: 409, status: 409, message: 'Device offline, reconnecting' });
     expect(typeof offline.body.error).toBe('string');
     const row = (await gw.request('GET', `/devices/${device.id}`)).body.data;
     expect(row).toMatchObject({ paired_status: 'PAIRED', connected: false });

@@ -82,7 +82,7 @@ describe.skipIf(noStoreAvailable)('device restart', () => {
     await gw.app.services.devices.setStatus(created.body.data.id, 'SUSPENDED');
     const suspended = await gw.request('POST', `/devices/${created.body.data.id}/restart`);
     expect(suspended.status).toBe(403);
-    expect(suspended.body).toMatchObject({ code: 403, message: 'Device suspended' });
+    expect(suspended.body).toMatchObject({ code: 403, status: 403, message: 'Device suspended' });
 
     const unknown = await gw.request('POST', '/devices/999999/restart');
     expect(unknown.status).toBe(404);

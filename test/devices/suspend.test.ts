@@ -77,7 +77,7 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
       type: 'chat',
       params: { text: 'while suspended' },
     });
-    expect(refused.body).toEqual({ code: 403, message: 'Device suspended' });
+    expect(refused.body).toEqual({ code: 403, status: 403, message: 'Device suspended' });
 
     await resume();
     for (const id of ids) {

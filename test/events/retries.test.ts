@@ -207,17 +207,17 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
 
     const unknown = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/evt_nope/retry`);
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ code: 404, message: 'Delivery not found' });
+    expect(unknown.body).toEqual({ code: 404, status: 404, message: 'Delivery not found' });
     const otherDevice = (await gw.request('POST', '/devices', { package: 'BETA', name: 'other' })).body.data.id;
     const wrongDevice = await gw.request('POST', `/devices/${otherDevice}/webhook-deliveries/${id}/retry`);
-    expect(wrongDevice.body).toEqual({ code: 404, message: 'Delivery not found' });
+    expect(wrongDevice.body).toEqual({ code: 404, status: 404, message: 'Delivery not found' });
     for (const path of [`/devices/999999/webhook-deliveries`, `/devices/999999/webhook-secret`]) {
       const res = await gw.request(path.endsWith('secret') ? 'POST' : 'GET', path);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+      expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     }
     const missing = await gw.request('POST', `/devices/999999/webhook-deliveries/${id}/retry`);
-    expect(missing.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(missing.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     // Another account sees none of it: its answers are those of a missing device.
     const other = await gw.app.services.accounts.createAccount('webhooks-other');
     const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
@@ -227,13 +227,13 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
       ['POST', `/devices/${device.id}/webhook-secret`],
     ] as const) {
       const res = await gw.request(method, path, undefined, otherToken);
-      expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+      expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     }
 
     await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: null });
     const noUrl = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
     expect(noUrl.status).toBe(400);
-    expect(noUrl.body).toMatchObject({ code: 400, message: 'Webhook URL not set' });
+    expect(noUrl.body).toMatchObject({ code: 400, status: 400, message: 'Webhook URL not set' });
   });
 
   it('pages the log newest first and filters it by status and type', async () => {

@@ -84,7 +84,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
       participants: [a, b, a, '6283255550000', '6283255550001', '6283255550002', '6283255550002'],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toMatchObject({ code: 201, message: 'Group created' });
+    expect(res.body).toMatchObject({ code: 201, status: 201, message: 'Group created' });
     const group = res.body.data;
     expect(group).toMatchObject({ subject: 'Created here', device, device_admin: 'superadmin', participant_count: 3 });
     expect(group.participants).toEqual([
@@ -133,6 +133,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
       code: 200,
+      status: 200,
       message: 'Group updated',
       data: { id: group.id, subject: 'New name', description: 'About us' },
     });
@@ -146,13 +147,18 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     const notAdmin = await syncedGroup(gw, device, created.id);
     const refused = await gw.request('PUT', `/groups/${notAdmin.id}`, { subject: 'Mine now' });
     expect(refused.status).toBe(403);
-    expect(refused.body).toMatchObject({ code: 403, message: 'Access denied' });
+    expect(refused.body).toMatchObject({ code: 403, status: 403, message: 'Access denied' });
   });
 
   it('refuses a blank subject on PUT, naming it', async () => {
     const group = await adminGroup(gw, device, 'Keeps its name', fresh(1));
     const res = await gw.request('PUT', `/groups/${group.id}`, { subject: ' \t ' });
-    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { subject: ['must not be blank'] } });
+    expect(res.body).toEqual({
+      code: 400,
+      status: 400,
+      message: 'Validation failed',
+      errors: { subject: ['must not be blank'] },
+    });
     expect((await gw.request('GET', `/groups/${group.id}`)).body.data.subject).toBe('Keeps its name');
   });
 
@@ -168,6 +174,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
       expect(res.status, JSON.stringify(receiver)).toBe(400);
       expect(res.body).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { receiver: ['a group send goes to the group; send to one chat with POST /messages'] },
       });
@@ -182,6 +189,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
       code: 200,
+      status: 200,
       message: 'Message sent successfully',
       data: { status: 'pending', type: 'chat', device, receiver: group.network_id, message: 'Hello all' },
     });
@@ -220,6 +228,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body).toMatchObject({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { device: expect.any(Array) },
     });
@@ -249,16 +258,22 @@ describe.skipIf(noStoreAvailable)('groups', () => {
     ] as const) {
       const res = await gw.request(method, url, body, otherToken);
       expect(res.status, `${method} ${url}`).toBe(404);
-      expect(res.body).toEqual({ code: 404, message: 'Group not found' });
+      expect(res.body).toEqual({ code: 404, status: 404, message: 'Group not found' });
     }
     expect((await gw.request('GET', '/groups', undefined, otherToken)).body.data).toEqual([]);
     expect((await gw.request('GET', `/groups?device=${device}`, undefined, otherToken)).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Device not found',
     });
-    expect((await gw.request('GET', '/groups/987654')).body).toEqual({ code: 404, message: 'Group not found' });
+    expect((await gw.request('GET', '/groups/987654')).body).toEqual({
+      code: 404,
+      status: 404,
+      message: 'Group not found',
+    });
     expect((await gw.request('GET', '/groups?device=abc')).body).toMatchObject({
       code: 400,
+      status: 400,
       message: 'Invalid phone number format',
     });
   });

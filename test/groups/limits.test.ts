@@ -45,7 +45,7 @@ describe.skipIf(noStoreAvailable)('members-add limits', () => {
     // 10 s after the first: its slot frees 50 s from now.
     const eleventh = await addMembers(gw, group.id, fresh(1));
     expect(eleventh.status).toBe(429);
-    expect(eleventh.body).toEqual({ code: 429, message: 'Too many requests' });
+    expect(eleventh.body).toEqual({ code: 429, status: 429, message: 'Too many requests' });
     expect(eleventh.headers['retry-after']).toBe('50');
 
     // The limit is per group.
@@ -97,7 +97,7 @@ describe.skipIf(noStoreAvailable)('members-add limits', () => {
     clock.advance(SECOND);
     const none = await addMembers(gw, group.id, fresh(1));
     expect(none.status).toBe(429);
-    expect(none.body).toEqual({ code: 429, message: 'Too many requests' });
+    expect(none.body).toEqual({ code: 429, status: 429, message: 'Too many requests' });
     const midnight = Date.UTC(2026, 2, 11);
     expect(Number(none.headers['retry-after'])).toBe(Math.ceil((midnight - clock.now()) / 1000));
 

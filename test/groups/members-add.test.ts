@@ -26,6 +26,7 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual({
       code: 200,
+      status: 200,
       message: 'Members added successfully',
       data: {
         group_id: String(group.id),
@@ -163,6 +164,7 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { participants: ['at most 20 participants per request'] },
     });
@@ -178,7 +180,12 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     const group = await adminGroup(gw, device, 'Validation', fresh(1));
     const res = await gw.request('POST', `/api/groups/${group.id}/members/add`, body);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { participants: [message] } });
+    expect(res.body).toEqual({
+      code: 400,
+      status: 400,
+      message: 'Validation failed',
+      errors: { participants: [message] },
+    });
   });
 
   it('answers 400 Validation failed for entries that are not strings, and for a body that is not an object', async () => {
@@ -187,6 +194,7 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { 'participants.1': ['must be a string'], 'participants.2': ['must be a string'] },
     });
@@ -204,7 +212,7 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     expect(group.device_admin).toBeNull();
     const res = await addMembers(gw, group.id, fresh(1));
     expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 403, message: 'Access denied' });
+    expect(res.body).toMatchObject({ code: 403, status: 403, message: 'Access denied' });
   });
 
   it('answers 404 Group not found for an unknown id, a non-numeric id and another account’s group', async () => {
@@ -212,14 +220,14 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
       const res = await gw.request('POST', `/api/groups/${id}/members/add`, { participants: fresh(1) });
       expect(res.status, id).toBe(404);
       // A malformed id also names the parameter, as device ids do.
-      expect(res.body).toMatchObject({ code: 404, message: 'Group not found' });
+      expect(res.body).toMatchObject({ code: 404, status: 404, message: 'Group not found' });
     }
     const group = await adminGroup(gw, device, 'Private', fresh(1));
     const other = await gw.app.services.accounts.createAccount('groups-members-other');
     const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
     const res = await addMembers(gw, group.id, fresh(1), otherToken);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 404, message: 'Group not found' });
+    expect(res.body).toEqual({ code: 404, status: 404, message: 'Group not found' });
   });
 
   it('is served at /api/groups/{id}/members/add and at /groups/{id}/members/add', async () => {
@@ -259,7 +267,7 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
       const group = await groupOf(1024, 'Full');
       const res = await addMembers(gw, group.id, fresh(1));
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ code: 400, message: 'Group capacity exceeded' });
+      expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Group capacity exceeded' });
       const detail = (await gw.request('GET', `/groups/${group.id}`)).body.data;
       expect(detail.participant_count).toBe(1024);
     });
@@ -272,6 +280,6 @@ describe.skipIf(noStoreAvailable)('adding members to a group', () => {
     expect(logout.status).toBe(200);
     const res = await addMembers(gw, group.id, fresh(1));
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Device not connected' });
+    expect(res.body).toEqual({ code: 400, status: 400, message: 'Device not connected' });
   });
 });

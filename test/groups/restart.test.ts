@@ -49,7 +49,7 @@ describe.skipIf(noStoreAvailable)('members-add counters across a restart', () =>
 
     const eleventh = await addMembers(second, group.id, fresh(1));
     expect(eleventh.status).toBe(429);
-    expect(eleventh.body).toEqual({ code: 429, message: 'Too many requests' });
+    expect(eleventh.body).toEqual({ code: 429, status: 429, message: 'Too many requests' });
     expect(eleventh.headers['retry-after']).toBe('60');
 
     clock.advance(61_000);

@@ -19,7 +19,7 @@ describe.skipIf(noStoreAvailable)('authentication', () => {
   });
   afterAll(() => gw?.close());
 
-  const unauthorized = { code: 401, message: 'Unauthorized' };
+  const unauthorized = { code: 401, status: 401, message: 'Unauthorized' };
 
   it.each([
     ['no header', undefined],

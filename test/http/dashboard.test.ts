@@ -32,7 +32,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
     const res = await gw.app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(302);
     expect(res.headers.location).toBe('/dashboard/');
-    expect(res.json()).toEqual({ code: 302, message: 'Found: the dashboard is at /dashboard/' });
+    expect(res.json()).toEqual({ code: 302, status: 302, message: 'Found: the dashboard is at /dashboard/' });
     // Dot segments resolve to / as well: still the same answer, in the envelope.
     const dotted = await gw.app.inject({ method: 'GET', url: '/devices/%2e%2e/%2e%2e' });
     expect(dotted.statusCode).toBe(302);
@@ -67,7 +67,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
   it('answers an unknown file with 404 in the envelope, and never serves outside the build', async () => {
     const missing = await gw.app.inject({ method: 'GET', url: '/dashboard/assets/nope.js' });
     expect(missing.statusCode).toBe(404);
-    expect(missing.json()).toMatchObject({ code: 404, message: 'Not found' });
+    expect(missing.json()).toMatchObject({ code: 404, status: 404, message: 'Not found' });
     for (const url of [
       '/dashboard/../package.json',
       '/dashboard/%2e%2e/package.json',
@@ -89,6 +89,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       code: 200,
+      status: 200,
       message: 'OK',
       data: { network: 'sandbox', sandbox_control: true, server: { name: 'test-node' } },
     });
@@ -130,6 +131,7 @@ describe.skipIf(noStoreAvailable)('a gateway whose dashboard is not built', () =
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({
       code: 404,
+      status: 404,
       message: 'Not found',
       error: 'the dashboard is not built: run npm run build:web',
     });

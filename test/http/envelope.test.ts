@@ -14,7 +14,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
   it('answers an unknown route with 404 Not found', async () => {
     const res = await gw.request('GET', '/no/such/route');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 404, message: 'Not found' });
+    expect(res.body).toEqual({ code: 404, status: 404, message: 'Not found' });
   });
 
   it('answers malformed JSON with 400 Invalid JSON body', async () => {
@@ -25,7 +25,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
       payload: '{"package": "BETA",',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ code: 400, message: 'Invalid JSON body' });
+    expect(res.json()).toEqual({ code: 400, status: 400, message: 'Invalid JSON body' });
   });
 
   it('answers an empty JSON body with 400 Invalid JSON body', async () => {
@@ -36,7 +36,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
       payload: '',
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ code: 400, message: 'Invalid JSON body' });
+    expect(res.json()).toEqual({ code: 400, status: 400, message: 'Invalid JSON body' });
   });
 
   it('refuses a JSON body that tries prototype poisoning', async () => {
@@ -60,7 +60,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
         payload: 'package=BETA&name=x',
       });
       expect(res.statusCode).toBe(415);
-      expect(res.json()).toEqual({ code: 415, message: 'Unsupported media type' });
+      expect(res.json()).toEqual({ code: 415, status: 415, message: 'Unsupported media type' });
     },
   );
 
@@ -83,7 +83,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
       payload: over,
     });
     expect(res.statusCode).toBe(413);
-    expect(res.json()).toEqual({ code: 413, message: 'Payload too large' });
+    expect(res.json()).toEqual({ code: 413, status: 413, message: 'Payload too large' });
 
     const base = JSON.stringify({ package: 'BETA', name: 'x', pad: '' });
     const under = JSON.stringify({ package: 'BETA', name: 'x', pad: 'a'.repeat(1024 * 1024 - base.length) });
@@ -100,7 +100,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
   it('answers a wrong method on a known path with 405 and an Allow header', async () => {
     const res = await gw.request('PUT', '/devices');
     expect(res.status).toBe(405);
-    expect(res.body).toEqual({ code: 405, message: 'Method not allowed' });
+    expect(res.body).toEqual({ code: 405, status: 405, message: 'Method not allowed' });
     expect(String(res.headers.allow).split(', ').sort()).toEqual(['GET', 'POST']);
 
     const one = await gw.request('POST', '/devices/1');
@@ -111,10 +111,20 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
   it('answers a structurally invalid body with 400 Validation failed naming every field', async () => {
     const res = await gw.request('POST', '/tokens', { name: 5, extra: true });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['must be a string'] } });
+    expect(res.body).toEqual({
+      code: 400,
+      status: 400,
+      message: 'Validation failed',
+      errors: { name: ['must be a string'] },
+    });
 
     const missing = await gw.request('POST', '/tokens', {});
-    expect(missing.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['is required'] } });
+    expect(missing.body).toEqual({
+      code: 400,
+      status: 400,
+      message: 'Validation failed',
+      errors: { name: ['is required'] },
+    });
 
     const notObject = await gw.request('POST', '/tokens', [1, 2]);
     expect(notObject.status).toBe(400);
@@ -150,14 +160,75 @@ describe.skipIf(noStoreAvailable)('when the store fails', () => {
       await gw.app.store.close();
       const res = await gw.request('GET', '/devices');
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ code: 500, message: 'Internal server error' });
+      expect(res.body).toEqual({ code: 500, status: 500, message: 'Internal server error' });
       const ready = await gw.request('GET', '/readyz', undefined, null);
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ code: 503, message: 'Not ready', error: 'the store does not answer' });
+      expect(ready.body).toEqual({ code: 503, status: 503, message: 'Not ready', error: 'the store does not answer' });
       const health = await gw.request('GET', '/healthz', undefined, null);
-      expect(health.body).toEqual({ code: 200, message: 'OK' });
+      expect(health.body).toEqual({ code: 200, status: 200, message: 'OK' });
     } finally {
       await gw.close();
     }
+  });
+});
+
+// DECISIONS 12: every JSON answer carries both `code` and `status`, the same integer as the HTTP status.
+describe.skipIf(noStoreAvailable)('code and status in every answer', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(() => gw?.close());
+
+  it('answers success and error bodies of every kind with code equal to status', async () => {
+    const created = await gw.request('POST', '/devices', { name: 'twin', package: 'BETA' });
+    const id = (created.body as { data: { id: number } }).data.id;
+    const answers = [
+      created,
+      await gw.request('GET', '/devices'),
+      await gw.request('GET', `/devices/${id}`),
+      await gw.request('GET', `/devices/${id}/qr`),
+      await gw.request('GET', '/groups'),
+      await gw.request('GET', '/messages'),
+      await gw.request('GET', '/tokens'),
+      await gw.request('GET', '/healthz', undefined, null),
+      await gw.request('GET', '/devices/999999'),
+      await gw.request('POST', '/messages', { device: 'none', receiver: '1', type: 'chat', params: { text: 'x' } }),
+      await gw.request('GET', '/devices', undefined, null),
+    ];
+    for (const answer of answers) {
+      const body = answer.body as { code: unknown; status: unknown };
+      expect({ code: body.code, status: body.status }).toEqual({ code: answer.status, status: answer.status });
+    }
+  });
+
+  it('documents both fields as required in every JSON answer of the OpenAPI document', async () => {
+    const doc = (await gw.request('GET', '/openapi.json', undefined, null)).body as {
+      paths: Record<
+        string,
+        Record<string, { responses?: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+      >;
+    };
+    const lacking: string[] = [];
+    const check = (where: string, schema: unknown): void => {
+      const s = schema as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+        oneOf?: unknown[];
+        anyOf?: unknown[];
+      };
+      for (const branch of [...(s.oneOf ?? []), ...(s.anyOf ?? [])]) check(where, branch);
+      if (s.properties?.code === undefined && s.properties?.status === undefined) return;
+      if (!(s.required ?? []).includes('code') || !(s.required ?? []).includes('status')) lacking.push(where);
+    };
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses ?? {})) {
+          const schema = response.content?.['application/json']?.schema;
+          if (schema !== undefined) check(`${method.toUpperCase()} ${path} ${status}`, schema);
+        }
+      }
+    }
+    expect(lacking).toEqual([]);
   });
 });

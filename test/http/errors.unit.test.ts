@@ -12,7 +12,7 @@ describe('ApiError', () => {
       expect(errorBody(error)).toEqual({ code: status, message });
     }
     const rejected = new ApiError('SANDBOX_REJECTED', {}, { statusCode: 409, message: 'Phone busy' });
-    expect(errorBody(rejected)).toEqual({ code: 409, message: 'Phone busy' });
+    expect(errorBody(rejected)).toEqual({ code: 409, status: 409, message: 'Phone busy' });
   });
 
   it('captures no stack frames, and leaves other errors their full stack', () => {

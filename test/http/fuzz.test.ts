@@ -75,11 +75,12 @@ describe.skipIf(noStoreAvailable)('device routes under random input', () => {
         expect(res.statusCode).toBeLessThan(500);
         expect(res.statusCode).toBeGreaterThanOrEqual(200);
         const parsed = JSON.parse(res.body) as Record<string, unknown>;
-        const code = 'status' in parsed && !('code' in parsed) ? parsed.status : parsed.code;
-        expect(code).toBe(res.statusCode);
+        expect({ code: parsed.code, status: parsed.status }).toEqual({ code: res.statusCode, status: res.statusCode });
         expect(typeof parsed.message).toBe('string');
         if (res.statusCode >= 400) {
-          expect(Object.keys(parsed).every((key) => ['code', 'message', 'error', 'errors'].includes(key))).toBe(true);
+          expect(
+            Object.keys(parsed).every((key) => ['code', 'status', 'message', 'error', 'errors'].includes(key)),
+          ).toBe(true);
         }
       }),
       { numRuns: 400 },

@@ -41,13 +41,13 @@ describe.skipIf(noStoreAvailable)('deeply nested bodies', () => {
     const payload = `{"device":"6281234567890","receiver":"6289876543210","type":"chat","params":{"text":"hi"},"x":${deep(100_000)}}`;
     const res = await post(payload, headers);
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ code: 400, message: 'Validation failed', errors: { body: [refusal] } });
+    expect(res.json()).toEqual({ code: 400, status: 400, message: 'Validation failed', errors: { body: [refusal] } });
   });
 
   it('takes a body nested to the limit as any other', async () => {
     // 1 (the body) + 31 levels in an unknown field: the limit exactly; answered past parsing.
     const payload = `{"device":"6281234567890","receiver":"6289876543210","type":"chat","params":{"text":"hi"},"x":${deep(31)}}`;
     const res = await post(payload, { 'idempotency-key': 'deep-2' });
-    expect(res.json()).toMatchObject({ code: 404, message: 'Device not found' });
+    expect(res.json()).toMatchObject({ code: 404, status: 404, message: 'Device not found' });
   });
 });

@@ -10,8 +10,16 @@ describe.skipIf(noStoreAvailable)('operations endpoints', () => {
   afterAll(() => gw?.close());
 
   it('answers /healthz and /readyz without a token', async () => {
-    expect((await gw.request('GET', '/healthz', undefined, null)).body).toEqual({ code: 200, message: 'OK' });
-    expect((await gw.request('GET', '/readyz', undefined, null)).body).toEqual({ code: 200, message: 'Ready' });
+    expect((await gw.request('GET', '/healthz', undefined, null)).body).toEqual({
+      code: 200,
+      status: 200,
+      message: 'OK',
+    });
+    expect((await gw.request('GET', '/readyz', undefined, null)).body).toEqual({
+      code: 200,
+      status: 200,
+      message: 'Ready',
+    });
   });
 
   it('serves Prometheus metrics to token holders only', async () => {
@@ -53,18 +61,18 @@ describe.skipIf(noStoreAvailable)('operations endpoints', () => {
   it('serves /healthz, /readyz, /metrics and /openapi.json under /api too (DECISIONS 1), the alias undocumented', async () => {
     expect(await gw.request('GET', '/api/healthz', undefined, null)).toMatchObject({
       status: 200,
-      body: { code: 200, message: 'OK' },
+      body: { code: 200, status: 200, message: 'OK' },
     });
     expect(await gw.request('GET', '/api/readyz', undefined, null)).toMatchObject({
       status: 200,
-      body: { code: 200, message: 'Ready' },
+      body: { code: 200, status: 200, message: 'Ready' },
     });
     const metrics = await gw.request('GET', '/api/metrics');
     expect(metrics.status).toBe(200);
     expect(String(metrics.body)).toContain('gateway_http_requests_total');
     expect(await gw.request('GET', '/api/metrics', undefined, null)).toMatchObject({
       status: 401,
-      body: { code: 401, message: 'Unauthorized' },
+      body: { code: 401, status: 401, message: 'Unauthorized' },
     });
     const doc = await gw.request('GET', '/api/openapi.json', undefined, null);
     expect(doc.status).toBe(200);

@@ -79,6 +79,7 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
     expect(answer.head).toMatch(/content-type: application\/json/i);
     expect(answer.body).toEqual({
       code: 400,
+      status: 400,
       message: 'Bad request',
       error: expect.stringContaining('unknown HTTP method'),
     });
@@ -90,6 +91,7 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
     expect(answer.status).toBe(431);
     expect(answer.body).toEqual({
       code: 431,
+      status: 431,
       message: 'Request header fields too large',
       error: 'the request line and headers exceed 16 KiB',
     });
@@ -103,7 +105,7 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
     );
     const answer = lastAnswer(text);
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ code: 400, message: 'Bad request' });
+    expect(answer.body).toMatchObject({ code: 400, status: 400, message: 'Bad request' });
     expect(answer.body.error).toMatch(/Content-Length|Transfer-Encoding|malformed/);
   });
 
@@ -115,14 +117,19 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
     );
     const answer = lastAnswer(text);
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ code: 400, message: 'Bad request', error: expect.stringContaining('chunk') });
+    expect(answer.body).toMatchObject({
+      code: 400,
+      status: 400,
+      message: 'Bad request',
+      error: expect.stringContaining('chunk'),
+    });
   });
 
   it('ends headers that never finish with 408 in the envelope, in bounded time', async () => {
     const { text, endedAfterMs } = await raw(port, 'GET /devices HTTP/1.1\r\nHost: x\r\n');
     expect(lastAnswer(text)).toMatchObject({
       status: 408,
-      body: { code: 408, message: 'Request timeout', error: 'the request was not received in time' },
+      body: { code: 408, status: 408, message: 'Request timeout', error: 'the request was not received in time' },
     });
     expect(endedAfterMs).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 100);
     expect(endedAfterMs).toBeLessThan(ENDS_WITHIN_MS);
@@ -134,7 +141,10 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
       `POST /messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{}',
     );
-    expect(lastAnswer(text)).toMatchObject({ status: 408, body: { code: 408, message: 'Request timeout' } });
+    expect(lastAnswer(text)).toMatchObject({
+      status: 408,
+      body: { code: 408, status: 408, message: 'Request timeout' },
+    });
     expect(endedAfterMs).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 100);
     expect(endedAfterMs).toBeLessThan(ENDS_WITHIN_MS);
   });
@@ -197,12 +207,15 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: stalled connections cannot sta
     await waitFor(held, (count) => count >= CAP - 4, { what: 'the stalled connections to be held' });
     expect(lastAnswer((await raw(port, healthz)).text)).toMatchObject({
       status: 200,
-      body: { code: 200, message: 'OK' },
+      body: { code: 200, status: 200, message: 'OK' },
     });
     // Answered while every stalled request was still held open, not after they timed out.
     expect(endedStalled).toBe(0);
     for (const exchange of await Promise.all(stalled)) {
-      expect(lastAnswer(exchange.text)).toMatchObject({ status: 408, body: { code: 408, message: 'Request timeout' } });
+      expect(lastAnswer(exchange.text)).toMatchObject({
+        status: 408,
+        body: { code: 408, status: 408, message: 'Request timeout' },
+      });
       expect(exchange.endedAfterMs).toBeLessThan(BOUND_MS);
     }
   });
@@ -229,7 +242,7 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: stalled connections cannot sta
       (answer) => answer?.status === 200,
       { timeoutMs: BOUND_MS + 5_000, intervalMs: 100, what: '/healthz after the stalled bodies time out' },
     );
-    expect(healthy?.body).toEqual({ code: 200, message: 'OK' });
+    expect(healthy?.body).toEqual({ code: 200, status: 200, message: 'OK' });
     for (const exchange of await Promise.all(stalled)) {
       expect(lastAnswer(exchange.text).status).toBe(408);
       expect(exchange.endedAfterMs).toBeLessThan(BOUND_MS);

@@ -32,7 +32,7 @@ describe.skipIf(noStoreAvailable)('validation messages of every route', () => {
   ])('words PATCH %j plainly', async (body, errors) => {
     const res = await gw.request('PATCH', `/devices/${deviceId}`, body);
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 400, message: 'Validation failed', errors });
+    expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Validation failed', errors });
   });
 
   it('names every failing field at once', async () => {

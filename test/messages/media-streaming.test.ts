@@ -140,7 +140,7 @@ describe.skipIf(noStoreAvailable)('media streamed into the store', () => {
       type: 'file',
       params: { document: { url: `${base}/doc.pdf` }, fileName: 'doc.pdf' },
     });
-    expect(quota.body).toMatchObject({ code: 403, message: 'Quota exceeded' });
+    expect(quota.body).toMatchObject({ code: 403, status: 403, message: 'Quota exceeded' });
     await waitFor(chunks, (rows) => rows.length === 0, { what: 'no chunks left behind' });
   });
 

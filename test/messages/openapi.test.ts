@@ -92,6 +92,7 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: {
         device: [

@@ -99,7 +99,7 @@ describe.skipIf(noStoreAvailable)('the outbound queue across drops and restarts'
       params: { text: 'while offline' },
     });
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual({ code: 400, message: 'Device not connected' });
+    expect(refused.body).toEqual({ code: 400, status: 400, message: 'Device not connected' });
 
     await waitFor(
       () => h.status(ids[0]!),

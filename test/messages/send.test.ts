@@ -38,6 +38,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       code: 200,
+      status: 200,
       message: 'Message sent successfully',
       data: expect.objectContaining({
         id: expect.stringMatching(/^[0-9A-Z]{26}$/),
@@ -122,7 +123,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
       params: { text: 'x' },
     });
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
   });
 
   it('answers 400 Device not connected for a device that is not paired', async () => {
@@ -136,7 +137,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
       params: { text: 'x' },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ code: 400, message: 'Device not connected' });
+    expect(res.body).toEqual({ code: 400, status: 400, message: 'Device not connected' });
   });
 
   it('keeps per-device order under parallel acceptance', async () => {
@@ -228,7 +229,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
     expect(again).toEqual(first);
     const other = await send({ ...body, params: { text: 'twice' } }, { 'idempotency-key': 'order-1' });
     expect(other.status).toBe(409);
-    expect(other.body).toEqual({ code: 409, message: 'Idempotency key reuse', error: expect.any(String) });
+    expect(other.body).toEqual({ code: 409, status: 409, message: 'Idempotency key reuse', error: expect.any(String) });
     await waitFor(
       () => inbox('6281599990020'),
       (entries) => entries.length >= 1,
@@ -244,6 +245,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
   it('looks messages up by id and lists them newest first with a cursor', async () => {
     expect((await gw.request('GET', '/messages/01ZZZZZZZZZZZZZZZZZZZZZZZZ')).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Message not found',
     });
     const other = await gw.app.services.accounts.createAccount('messages-other');
@@ -251,6 +253,7 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
     const mine = (await send({ receiver: '6281599990030', type: 'chat', params: { text: 'mine' } })).body.data.id;
     expect((await gw.request('GET', `/messages/${mine}`, undefined, otherToken)).body).toEqual({
       code: 404,
+      status: 404,
       message: 'Message not found',
     });
 
@@ -284,7 +287,7 @@ describe.skipIf(noStoreAvailable)('quota', () => {
       expect(answers.filter((a) => a.status === 200)).toHaveLength(50);
       const refused = answers.filter((a) => a.status === 403);
       expect(refused).toHaveLength(150);
-      expect(refused[0]!.body).toMatchObject({ code: 403, message: 'Quota exceeded' });
+      expect(refused[0]!.body).toMatchObject({ code: 403, status: 403, message: 'Quota exceeded' });
       const after = (await gw.request('GET', `/devices/${device.id}`)).body.data;
       expect(after.subscription).toEqual({ quote_available: '0', quote_used: '50' });
       const stored = await gw.app.store.db

@@ -41,7 +41,7 @@ describe.skipIf(noStoreAvailable)('webhook URL check on PATCH /devices/{id}', ()
   ])('refuses %s with 400 Validation failed naming the reason and the settings', async (_what, url, verb) => {
     const res = await gw.request('PATCH', `/devices/${id}`, { webhook_url: url });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 400, message: 'Validation failed' });
+    expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Validation failed' });
     expect(Object.keys(res.body.errors)).toEqual(['webhook_url']);
     const [reason] = res.body.errors.webhook_url;
     expect(reason).toMatch(new RegExp(`^the host ${verb} an address that is not public`));
@@ -127,7 +127,7 @@ describe.skipIf(noStoreAvailable)('GATEWAY_ALLOWED_PRIVATE_HOSTS', () => {
     for (const target of [`http://127.0.0.1:${mediaPort}/a.png`, `http://other.lan:${mediaPort}/a.png`]) {
       const res = await send(`http://media.lan:${mediaPort}/redirect?to=${encodeURIComponent(target)}`);
       expect(res.status, target).toBe(400);
-      expect(res.body).toMatchObject({ code: 400, message: 'Invalid image URL' });
+      expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Invalid image URL' });
       expect(res.body.error).toMatch(/^redirect target address is not allowed; GATEWAY_ALLOWED_PRIVATE_HOSTS/);
     }
     const direct = await send(`http://other.lan:${mediaPort}/a.png`);

@@ -20,6 +20,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API', () => {
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({
       code: 200,
+      status: 200,
       message: 'Phone saved',
       data: { phone: '6281230000001', name: 'Ani', privacy: 'nobody', registered: true, online: true, inbox: [] },
     });
@@ -67,7 +68,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API', () => {
     const other = await gw.app.services.accounts.createAccount('sandbox-other');
     const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
     const foreign = await gw.request('POST', `/sandbox/devices/${paired.id}/disconnect`, {}, otherToken);
-    expect(foreign.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(foreign.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
   });
 
   it('creates network groups', async () => {
@@ -76,7 +77,12 @@ describe.skipIf(noStoreAvailable)('sandbox control API', () => {
       members: [{ phone: '6281230000050', admin: true }, { phone: '6281230000051' }],
     });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ code: 201, message: 'Group created', data: { subject: 'Team', capacity: 1024 } });
+    expect(res.body).toMatchObject({
+      code: 201,
+      status: 201,
+      message: 'Group created',
+      data: { subject: 'Team', capacity: 1024 },
+    });
     expect(res.body.data.participants).toEqual([
       expect.objectContaining({ phone: '6281230000050', role: 'superadmin' }),
       expect.objectContaining({ phone: '6281230000051', role: null }),
@@ -104,7 +110,7 @@ describe.skipIf(noStoreAvailable)('without the sandbox', () => {
     try {
       const res = await gw.request('POST', '/sandbox/scan', { qr: 'x', phone: '6281230000009' });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ code: 404, message: 'Not found' });
+      expect(res.body).toEqual({ code: 404, status: 404, message: 'Not found' });
       const doc = (await gw.request('GET', '/openapi.json', undefined, null)).body;
       expect(Object.keys(doc.paths).some((p) => p.startsWith('/sandbox'))).toBe(false);
     } finally {
@@ -120,11 +126,12 @@ describe.skipIf(noStoreAvailable)('QR text for scanning without a camera', () =>
       const id = (await gw.request('POST', '/devices', { package: 'BETA', name: 'text' })).body.data.id;
       const fromImage = await qrText(gw, id);
       const res = await gw.request('GET', `/sandbox/devices/${id}/qr`);
-      expect(res.body).toEqual({ code: 200, message: 'OK', data: { qr: fromImage } });
+      expect(res.body).toEqual({ code: 200, status: 200, message: 'OK', data: { qr: fromImage } });
       await gw.request('POST', '/sandbox/scan', { qr: res.body.data.qr, phone: '6281230000077' });
       await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED');
       expect((await gw.request('GET', `/sandbox/devices/${id}/qr`)).body).toEqual({
         code: 200,
+        status: 200,
         message: 'Device connected',
         data: { qr: '' },
       });

@@ -82,10 +82,10 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
       other,
     );
     expect(foreign.status).toBe(404);
-    expect(foreign.body).toMatchObject({ code: 404, message: 'Device not found' });
+    expect(foreign.body).toMatchObject({ code: 404, status: 404, message: 'Device not found' });
     // A device created for a number but not paired has nowhere to receive either.
     const unpaired = await gw.request('POST', `/sandbox/phones/${PHONE}/messages`, { to: RESERVED, text: 'x' });
-    expect(unpaired.body).toMatchObject({ code: 404, message: 'Device not found' });
+    expect(unpaired.body).toMatchObject({ code: 404, status: 404, message: 'Device not found' });
 
     const own = await gw.request('POST', `/sandbox/phones/${PHONE}/messages`, { to: THEIRS, text: 'for acme' }, other);
     expect(own.status, JSON.stringify(own.body)).toBe(200);
@@ -102,7 +102,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
   it('POST /sandbox/phones/{phone}/read acts only on the caller’s messages', async () => {
     const foreign = await gw.request('POST', `/sandbox/phones/${PHONE}/read`, { message_id: ourMessage }, other);
     expect(foreign.status).toBe(404);
-    expect(foreign.body).toMatchObject({ code: 404, message: 'Message not found' });
+    expect(foreign.body).toMatchObject({ code: 404, status: 404, message: 'Message not found' });
     expect((await gw.request('GET', `/messages/${ourMessage}`)).body.data.read_at).toBeNull();
 
     const own = await gw.request('POST', `/sandbox/phones/${PHONE}/read`, { message_id: ourMessage });
@@ -120,6 +120,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
       expect(res.status, phone).toBe(403);
       expect(res.body).toEqual({
         code: 403,
+        status: 403,
         message: 'Access denied',
         error: 'this number belongs to a device of another account',
       });
@@ -140,6 +141,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
     expect(foreign.status).toBe(403);
     expect(foreign.body).toMatchObject({
       code: 403,
+      status: 403,
       message: 'Access denied',
       errors: { 'members.2.phone': ['this number belongs to a device of another account'] },
     });
@@ -153,7 +155,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
     const qr = await qrText(gw, id);
     const foreign = await gw.request('POST', '/sandbox/scan', { qr, phone: '6281240000300' }, other);
     expect(foreign.status).toBe(400);
-    expect(foreign.body).toMatchObject({ code: 400, message: 'Invalid QR code' });
+    expect(foreign.body).toMatchObject({ code: 400, status: 400, message: 'Invalid QR code' });
     expect((await gw.request('GET', `/devices/${id}`)).body.data.paired_status).toBe('UNPAIRED');
     const own = await gw.request('POST', '/sandbox/scan', { qr, phone: '6281240000300' });
     expect(own.status, JSON.stringify(own.body)).toBe(200);
@@ -162,9 +164,9 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
 
   it('GET /sandbox/devices/{id}/qr and POST /sandbox/devices/{id}/disconnect answer 404 for another account’s device', async () => {
     const qr = await gw.request('GET', `/sandbox/devices/${ours.id}/qr`, undefined, other);
-    expect(qr.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(qr.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     const drop = await gw.request('POST', `/sandbox/devices/${ours.id}/disconnect`, { logout: true }, other);
-    expect(drop.body).toEqual({ code: 404, message: 'Device not found' });
+    expect(drop.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
     expect((await gw.request('GET', `/devices/${ours.id}`)).body.data.paired_status).toBe('PAIRED');
     expect((await gw.request('GET', `/devices/${theirs.id}`, undefined, other)).body.data.paired_status).toBe('PAIRED');
   });

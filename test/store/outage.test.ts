@@ -215,7 +215,7 @@ describe.runIf(storeKind === 'postgres' && postgresBinaries() !== null)('Postgre
     );
     const ready = await gw.request('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(503);
-    expect(ready.body).toMatchObject({ code: 503, message: 'Not ready' });
+    expect(ready.body).toMatchObject({ code: 503, status: 503, message: 'Not ready' });
     expect(ready.headers['retry-after']).toBeDefined();
     await sleep(1500);
     const heardDuringOutage = load.heard.length;
@@ -313,7 +313,12 @@ describe.runIf(storeKind === 'sqlite')('SQLite that cannot grow (a full disk)', 
       (answer) => answer.status === 503,
       { what: '/readyz not ready', timeoutMs: 10_000, intervalMs: 50 },
     );
-    expect(ready.body).toEqual({ code: 503, message: 'Not ready', error: 'the store cannot write (SQLITE_FULL)' });
+    expect(ready.body).toEqual({
+      code: 503,
+      status: 503,
+      message: 'Not ready',
+      error: 'the store cannot write (SQLITE_FULL)',
+    });
     expect(ready.headers['retry-after']).toBe('5');
     await sleep(1000);
     await sql.raw(`pragma max_page_count = ${original}`).execute(db);

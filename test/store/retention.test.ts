@@ -180,7 +180,11 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     const keys = await g.app.store.db.selectFrom('idempotency_keys').select('key').execute();
     expect(keys.map((k) => k.key)).toEqual(['young']);
     for (const id of oldMessages) {
-      expect((await g.request('GET', `/messages/${id}`)).body).toEqual({ code: 404, message: 'Message not found' });
+      expect((await g.request('GET', `/messages/${id}`)).body).toEqual({
+        code: 404,
+        status: 404,
+        message: 'Message not found',
+      });
     }
     for (const id of keptMessages) expect((await g.request('GET', `/messages/${id}`)).status).toBe(200);
     expect(await g.app.store.db.selectFrom('message_media').select('message_id').execute()).toEqual([]);

@@ -47,11 +47,11 @@ describe.skipIf(noStoreAvailable)('WhatsApp unreachable', () => {
     const started = Date.now();
     const res = await gw.request('GET', `/devices/${id}/qr?response_type=url`);
     expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ code: 500, message: 'QR code generation failed' });
+    expect(res.body).toMatchObject({ code: 500, status: 500, message: 'QR code generation failed' });
     expect(Date.now() - started).toBeLessThan(9_000);
     const code = await gw.request('POST', `/devices/${id}/pairing-code`, { phone: '4915100000009' });
     expect(code.status).toBe(500);
-    expect(code.body).toMatchObject({ code: 500, message: 'Pairing code generation failed' });
+    expect(code.body).toMatchObject({ code: 500, status: 500, message: 'Pairing code generation failed' });
     // A failed pairing attempt ends; nothing keeps knocking.
     const after = connections;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
