@@ -24,7 +24,7 @@ import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
 import { ConnectionManager } from './devices/connections.js';
 import { PairingService } from './devices/pairing.js';
-import { createNetwork } from './network/create.js';
+import { createNetwork, sandboxScope } from './network/create.js';
 import { SqlNetworkStateStore } from './devices/network-state.js';
 import type { Logger } from 'pino';
 import type { Network } from './network/network.js';
@@ -260,8 +260,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.decorate('store', store);
   await store.migrate();
 
-  const accounts = new AccountsService(store, clock, (error) =>
-    app.log.warn({ err: error }, 'token bookkeeping failed'),
+  const accounts = new AccountsService(
+    store,
+    clock,
+    (error) => app.log.warn({ err: error }, 'token bookkeeping failed'),
+    sandboxScope(config),
   );
   // A configured token is known to its operator already: in place before the first request, never printed.
   // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
@@ -274,6 +277,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         states: new SqlNetworkStateStore(store, clock),
         // The network library logs warnings and worse only; its debug output would flood the log.
         logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
+        // The device's account decides its network, once per connection (DECISIONS 10: sandbox accounts).
+        onSandbox: (deviceId) => accounts.isSandboxDevice(deviceId),
       },
       options.sandbox,
     );
@@ -394,7 +399,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
   installAuth(app, accounts);
-  await installOpenApi(app, `Network: ${config.network}. Store: ${store.description.split(' ')[0]}.`);
+  await installOpenApi(app, `Network: ${network.description}. Store: ${store.description.split(' ')[0]}.`);
   // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
   for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
   await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
@@ -407,6 +412,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           network: config.network,
           sandboxControl: network.sandbox !== undefined,
           serverName: config.serverName,
+          accounts,
         });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
         await api.register(messageRoutes, { messages });
@@ -414,7 +420,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)
-          await api.register(sandboxRoutes, { sandbox: network.sandbox, store, devices, pairing });
+          await api.register(sandboxRoutes, { sandbox: network.sandbox, store, accounts, devices, pairing });
       },
       { prefix },
     );

@@ -30,7 +30,16 @@ try {
   console.error(message);
   process.exit(1);
 }
-app.log.info({ network: config.network, store: app.store.description, server: config.serverName }, 'gateway starting');
+app.log.info(
+  {
+    network: config.network,
+    // Names every network that runs: beside WhatsApp, sandbox accounts' devices are on the sandbox.
+    networks: app.services.network.description,
+    store: app.store.description,
+    server: config.serverName,
+  },
+  'gateway starting',
+);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -11,8 +11,19 @@ export interface AccountRow {
   id: number;
   name: string;
   max_devices: number;
+  /** Created as a sandbox account (the stored flag; the service decides what it means on this gateway). */
+  sandbox: boolean;
   created_at: number;
 }
+
+const ACCOUNT_COLUMNS = ['id', 'name', 'max_devices', 'sandbox', 'created_at'] as const;
+
+type StoredAccount = Omit<AccountRow, 'sandbox'> & { sandbox: number };
+
+/** Booleans are stored as 0/1 integers. */
+const account = (row: StoredAccount): AccountRow => ({ ...row, sandbox: row.sandbox === 1 });
+const maybeAccount = (row: StoredAccount | undefined): AccountRow | undefined =>
+  row === undefined ? undefined : account(row);
 
 export interface TokenRow {
   id: number;
@@ -31,30 +42,48 @@ export const accountsRepository = {
     return Number(row?.n ?? 0);
   },
 
-  findByName: (db: Db, name: string): Promise<AccountRow | undefined> =>
-    db
-      .selectFrom('accounts')
-      .select(['id', 'name', 'max_devices', 'created_at'])
-      .where('name', '=', name)
-      .executeTakeFirst(),
+  findByName: async (db: Db, name: string): Promise<AccountRow | undefined> =>
+    maybeAccount(await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('name', '=', name).executeTakeFirst()),
 
-  findById: (db: Db, id: number): Promise<AccountRow | undefined> =>
-    db
-      .selectFrom('accounts')
-      .select(['id', 'name', 'max_devices', 'created_at'])
-      .where('id', '=', id)
-      .executeTakeFirst(),
+  findById: async (db: Db, id: number): Promise<AccountRow | undefined> =>
+    maybeAccount(await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).where('id', '=', id).executeTakeFirst()),
 
-  list: (db: Db): Promise<AccountRow[]> =>
-    db.selectFrom('accounts').select(['id', 'name', 'max_devices', 'created_at']).orderBy('id').execute(),
+  list: async (db: Db): Promise<AccountRow[]> =>
+    (await db.selectFrom('accounts').select(ACCOUNT_COLUMNS).orderBy('id').execute()).map(account),
 
-  insert: async (db: Db, name: string, maxDevices: number, now: number): Promise<AccountRow> => {
+  insert: async (
+    db: Db,
+    name: string,
+    maxDevices: number,
+    now: number,
+    options: { readonly sandbox?: boolean } = {},
+  ): Promise<AccountRow> =>
+    account(
+      await db
+        .insertInto('accounts')
+        .values({
+          name,
+          max_devices: maxDevices,
+          sandbox: options.sandbox === true ? 1 : 0,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning(ACCOUNT_COLUMNS)
+        .executeTakeFirstOrThrow(),
+    ),
+
+  /**
+   * Whether the account owning a device was created as a sandbox account; undefined when there is no such
+   * device. Deleted devices still answer: their account, and so their network, never changes.
+   */
+  sandboxOfDevice: async (db: Db, deviceId: number): Promise<boolean | undefined> => {
     const row = await db
-      .insertInto('accounts')
-      .values({ name, max_devices: maxDevices, created_at: now, updated_at: now })
-      .returning(['id', 'name', 'max_devices', 'created_at'])
-      .executeTakeFirstOrThrow();
-    return row;
+      .selectFrom('devices')
+      .innerJoin('accounts', 'accounts.id', 'devices.account_id')
+      .select('accounts.sandbox')
+      .where('devices.id', '=', deviceId)
+      .executeTakeFirst();
+    return row === undefined ? undefined : row.sandbox === 1;
   },
 
   setMaxDevices: async (db: Db, name: string, maxDevices: number, now: number): Promise<boolean> => {
@@ -71,13 +100,15 @@ export const accountsRepository = {
    * SQLite's write transaction already excludes others), so checks such as the
    * device limit cannot race. Returns the account, or undefined.
    */
-  lockForUpdate: (db: Transaction<Database>, id: number): Promise<AccountRow | undefined> =>
-    db
-      .updateTable('accounts')
-      .set((eb) => ({ max_devices: eb.ref('max_devices') }))
-      .where('id', '=', id)
-      .returning(['id', 'name', 'max_devices', 'created_at'])
-      .executeTakeFirst(),
+  lockForUpdate: async (db: Transaction<Database>, id: number): Promise<AccountRow | undefined> =>
+    maybeAccount(
+      await db
+        .updateTable('accounts')
+        .set((eb) => ({ max_devices: eb.ref('max_devices') }))
+        .where('id', '=', id)
+        .returning(ACCOUNT_COLUMNS)
+        .executeTakeFirst(),
+    ),
 };
 
 export const tokensRepository = {

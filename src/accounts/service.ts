@@ -10,6 +10,7 @@
  * Must never: log or return a secret except the one `createToken` answer.
  */
 import type { Clock } from '../clock.js';
+import type { SandboxScope } from '../network/create.js';
 import type { Store } from '../store/store.js';
 import { accountsRepository, tokensRepository, type AccountRow, type TokenRow } from './repository.js';
 import { bearerSecret, displayPrefix, generateTokenSecret, hashToken } from './tokens.js';
@@ -33,6 +34,9 @@ export interface CreatedToken extends TokenRow {
 
 export class AccountsError extends Error {}
 
+/** An account as shown to operators and clients: `sandbox` says where its devices are on this gateway. */
+export type Account = AccountRow;
+
 export class AccountsService {
   /** Presented secret → its account, for AUTH_CACHE_TTL_MS. Lives only in this process's memory. */
   private readonly cache = new Map<string, { context: AuthContext; at: number }>();
@@ -48,6 +52,7 @@ export class AccountsService {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly onBackgroundError: (error: unknown) => void = () => undefined,
+    private readonly sandboxScope: SandboxScope = 'every-account',
   ) {}
 
   /**
@@ -151,24 +156,52 @@ export class AccountsService {
     });
   }
 
-  async createAccount(name: string, maxDevices = DEFAULT_MAX_DEVICES): Promise<AccountRow> {
+  /** With `sandbox`, the account's devices live on the sandbox whatever network the gateway runs (DECISIONS 10). */
+  async createAccount(
+    name: string,
+    maxDevices = DEFAULT_MAX_DEVICES,
+    options: { readonly sandbox?: boolean } = {},
+  ): Promise<Account> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) {
       throw new AccountsError('account names are 1-64 letters, digits, dots, dashes or underscores');
     }
     if ((await accountsRepository.findByName(this.store.db, name)) !== undefined) {
       throw new AccountsError(`account "${name}" already exists`);
     }
-    return accountsRepository.insert(this.store.db, name, maxDevices, this.clock.now());
+    return this.shown(await accountsRepository.insert(this.store.db, name, maxDevices, this.clock.now(), options));
   }
 
-  listAccounts(): Promise<AccountRow[]> {
-    return accountsRepository.list(this.store.db);
+  async listAccounts(): Promise<Account[]> {
+    return (await accountsRepository.list(this.store.db)).map((row) => this.shown(row));
   }
 
-  async findAccount(name: string): Promise<AccountRow> {
+  async findAccount(name: string): Promise<Account> {
     const account = await accountsRepository.findByName(this.store.db, name);
     if (account === undefined) throw new AccountsError(`no account named "${name}"`);
-    return account;
+    return this.shown(account);
+  }
+
+  /** The account behind an authenticated request (it exists: its token was just checked). */
+  async account(accountId: number): Promise<Account> {
+    const account = await accountsRepository.findById(this.store.db, accountId);
+    if (account === undefined) throw new AccountsError(`no account ${accountId}`);
+    return this.shown(account);
+  }
+
+  /** Whether the account's devices are on the sandbox here (then the sandbox control API serves them). */
+  async isSandbox(accountId: number): Promise<boolean> {
+    return this.sandboxScope === 'every-account' || (await this.account(accountId)).sandbox;
+  }
+
+  /** Whether a device's connections go to the sandbox: its account's choice (a device never changes account). */
+  async isSandboxDevice(deviceId: number): Promise<boolean> {
+    if (this.sandboxScope === 'every-account') return true;
+    return (await accountsRepository.sandboxOfDevice(this.store.db, deviceId)) === true;
+  }
+
+  /** Where the sandbox is the gateway's only network, every account is a sandbox account. */
+  private shown(row: AccountRow): Account {
+    return this.sandboxScope === 'every-account' ? { ...row, sandbox: true } : row;
   }
 
   async setMaxDevices(name: string, maxDevices: number): Promise<void> {

@@ -19,6 +19,7 @@ import { AccountsError, AccountsService } from '../accounts/service.js';
 import { DevicesService } from '../devices/service.js';
 import { PACKAGE_CODES, findPackage, quoteAvailable } from '../devices/packages.js';
 import { ApiError } from '../http/errors.js';
+import { sandboxScope } from '../network/create.js';
 import { startSandboxServer } from '../network/sandbox/index.js';
 
 export interface CliIo {
@@ -40,7 +41,8 @@ async function withAccounts<T>(
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const migrated = await store.migrate();
-    return await work(new AccountsService(store, systemClock), store, migrated);
+    const accounts = new AccountsService(store, systemClock, undefined, sandboxScope(config));
+    return await work(accounts, store, migrated);
   } finally {
     await store.close();
   }
@@ -76,11 +78,18 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('create <name>')
     .description('Create an account and print its first API token')
     .option('--max-devices <n>', 'device limit', '10')
-    .action(async (name: string, options: { maxDevices: string }) => {
+    .option(
+      '--sandbox',
+      'a sandbox account: its devices live on the simulated network even when the gateway runs WhatsApp',
+    )
+    .action(async (name: string, options: { maxDevices: string; sandbox?: boolean }) => {
       await withAccounts(settings(), async (service) => {
-        const account = await service.createAccount(name, wholeNumber(options.maxDevices));
+        const account = await service.createAccount(name, wholeNumber(options.maxDevices), {
+          sandbox: options.sandbox === true,
+        });
         const token = await service.createToken(account.id, 'initial');
-        io.out(`Created account "${account.name}" (id ${account.id}, device limit ${account.max_devices}).`);
+        const kind = options.sandbox === true ? 'sandbox account' : 'account';
+        io.out(`Created ${kind} "${account.name}" (id ${account.id}, device limit ${account.max_devices}).`);
         io.out(`API token (shown once, keep it): ${token.token}`);
       });
     });
@@ -92,7 +101,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         const rows = await service.listAccounts();
         table(
           io,
-          rows.map((r) => ({ id: r.id, name: r.name, max_devices: r.max_devices })),
+          rows.map((r) => ({ id: r.id, name: r.name, max_devices: r.max_devices, sandbox: r.sandbox })),
         );
       });
     });

@@ -1,29 +1,42 @@
 /**
  * `GET /gateway`: what a signed-in client needs to know about the gateway it
  * talks to (DECISIONS 14: the dashboard's banner names the network and node).
+ * A gateway running WhatsApp keeps the devices of sandbox accounts on the
+ * sandbox (DECISIONS 10), so the network named is the caller's: where its
+ * account's devices connect.
  *
  * Owns: the shape of that answer.
- * Must never: reveal configuration beyond it (no store URL, no paths, no keys).
+ * Must never: reveal configuration beyond it (no store URL, no paths, no keys),
+ * or anything of another account.
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { AccountsService } from '../accounts/service.js';
+import { accountOf } from './auth.js';
 import { CodeEnvelope, errorResponses } from './schemas.js';
 
 export interface GatewayInfoOptions {
   /** `sandbox`, `sandbox+ws://...` or `whatsapp` (config.network). */
   readonly network: string;
-  /** Whether the sandbox control API answers on this gateway. */
+  /** Whether the sandbox control API is served on this gateway (for sandbox accounts' devices). */
   readonly sandboxControl: boolean;
   readonly serverName: string;
+  readonly accounts: AccountsService;
 }
 
 const GatewayInfo = Type.Object(
   {
     network: Type.Union([Type.Literal('sandbox'), Type.Literal('whatsapp')], {
-      description: 'The messaging network devices connect to',
+      description: 'The messaging network this account’s devices connect to (a sandbox account’s: the sandbox)',
     }),
-    sandbox_control: Type.Boolean({ description: 'Whether the sandbox control API (/sandbox/...) answers here' }),
+    sandbox_control: Type.Boolean({
+      description: 'Whether the sandbox control API (/sandbox/...) serves this account’s devices',
+    }),
+    account: Type.Object({
+      name: Type.String(),
+      sandbox: Type.Boolean({ description: 'A sandbox account: its devices live on the sandbox network' }),
+    }),
     server: Type.Object({ name: Type.String({ description: 'This node (GATEWAY_SERVER_NAME)' }) }),
     version: Type.String({ description: 'The gateway’s version' }),
   },
@@ -42,12 +55,9 @@ function packageVersion(): string {
 }
 
 export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = async (app, options) => {
-  const data = {
-    network: options.network === 'whatsapp' ? ('whatsapp' as const) : ('sandbox' as const),
-    sandbox_control: options.sandboxControl,
-    server: { name: options.serverName },
-    version: packageVersion(),
-  };
+  const configured = options.network === 'whatsapp' ? ('whatsapp' as const) : ('sandbox' as const);
+  const server = { name: options.serverName };
+  const version = packageVersion();
   app.get(
     '/gateway',
     {
@@ -57,6 +67,16 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
         response: { 200: CodeEnvelope(GatewayInfo), ...errorResponses(401) },
       },
     },
-    async () => ({ code: 200, status: 200, message: 'OK', data }),
+    async (request) => {
+      const account = await options.accounts.account(accountOf(request));
+      const data = {
+        network: account.sandbox ? ('sandbox' as const) : configured,
+        sandbox_control: options.sandboxControl && account.sandbox,
+        account: { name: account.name, sandbox: account.sandbox },
+        server,
+        version,
+      };
+      return { code: 200, status: 200, message: 'OK', data };
+    },
   );
 };

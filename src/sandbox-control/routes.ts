@@ -2,8 +2,9 @@
  * The sandbox control API (DECISIONS 8): scan a QR, manage virtual phones,
  * make phones send and read, create network groups, drop or log out a device.
  *
- * Owns: the `/sandbox/...` paths. Registered only when the network has the
- * sandbox capability; every route needs a token like any other.
+ * Owns: the `/sandbox/...` paths. Registered whenever the network has the
+ * sandbox capability: when the sandbox is the network, and beside WhatsApp for
+ * sandbox accounts (DECISIONS 10); every route needs a token like any other.
  * Must never: let an account act on another account's devices or messages
  * (service.ts holds those rules).
  */
@@ -13,6 +14,7 @@ import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
 import { SandboxControlError, type SandboxControl } from '../network/sandbox/control.js';
+import type { AccountsService } from '../accounts/service.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
 import type { Store } from '../store/store.js';
@@ -52,16 +54,17 @@ async function control<T>(work: () => Promise<T>): Promise<T> {
 export interface SandboxRoutesOptions {
   readonly sandbox: SandboxControl;
   readonly store: Store;
+  readonly accounts: AccountsService;
   readonly devices: DevicesService;
   readonly pairing: PairingService;
 }
 
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (
   app,
-  { sandbox, store, devices, pairing },
+  { sandbox, store, accounts, devices, pairing },
 ) => {
   // Every operation on phones goes through the account's rules of ownership (one shared world, many accounts).
-  const owned = new SandboxControlService(store, sandbox);
+  const owned = new SandboxControlService(store, sandbox, (accountId) => accounts.isSandbox(accountId));
   app.get(
     '/sandbox/devices/:id/qr',
     {
@@ -75,6 +78,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       config: { fieldErrors: { id: 'DEVICE_NOT_FOUND' } },
     },
     async (request) => {
+      // The device must be the caller's (404 otherwise) and on the sandbox (404 as well).
+      await devices.get(accountOf(request), request.params.id);
+      await owned.requireOnSandbox(accountOf(request));
       const answer = await pairing.qrText(accountOf(request), request.params.id);
       return {
         code: 200,
@@ -226,6 +232,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request) => {
       const device = await devices.get(accountOf(request), request.params.id);
+      await owned.requireOnSandbox(accountOf(request));
       const logout = request.body?.logout === true;
       await control(() => sandbox.disconnectDevice(device.id, { logout }));
       return {

@@ -20,21 +20,29 @@ import type { Store } from '../store/store.js';
 import { sandboxControlRepository as repo } from './repository.js';
 
 const FOREIGN_NUMBER = 'this number belongs to a device of another account';
+const NOT_ON_SANDBOX = 'this account is not a sandbox account: its devices are on the real network';
 
 export class SandboxControlService {
   constructor(
     private readonly store: Store,
     private readonly sandbox: SandboxControl,
+    /** Whether the account's devices are on the sandbox (AccountsService.isSandbox). */
+    private readonly isSandboxAccount: (accountId: number) => Promise<boolean>,
   ) {}
 
+  /** Refuses a device the caller owns but that is not on the sandbox, exactly as a missing device. */
+  async requireOnSandbox(accountId: number): Promise<void> {
+    if (!(await this.isSandboxAccount(accountId))) throw new ApiError('DEVICE_NOT_FOUND', { error: NOT_ON_SANDBOX });
+  }
+
   async scan(accountId: number, qr: string, phone: string): Promise<{ device_phone: string }> {
-    const devices = await repo.devicesOf(this.store.db, accountId);
+    const devices = await this.devicesOf(accountId);
     return this.sandbox.scan(qr, phone, { deviceIds: devices.map((device) => device.id) });
   }
 
   /** A pairing code typed on a phone: only codes of the caller's own devices (another's is unknown). */
   async pair(accountId: number, code: string, phone: string): Promise<{ device_phone: string }> {
-    const devices = await repo.devicesOf(this.store.db, accountId);
+    const devices = await this.devicesOf(accountId);
     return this.sandbox.pair(code, phone, { deviceIds: devices.map((device) => device.id) });
   }
 
@@ -48,6 +56,7 @@ export class SandboxControlService {
   }
 
   async sendFromPhone(accountId: number, phone: string, to: string, text: string): Promise<{ message_id: string }> {
+    await this.requireOnSandbox(accountId);
     const devices = await repo.devicesOf(this.store.db, accountId);
     // The paired number wins over the one given at creation, as everywhere a device is found by number.
     const device =
@@ -59,6 +68,7 @@ export class SandboxControlService {
   }
 
   async readMessage(accountId: number, phone: string, messageId: string): Promise<void> {
+    if (!(await this.isSandboxAccount(accountId))) throw new ApiError('MESSAGE_NOT_FOUND', { error: NOT_ON_SANDBOX });
     const own = await repo.ownOutgoingIds(this.store.db, accountId, [messageId]);
     if (!own.has(messageId)) throw new ApiError('MESSAGE_NOT_FOUND');
     await this.sandbox.readMessage(phone, messageId);
@@ -76,6 +86,11 @@ export class SandboxControlService {
       ),
     }));
     return this.sandbox.createGroup(name, members);
+  }
+
+  /** The caller's devices that are on the sandbox: none, for an account whose devices are on the real network. */
+  private async devicesOf(accountId: number) {
+    return (await this.isSandboxAccount(accountId)) ? repo.devicesOf(this.store.db, accountId) : [];
   }
 
   private async refuseForeignNumbers(

@@ -12,6 +12,8 @@ export interface AccountsTable {
   id: Generated<number>;
   name: string;
   max_devices: number;
+  /** 1: a sandbox account, whose devices live on the sandbox whatever network the gateway runs (DECISIONS 10). */
+  sandbox: Generated<number>;
   created_at: number;
   updated_at: number;
 }

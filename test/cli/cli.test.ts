@@ -29,9 +29,18 @@ function envFor(location: StoreLocation): Record<string, string> {
 }
 
 async function cli(location: StoreLocation, ...argv: string[]): Promise<CliResult> {
+  return cliWith(location, {}, ...argv);
+}
+
+/** The CLI with settings beyond the store's (e.g. another network). */
+async function cliWith(location: StoreLocation, env: Record<string, string>, ...argv: string[]): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { env: envFor(location), out: (line) => out.push(line), err: (line) => err.push(line) };
+  const io: CliIo = {
+    env: { ...envFor(location), ...env },
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+  };
   const code = await runCli(argv, io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
@@ -73,16 +82,43 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     const listed = await cli(location, 'accounts', 'list');
     expect(listed.code).toBe(0);
     const [header, ...rows] = listed.out.split('\n');
-    expect(header).toBe('id\tname\tmax_devices');
-    const byName = new Map(rows.map((row) => row.split('\t')).map(([id, name, max]) => [name, { id, max }]));
-    expect(byName.get('acme')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '3' });
-    expect(byName.get('default')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '10' });
+    expect(header).toBe('id\tname\tmax_devices\tsandbox');
+    const byName = new Map(
+      rows.map((row) => row.split('\t')).map(([id, name, max, sandbox]) => [name, { id, max, sandbox }]),
+    );
+    // With the sandbox as the gateway's network, every account is a sandbox account.
+    expect(byName.get('acme')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '3', sandbox: 'true' });
+    expect(byName.get('default')).toEqual({ id: expect.stringMatching(/^\d+$/), max: '10', sandbox: 'true' });
+  });
+
+  it('creates a sandbox account with --sandbox; beside WhatsApp only it is one', async () => {
+    const created = await cli(location, 'accounts', 'create', 'lab', '--sandbox', '--max-devices', '2');
+    expect(created).toMatchObject({ code: 0, err: '' });
+    expect(created.out).toMatch(/^Created sandbox account "lab" \(id \d+, device limit 2\)\.\nAPI token/);
+    const whatsapp = { GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: Buffer.alloc(32, 1).toString('base64') };
+    const listed = await cliWith(location, whatsapp, 'accounts', 'list');
+    expect(listed.code).toBe(0);
+    const rows = listed.out
+      .split('\n')
+      .slice(1)
+      .map((row) => row.split('\t'));
+    expect(rows.map(([, name, , sandbox]) => [name, sandbox])).toEqual([
+      ['default', 'false'],
+      ['acme', 'false'],
+      ['lab', 'true'],
+    ]);
+    const stored = await gw.app.store.db.selectFrom('accounts').select(['name', 'sandbox']).orderBy('id').execute();
+    expect(stored).toEqual([
+      { name: 'default', sandbox: 0 },
+      { name: 'acme', sandbox: 0 },
+      { name: 'lab', sandbox: 1 },
+    ]);
   });
 
   it("sets an account's device limit, which the server then enforces", async () => {
     const set = await cli(location, 'accounts', 'set-limit', 'acme', '1');
     expect(set).toEqual({ code: 0, out: 'Account "acme" may now have 1 devices.', err: '' });
-    expect((await cli(location, 'accounts', 'list')).out).toMatch(/\tacme\t1$/m);
+    expect((await cli(location, 'accounts', 'list')).out).toMatch(/\tacme\t1\ttrue$/m);
 
     const first = await gw.request('POST', '/devices', { package: 'BETA', name: 'one' }, acmeToken);
     expect(first.status).toBe(201);
@@ -236,7 +272,7 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     const listed = (await cli(location, 'accounts', 'list')).out;
     expect(listed).not.toMatch(/\tnumbers\t/);
     expect(listed).not.toMatch(/\tbad name!\t/);
-    expect(listed).toMatch(/\tacme\t1$/m);
+    expect(listed).toMatch(/\tacme\t1\ttrue$/m);
   });
 
   it.each([

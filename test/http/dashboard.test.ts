@@ -91,10 +91,16 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
       code: 200,
       status: 200,
       message: 'OK',
-      data: { network: 'sandbox', sandbox_control: true, server: { name: 'test-node' } },
+      data: {
+        network: 'sandbox',
+        sandbox_control: true,
+        // The sandbox is the network here: every account is a sandbox account (DECISIONS 10).
+        account: { name: 'default', sandbox: true },
+        server: { name: 'test-node' },
+      },
     });
     expect(res.body.data.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(Object.keys(res.body.data).sort()).toEqual(['network', 'sandbox_control', 'server', 'version']);
+    expect(Object.keys(res.body.data).sort()).toEqual(['account', 'network', 'sandbox_control', 'server', 'version']);
     expect((await gw.request('GET', '/api/gateway')).status).toBe(200);
     const anonymous = await gw.request('GET', '/gateway', undefined, null);
     expect(anonymous.status).toBe(401);
