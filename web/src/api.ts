@@ -111,8 +111,10 @@ export interface Device {
 }
 
 export interface GatewayInfo {
+  /** The network this account's devices connect to (a sandbox account's: the sandbox, beside WhatsApp too). */
   network: 'sandbox' | 'whatsapp';
   sandbox_control: boolean;
+  account: { name: string; sandbox: boolean };
   server: { name: string };
   version: string;
 }

@@ -1,6 +1,8 @@
 /**
- * The dashboard's shell: sign-in, the banner naming the network and node,
- * navigation, and which view the hash route shows.
+ * The dashboard's shell: sign-in, the banner naming the network (the one the
+ * signed-in account's devices are on: a sandbox account's is the sandbox, also
+ * on a gateway running WhatsApp), the account and the node, navigation, and
+ * which view the hash route shows.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, storeToken, storedToken, whenUnauthorized, type GatewayInfo } from './api';
@@ -146,9 +148,9 @@ function Shell({ info, token, onSignOut }: { info: GatewayInfo; token: string; o
       </a>
       <header class="banner">
         <div class="brand">Messaging Gateway</div>
-        <p class={`network network-${info.network}`} aria-label="Network and node">
-          {info.network === 'sandbox' ? 'Sandbox network (simulated, offline)' : 'WhatsApp network'} · node{' '}
-          <strong>{info.server.name}</strong> · v{info.version}
+        <p class={`network network-${info.network}`} aria-label="Network, account and node">
+          {info.network === 'sandbox' ? 'Sandbox network (simulated, offline)' : 'WhatsApp network'} · account{' '}
+          <strong>{info.account.name}</strong> · node <strong>{info.server.name}</strong> · v{info.version}
         </p>
         <nav aria-label="Main">
           {nav.map((n) => (

@@ -1,0 +1,78 @@
+// DECISIONS 10 and 14: on a gateway running WhatsApp, the dashboard's banner
+// names the network of the signed-in account's devices. A sandbox account
+// sees the sandbox (and its virtual phones); any other account sees WhatsApp
+// and no sandbox controls. No device connects here, so WhatsApp's address is
+// a closed local port.
+import { createServer } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
+import { launchBrowser, openPage, screenshot, signIn, startDashboardGateway, type TestPage } from './harness.js';
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () => {
+  let gw: TestGateway;
+  let base: string;
+  let browser: Browser;
+  let sandboxToken: string;
+  let current: TestPage | null = null;
+  let currentName = '';
+
+  beforeAll(async () => {
+    ({ gw, base } = await startDashboardGateway({
+      network: 'whatsapp',
+      networkKey: { current: Buffer.alloc(32, 0x33), previous: [] },
+      whatsappUrl: `ws://127.0.0.1:${await closedPort()}/ws/chat`,
+    }));
+    const account = await gw.app.services.accounts.createAccount('lab', 10, { sandbox: true });
+    sandboxToken = (await gw.app.services.accounts.createToken(account.id, 'dashboard')).token;
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  async function page(name: string) {
+    current = await openPage(browser, base);
+    currentName = name;
+    current.context.setDefaultTimeout(15_000);
+    return current.page;
+  }
+  afterEach(async () => {
+    if (current === null) return;
+    const { context, page: p, errors } = current;
+    current = null;
+    await screenshot(p, currentName).catch(() => undefined);
+    await context.close();
+    expect(errors).toEqual([]);
+  });
+
+  it('a sandbox account sees that its devices are on the sandbox, with its virtual phones', async () => {
+    const p = await page('sandbox account banner');
+    await signIn(p, sandboxToken);
+    const banner = await p.getByRole('banner').textContent();
+    expect(banner).toContain('Sandbox network (simulated, offline)');
+    expect(banner).toContain('account lab');
+    expect(banner).not.toContain('WhatsApp');
+    expect(await p.getByRole('link', { name: 'Virtual phones', exact: true }).count()).toBe(1);
+  });
+
+  it('any other account sees WhatsApp, and no sandbox controls', async () => {
+    const p = await page('whatsapp account banner');
+    await signIn(p, TEST_TOKEN);
+    const banner = await p.getByRole('banner').textContent();
+    expect(banner).toContain('WhatsApp network');
+    expect(banner).toContain('account default');
+    expect(banner).not.toContain('Sandbox');
+    expect(await p.getByRole('link', { name: 'Virtual phones', exact: true }).count()).toBe(0);
+  });
+});
