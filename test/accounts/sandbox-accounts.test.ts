@@ -136,6 +136,25 @@ describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
     await waitForEvent(hooks, 'device.paired', (e) => e.device.id === id);
   });
 
+  it('a sandbox account’s device pairs by code on the sandbox too; another account cannot type that code', async () => {
+    const phone = '6281260000003';
+    const created = await as(tester).post('/devices', { package: 'BETA', name: 'by code', phone });
+    const id = created.body.data.id as number;
+    const code = await as(tester).post(`/devices/${id}/pairing-code`, { phone });
+    expect(code.status, JSON.stringify(code.body)).toBe(200);
+    const pairingCode = code.body.data.pairing_code as string;
+    const foreign = await as(TEST_TOKEN).post('/sandbox/pair', { pairing_code: pairingCode, phone });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toMatchObject({ code: 400, message: 'Invalid pairing code' });
+    const typed = await as(tester).post('/sandbox/pair', { pairing_code: pairingCode, phone });
+    expect(typed.status, JSON.stringify(typed.body)).toBe(200);
+    await waitFor(
+      async () => (await as(tester).get(`/devices/${id}`)).body.data,
+      (d) => d.paired_status === 'PAIRED' && d.connected === true && d.phone === phone,
+      { what: 'paired by code on the sandbox' },
+    );
+  });
+
   it('it sends through the sandbox: accepted, sent, delivered, with webhooks', async () => {
     const accepted = await as(tester).post('/messages', {
       device: TESTER_PHONE,
