@@ -23,6 +23,7 @@ const KEYS = { current: Buffer.alloc(32, 0x2a), previous: [] };
 const TESTER_PHONE = '6281260000001'; // the sandbox account's device
 const PRODUCTION_PHONE = '6281260000002'; // given at creation to the default account's device
 const CUSTOMER = '6281269990015'; // a virtual phone (no magic last digits)
+const NOT_ON_SANDBOX = 'this account is not a sandbox account: its devices are on the real network';
 
 describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
   let whatsapp: Server;
@@ -145,7 +146,7 @@ describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
     const pairingCode = code.body.data.pairing_code as string;
     const foreign = await as(TEST_TOKEN).post('/sandbox/pair', { pairing_code: pairingCode, phone });
     expect(foreign.status).toBe(400);
-    expect(foreign.body).toMatchObject({ code: 400, message: 'Invalid pairing code' });
+    expect(foreign.body).toMatchObject({ code: 400, status: 400, message: 'Invalid pairing code' });
     const typed = await as(tester).post('/sandbox/pair', { pairing_code: pairingCode, phone });
     expect(typed.status, JSON.stringify(typed.body)).toBe(200);
     await waitFor(
@@ -207,11 +208,7 @@ describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
     });
     expect(created.status).toBe(201);
     productionDevice = created.body.data;
-    const notOnSandbox = {
-      code: 404,
-      message: 'Device not found',
-      error: 'this account is not a sandbox account: its devices are on the real network',
-    };
+    const notOnSandbox = { code: 404, status: 404, message: 'Device not found', error: NOT_ON_SANDBOX };
     for (const [method, url, body] of [
       ['GET', `/sandbox/devices/${productionDevice.id}/qr`, undefined],
       ['POST', `/sandbox/devices/${productionDevice.id}/disconnect`, {}],
@@ -221,16 +218,16 @@ describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
     ] as const) {
       const res = await gw.request(method, url, body);
       expect(res.status, `${method} ${url}`).toBe(404);
-      expect(res.body, `${method} ${url}`).toMatchObject(notOnSandbox);
+      expect(res.body, `${method} ${url}`).toEqual(notOnSandbox);
     }
     // Its messages are not the sandbox's to read.
     const read = await as(TEST_TOKEN).post(`/sandbox/phones/${CUSTOMER}/read`, { message_id: 'X'.repeat(26) });
     expect(read.status).toBe(404);
-    expect(read.body).toMatchObject({ code: 404, message: 'Message not found' });
+    expect(read.body).toEqual({ code: 404, status: 404, message: 'Message not found', error: NOT_ON_SANDBOX });
     // No QR of the sandbox is this account's to scan.
     const scan = await as(TEST_TOKEN).post('/sandbox/scan', { qr: 'sandbox-qr-unknown', phone: PRODUCTION_PHONE });
     expect(scan.status).toBe(400);
-    expect(scan.body).toMatchObject({ code: 400, message: 'Invalid QR code' });
+    expect(scan.body).toMatchObject({ code: 400, status: 400, message: 'Invalid QR code' });
     // Nothing changed: still unpaired, never on the sandbox.
     const after = (await as(TEST_TOKEN).get(`/devices/${productionDevice.id}`)).body.data;
     expect(after).toMatchObject({ paired_status: 'UNPAIRED', connected: false });
@@ -240,21 +237,20 @@ describe.skipIf(noStoreAvailable)('sandbox accounts beside WhatsApp', () => {
     const before = whatsappConnections;
     const res = await as(TEST_TOKEN).get(`/devices/${productionDevice.id}/qr?response_type=url`);
     expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ code: 500, message: 'QR code generation failed' });
+    expect(res.body).toMatchObject({ code: 500, status: 500, message: 'QR code generation failed' });
     expect(whatsappConnections).toBeGreaterThan(before);
   });
 
   it('a sandbox account cannot reach another account’s device either', async () => {
     const res = await as(tester).post(`/sandbox/devices/${productionDevice.id}/disconnect`, {});
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ code: 404, message: 'Device not found' });
-    expect(res.body.error).toBeUndefined();
+    expect(res.body).toEqual({ code: 404, status: 404, message: 'Device not found' });
   });
 
   it('the sandbox control API still acts on the sandbox account’s own device', async () => {
     const res = await as(tester).post(`/sandbox/devices/${testerDevice.id}/disconnect`, {});
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ code: 200, message: 'Connection dropped' });
+    expect(res.body).toEqual({ code: 200, status: 200, message: 'Connection dropped', data: null });
     // It comes back by itself, on the sandbox.
     await waitFor(
       async () => (await as(tester).get(`/devices/${testerDevice.id}`)).body.data,
