@@ -22,7 +22,13 @@ const CheckBody = Type.Object({
   }),
 });
 
-const CheckResult = Type.Array(Type.Object({ phone: Type.String(), registered: Type.Boolean() }));
+const CheckResult = Type.Array(
+  Type.Object({
+    phone: Type.String(),
+    registered: Type.Boolean(),
+    is_on_whatsapp: Type.Boolean({ description: 'Equals `registered`; the name Whatspie clients read (DECISIONS 12)' }),
+  }),
+);
 
 export const contactRoutes: FastifyPluginAsyncTypebox<{ contacts: ContactsService }> = async (app, { contacts }) => {
   app.post(
@@ -40,7 +46,11 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ contacts: ContactsServic
       code: 200,
       status: 200,
       message: 'Contacts checked',
-      data: await contacts.check(accountOf(request), request.body),
+      // `is_on_whatsapp` is the same answer under the name Whatspie's clients read.
+      data: (await contacts.check(accountOf(request), request.body)).map((result) => ({
+        ...result,
+        is_on_whatsapp: result.registered,
+      })),
     }),
   );
 };

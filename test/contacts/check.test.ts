@@ -12,8 +12,8 @@ describe.skipIf(noStoreAvailable)('checking contacts', () => {
   });
   afterAll(() => gw?.close());
 
-  it('answers registered per number, once per distinct number, in the order given', async () => {
-    await gw.request('POST', '/sandbox/phones', { phone: '6283412345678', registered: false });
+  it('answers registered (and is_on_whatsapp, the same) per number, once per distinct number, in the order given', async () => {
+    await gw.request('POST', '/sandbox/phones', { phone: '6283412345678', registered: false, is_on_whatsapp: false });
     const res = await gw.request('POST', '/contacts/check', {
       device,
       phones: ['6283411112222', '6283411110000', '6283412345678', '6283411112222', '+62834', 'abc', '6283411110003'],
@@ -24,12 +24,12 @@ describe.skipIf(noStoreAvailable)('checking contacts', () => {
       status: 200,
       message: 'Contacts checked',
       data: [
-        { phone: '6283411112222', registered: true },
-        { phone: '6283411110000', registered: false },
-        { phone: '6283412345678', registered: false },
-        { phone: '+62834', registered: false },
-        { phone: 'abc', registered: false },
-        { phone: '6283411110003', registered: true },
+        { phone: '6283411112222', registered: true, is_on_whatsapp: true },
+        { phone: '6283411110000', registered: false, is_on_whatsapp: false },
+        { phone: '6283412345678', registered: false, is_on_whatsapp: false },
+        { phone: '+62834', registered: false, is_on_whatsapp: false },
+        { phone: 'abc', registered: false, is_on_whatsapp: false },
+        { phone: '6283411110003', registered: true, is_on_whatsapp: true },
       ],
     });
     expect((await gw.request('POST', '/api/contacts/check', { device, phones: ['6283411115555'] })).status).toBe(200);
