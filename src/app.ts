@@ -54,6 +54,7 @@ import { installErrorHandling, sendError } from './http/error-handler.js';
 import { installTwinStatus } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
+import { installFormBodies } from './http/forms.js';
 import { installValidation } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
@@ -216,7 +217,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installValidation(app);
   installErrorHandling(app);
   installTwinStatus(app);
-  // JSON is the only body the API takes; anything else is 415, not parsed as text.
+  // JSON and forms (DECISIONS 12) are the bodies the API takes; anything else is 415, not parsed as text.
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -227,6 +228,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     }
     parseJson(request, body as string, done);
   });
+  installFormBodies(app);
 
   app.decorate('routeCatalog', [] as RouteInfo[]);
   app.addHook('onRoute', (route) => {

@@ -5,7 +5,8 @@
  * Owns: document metadata and which routes appear in it (each route once, at
  * its spec path; the other alias, with or without `/api`, is hidden), and how
  * a route's schema reads in the document (a query parameter with a default is
- * optional to a client, whatever the validation schema's `required` says).
+ * optional to a client, whatever the validation schema's `required` says;
+ * a body may be sent as JSON or as a form, DECISIONS 12).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -25,7 +26,7 @@ export async function installOpenApi(app: FastifyInstance, description: string):
       },
       security: [{ bearer: [] }],
     },
-    transform: ({ schema, url }) => ({ schema: withOptionalDefaults(schema), url }),
+    transform: ({ schema, url }) => ({ schema: withFormBodies(withOptionalDefaults(schema)), url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   // Every route is also served under /api (DECISIONS 1), the document included.
@@ -35,6 +36,19 @@ export async function installOpenApi(app: FastifyInstance, description: string):
 }
 
 type JsonObject = Record<string, unknown>;
+
+/** The content types every body is taken in (src/http/forms.ts), JSON first: the one /docs sends. */
+export const BODY_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/**
+ * The route schema with its body shown under each content type it is taken in. A form's fields
+ * carry the same names, nested as in PHP (`params[image][url]`).
+ */
+export function withFormBodies<T>(schema: T): T {
+  const route = schema as { body?: unknown; consumes?: unknown } | undefined;
+  if (route?.body === undefined || route.consumes !== undefined) return schema;
+  return { ...route, consumes: BODY_CONTENT_TYPES } as T;
+}
 
 /**
  * The route schema as the document shows it: query parameters that have a

@@ -1,8 +1,9 @@
 /**
  * How request schemas are checked.
  *
- * Owns: the validator settings. Bodies are JSON, so their types are checked
- * as sent (a number sent as "5" is wrong, not coerced). Query strings and path
+ * Owns: the validator settings. Bodies are checked as sent (a number sent as
+ * "5" in JSON is wrong, not coerced); a form body has already had its texts
+ * read as the schema's types at the edge (form-types.ts), never here. Query strings and path
  * parameters are text by nature, so they are coerced to the declared types,
  * but a whole number must be written as one (decimal digits): Ajv alone would
  * take `0x1`, `1e2` or `1 ` for 1, 100 and 1, so `/devices/0x1` named device 1.
@@ -27,6 +28,11 @@ const handlerValidated = new WeakSet<object>();
 export function validatedByHandler<T extends object>(schema: T): T {
   handlerValidated.add(schema);
   return schema;
+}
+
+/** True for a body schema its route's handler validates (form-types.ts must leave such bodies to it too). */
+export function isValidatedByHandler(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && handlerValidated.has(schema);
 }
 
 const accept = () => true;

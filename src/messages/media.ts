@@ -3,6 +3,7 @@
 // src/messages/schemas.ts). It must never fetch anything or judge the address a URL points to: it
 // only describes the download for the code that does it (src/outbound), which also decides the
 // real format from the bytes.
+import { parse as parseDisposition } from 'content-disposition';
 import { fileNameProblem } from './forms.js';
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'file';
@@ -23,6 +24,10 @@ export interface MediaRequest {
   maxBytes: number;
   /** The media type the client declared, or null (the fetcher then relies on the bytes). */
   mimetype: string | null;
+  /**
+   * The file's name: the one given, else the URL's last path segment; null for a file whose URL
+   * names none (the answer's Content-Disposition then names it, else "file": fileNameAfterFetch).
+   */
   fileName: string | null;
   caption: string | null;
   viewOnce: boolean;
@@ -39,16 +44,40 @@ export interface BuiltMedia {
   message: string | null;
 }
 
-/** The name a file without `fileName` gets (DECISIONS 12): the URL's last path segment if it is a valid name. */
-export function fileNameFromUrl(url: string): string {
-  let segment = '';
+/** A valid file name, or null: the last segment of a path, as a file name cannot hold a '/'. */
+function usableName(candidate: string): string | null {
+  const base = candidate.slice(Math.max(candidate.lastIndexOf('/'), candidate.lastIndexOf('\\')) + 1);
+  return base !== '' && fileNameProblem(base) === null ? base : null;
+}
+
+/** The URL's last path segment when it is a valid file name (DECISIONS 12), else null. */
+export function fileNameFromUrl(url: string): string | null {
   try {
     const path = new URL(url).pathname;
-    segment = decodeURIComponent(path.slice(path.lastIndexOf('/') + 1));
+    return usableName(decodeURIComponent(path.slice(path.lastIndexOf('/') + 1)));
   } catch {
-    segment = '';
+    return null;
   }
-  return segment !== '' && fileNameProblem(segment) === null ? segment : 'file';
+}
+
+/** The file name a Content-Disposition header gives (`filename*` before `filename`), when valid. */
+export function fileNameFromDisposition(header: string | null): string | null {
+  if (header === null) return null;
+  try {
+    const name = parseDisposition(header).parameters.filename;
+    return typeof name === 'string' ? usableName(name) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The name of a file the client did not name (DECISIONS 12), in this order: the URL's last path
+ * segment (already in `media.fileName` when it was one), the download's Content-Disposition, "file".
+ * The URL comes first as DECISIONS 12 lists it, and because it is what the client chose to send.
+ */
+export function fileNameAfterFetch(media: MediaRequest, contentDisposition: string | null): string {
+  return media.fileName ?? fileNameFromDisposition(contentDisposition) ?? 'file';
 }
 
 /**
@@ -59,7 +88,7 @@ export function buildMedia(kind: MediaKind, params: Record<string, unknown>): Bu
   const container = CONTAINER[kind];
   const url = (params[container] as { url: string }).url;
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  const fileName = kind === 'file' ? (text(params.fileName) ?? fileNameFromUrl(url)) : undefined;
+  const fileName = kind === 'file' ? (text(params.fileName) ?? fileNameFromUrl(url) ?? undefined) : undefined;
   const mimetype = kind === 'image' ? undefined : text(params.mimetype);
   const caption = kind === 'audio' ? undefined : text(params.caption);
   const viewOnce = kind === 'image' || kind === 'video' ? (params.viewOnce as boolean | undefined) : undefined;

@@ -15,12 +15,19 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
 import type { NetworkMessageContent } from '../network/network.js';
-import { MediaFetchError, PRIVATE_DESTINATION_HINT, sniffImageType, sniffMediaType } from '../outbound/index.js';
+import {
+  MediaFetchError,
+  PRIVATE_DESTINATION_HINT,
+  sniffDocumentType,
+  sniffImageType,
+  sniffMediaType,
+} from '../outbound/index.js';
 import { MediaBusyError, MediaIntake } from './media-intake.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
 import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
+import { fileNameAfterFetch } from './media.js';
 import { presentMessage, type MessageJson } from './present.js';
 import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
@@ -48,6 +55,8 @@ interface FetchedMedia {
   /** The download's chunks in the store (media-intake.ts). */
   readonly mediaId: string;
   readonly mimetype: string;
+  /** The answer's Content-Disposition, which may name a file its URL did not. */
+  readonly contentDisposition: string | null;
 }
 
 export class MessagesService {
@@ -116,6 +125,7 @@ export class MessagesService {
     // An open connection means paired; a device not connected right now cannot take messages.
     if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
     const media = request.media === null ? null : await this.fetch(request.media);
+    if (media !== null) request = withFileName(request, media.contentDisposition);
     let outcome: Awaited<ReturnType<AcceptanceWriter['accept']>>;
     try {
       outcome = await this.options.writer.accept({ accountId, device, request, media, idempotencyKey, requestHash });
@@ -200,10 +210,11 @@ export class MessagesService {
     const image = media.kind === 'image';
     let head: Uint8Array;
     let mediaId: string;
+    let contentDisposition: string | null;
     try {
       ({
         mediaId,
-        streamed: { head },
+        streamed: { head, contentDisposition },
       } = await this.intake.take(media.url, media.maxBytes));
     } catch (error) {
       if (error instanceof MediaBusyError) {
@@ -253,8 +264,24 @@ export class MessagesService {
     if (media.kind === 'audio' && (sniffed === null || !sniffed.startsWith('audio/'))) {
       throw unsupported('the audio is not a recognised audio format');
     }
-    return { mediaId, mimetype: media.mimetype ?? sniffed ?? 'application/octet-stream' };
+    // A document's type, unless the client gave it, is what its bytes are (DECISIONS 12): the
+    // recipient's phone picks its viewer by it.
+    const mimetype = media.mimetype ?? (media.kind === 'file' ? await sniffDocumentType(head) : sniffed);
+    return { mediaId, mimetype: mimetype ?? 'application/octet-stream', contentDisposition };
   }
+}
+
+/**
+ * The request with its file named, for a file the client did not name and whose URL names none
+ * (DECISIONS 12): what is stored, echoed and sent carries the name.
+ */
+function withFileName(request: ValidatedMessage, contentDisposition: string | null): ValidatedMessage {
+  const media = request.media;
+  if (media === null || media.kind !== 'file' || media.fileName !== null) return request;
+  const fileName = fileNameAfterFetch(media, contentDisposition);
+  // The name goes right after the URL, where a given or URL-derived one is.
+  const { document, ...rest } = request.params;
+  return { ...request, params: { document, fileName, ...rest }, media: { ...media, fileName } };
 }
 
 /** The network content of a stored message, with its media bytes when it has some. */

@@ -8,6 +8,8 @@
 // It must never do I/O (media URLs are checked for form only; fetching happens in src/outbound),
 // never look at devices, quota or the store, and never throw anything but an ApiError.
 import { ApiError } from '../http/errors.js';
+import { formValueAs } from '../http/form-types.js';
+import { isFormBody } from '../http/forms.js';
 import type { NetworkMessageContent } from '../network/network.js';
 import { canonicalBody, isMessageType, isRecord } from './canonical.js';
 import { compile, findings, type Finding } from './checks.js';
@@ -17,6 +19,7 @@ import { buildMedia, type MediaKind, type MediaRequest } from './media.js';
 import { refusal } from './problems.js';
 import { CommonFields, MESSAGE_TYPES, PARAMS, SenderFields, type MessageType } from './schemas.js';
 import { buildTemplate } from './template.js';
+import type { TSchema } from '@sinclair/typebox';
 
 export { countCharacters } from './text.js';
 export { MEDIA_LIMITS, type MediaKind, type MediaRequest } from './media.js';
@@ -88,6 +91,16 @@ function paramsFindings(type: MessageType, params: unknown): Finding[] {
 }
 
 /**
+ * A form body's texts read as the schemas of its type place them (src/http/form-types.ts), once it
+ * is canonical, so a location sent as `params[lat]=-6.2` is a number like `degreesLatitude` is.
+ */
+function fromForm(body: Record<string, unknown>, type: MessageType, common: TSchema): Record<string, unknown> {
+  const typed = formValueAs(common, body) as Record<string, unknown>;
+  if (isRecord(body.params)) typed.params = formValueAs(PARAMS[type], body.params);
+  return typed;
+}
+
+/**
  * Validates a send request body. Throws ApiError (always HTTP 400): INVALID_MESSAGE_TYPE for an
  * unknown type; otherwise VALIDATION_FAILED naming every failing field when any field is missing
  * or of the wrong JSON type, else the specific code the spec names (INVALID_PHONE,
@@ -95,14 +108,17 @@ function paramsFindings(type: MessageType, params: unknown): Finding[] {
  */
 export function validateSendRequest(sent: unknown, options: ValidateOptions): ValidatedMessage {
   if (!isRecord(sent)) throw new ApiError('VALIDATION_FAILED', { errors: { body: ['must be an object'] } });
-  const { body, sentAs } = canonicalBody(sent);
+  const canonical = canonicalBody(sent);
+  const { sentAs } = canonical;
   // After canonicalBody() a missing type is `chat` (DECISIONS 12).
-  const type = body.type;
+  const type = canonical.body.type;
   if (!isMessageType(type)) {
     throw new ApiError('INVALID_MESSAGE_TYPE', { error: `type must be one of: ${MESSAGE_TYPES.join(', ')}` });
   }
+  const common = options.requireReceiver ? CommonFields : SenderFields;
+  const body = isFormBody(sent) ? fromForm(canonical.body, type, common) : canonical.body;
   const found: Finding[] = [
-    ...findings(options.requireReceiver ? CommonFields : SenderFields, body, { at: '', code: 'VALIDATION_FAILED' }),
+    ...findings(common, body, { at: '', code: 'VALIDATION_FAILED' }),
     ...paramsFindings(type, body.params),
   ];
   if (found.length > 0) {

@@ -52,6 +52,8 @@ export interface StreamedMedia {
   /** The first HEAD_BYTES bytes (fewer for a smaller body). */
   head: Uint8Array;
   contentType: string | null;
+  /** The Content-Disposition header of the final answer, as sent (a file's name may be in it). */
+  contentDisposition: string | null;
   finalUrl: string;
 }
 
@@ -219,6 +221,7 @@ export async function streamMedia(url: string, options: FetchMediaOptions, sink:
       size,
       head: head.slice(0, headLength),
       contentType: headerValue(headers['content-type'])?.trim() || null,
+      contentDisposition: headerValue(headers['content-disposition'])?.trim() || null,
       finalUrl,
     };
   });

@@ -23,5 +23,5 @@ export {
 export type { GuardedDispatcherOptions } from './guarded-agent.js';
 export { HEAD_BYTES, fetchMedia, MediaFetchError, streamMedia } from './fetch-media.js';
 export type { FetchedMedia, FetchMediaOptions, MediaFetchFailure, MediaSink, StreamedMedia } from './fetch-media.js';
-export { sniffImageType, sniffMediaType } from './sniff.js';
+export { sniffDocumentType, sniffImageType, sniffMediaType } from './sniff.js';
 export type { ImageType } from './sniff.js';

@@ -1,6 +1,9 @@
-// Owns recognising a file's format from its leading bytes. It must never look at a Content-Type
+// Owns recognising a file's format from its leading bytes (our own checks for the formats sent as
+// image, video and audio; the `file-type` library for documents, whose formats are many). It must never look at a Content-Type
 // header, a file name or an extension: those come from whoever serves the URL and may lie. It must
 // answer null whenever it is not sure; a wrong "yes" would let unexpected bytes through as media.
+
+import { fileTypeFromBuffer } from 'file-type';
 
 export type ImageType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
 
@@ -105,4 +108,14 @@ export function sniffMediaType(bytes: Uint8Array): string | null {
   // OLE compound file: legacy .doc/.xls/.ppt.
   if (startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return 'application/x-cfb';
   return null;
+}
+
+/**
+ * The media type of a document by its leading bytes, for the recipient's viewer: the `file-type`
+ * library's answer (it tells a .docx from a .xlsx, which are both ZIP), else sniffMediaType's;
+ * null when neither knows (plain text has no signature).
+ */
+export async function sniffDocumentType(bytes: Uint8Array): Promise<string | null> {
+  const known = await fileTypeFromBuffer(bytes).catch(() => undefined);
+  return known?.mime ?? sniffMediaType(bytes);
 }

@@ -50,7 +50,8 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
     expect(res.json().code).toBe(400);
   });
 
-  it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x'])(
+  // Forms are taken too (DECISIONS 12; test/http/forms.test.ts).
+  it.each(['text/plain', 'application/xml', 'application/octet-stream', 'text/html; charset=utf-8'])(
     'answers content type %s with 415 Unsupported media type',
     async (type) => {
       const res = await gw.app.inject({

@@ -716,7 +716,7 @@ describe('video, audio and file', () => {
     );
   });
 
-  it('names a file without fileName after its URL, else "file" (DECISIONS 12)', () => {
+  it('names a file without fileName after its URL, else leaves the name to the download (DECISIONS 12)', () => {
     const named = (url: string, fileName?: unknown) =>
       validate(body('file', { document: { url }, ...(fileName === undefined ? {} : { fileName }) })).media?.fileName;
     expect(named('https://x.test/docs/report%20Q3.pdf')).toBe('report Q3.pdf');
@@ -725,9 +725,13 @@ describe('video, audio and file', () => {
       document: { url: 'https://x.test/a.pdf' },
       fileName: 'a.pdf',
     });
-    expect(named('https://x.test/')).toBe('file');
-    expect(named('https://x.test/a/%2e%2e')).toBe('file');
-    expect(named('https://x.test/a/%E0%A4%A')).toBe('file');
+    // No name in the URL: the answer's Content-Disposition names it, else "file" (fileNameAfterFetch).
+    expect(named('https://x.test/')).toBeNull();
+    expect(named('https://x.test/a/%2e%2e')).toBeNull();
+    expect(named('https://x.test/a/%E0%A4%A')).toBeNull();
+    expect(validate(body('file', { document: { url: 'https://x.test/' } })).params).toEqual({
+      document: { url: 'https://x.test/' },
+    });
     expect(named('https://x.test/a.pdf', 'mine.pdf')).toBe('mine.pdf');
   });
 

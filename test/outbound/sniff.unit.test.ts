@@ -2,7 +2,7 @@
 // without a fixture, and bytes that must not be mistaken for media.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sniffImageType, sniffMediaType } from '../../src/outbound/index.js';
+import { sniffDocumentType, sniffImageType, sniffMediaType } from '../../src/outbound/index.js';
 import { fixture } from './helpers.js';
 
 function bytes(...parts: Array<string | number[]>): Uint8Array {
@@ -114,5 +114,21 @@ describe('sniffMediaType', () => {
     ['PK without a zip record', bytes('PK', [1, 2])],
   ])('answers null for %s', (_label, data) => {
     expect(sniffMediaType(data)).toBeNull();
+  });
+});
+
+describe('sniffDocumentType', () => {
+  it.each([
+    ['tiny.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+    ['tiny.png', 'image/png'],
+    ['tiny.mp4', 'video/mp4'],
+  ])('recognises the real file %s as %s', async (name, type) => {
+    expect(await sniffDocumentType(fixture(name))).toBe(type);
+  });
+
+  it('recognises a PDF, and answers null for plain text and nothing', async () => {
+    expect(await sniffDocumentType(bytes('%PDF-1.7\n%more'))).toBe('application/pdf');
+    expect(await sniffDocumentType(bytes('name,amount\nTea,2\n'))).toBeNull();
+    expect(await sniffDocumentType(bytes())).toBeNull();
   });
 });
