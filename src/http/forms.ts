@@ -31,8 +31,8 @@ import { isValidatedByHandler } from './validation.js';
 export const FORM_FIELD_LIMIT = 2048;
 /** Items one list may have, and one past the highest index `a[N]` may name. */
 export const FORM_LIST_LIMIT = 1024;
-/** Longest multipart field name, in bytes (the longest name a message body uses is under 60). */
-export const FORM_NAME_MAX_BYTES = 1024;
+/** A refused file part is named in the answer by its field name when the name is at most this long. */
+const NAMED_FIELD_MAX = 100;
 
 const FORM_BODY = Symbol('form body');
 
@@ -128,8 +128,8 @@ function parseMultipart(
   try {
     parser = Busboy({
       headers: request.headers as { 'content-type': string },
+      // A part's headers (its name among them) are bounded by busboy's header size limit, its value by the body's.
       limits: {
-        fieldNameSize: FORM_NAME_MAX_BYTES,
         fieldSize: limit,
         fields: FORM_FIELD_LIMIT,
         parts: FORM_FIELD_LIMIT,
@@ -160,16 +160,12 @@ function parseMultipart(
   };
   const failed = (error: Error) => settle(error);
 
-  parser.on('field', (name: string, value: string, nameTruncated: boolean) => {
-    if (nameTruncated) {
-      settle(refusal(`field names must be at most ${FORM_NAME_MAX_BYTES} bytes`));
-      return;
-    }
+  parser.on('field', (name: string, value: string) => {
     fields.push(`${percent(name)}=${percent(value)}`);
   });
   parser.on('file', (name: string, stream: NodeJS.ReadableStream) => {
     stream.resume();
-    const field = name === '' || Buffer.byteLength(name) > FORM_NAME_MAX_BYTES ? 'body' : name;
+    const field = name === '' || name.length > NAMED_FIELD_MAX ? 'body' : name;
     settle(refusal('is a file: files are not uploaded, media are given by URL (e.g. params[image][url])', field));
   });
   parser.on('fieldsLimit', () => settle(refusal(FIELDS_PROBLEM)));
