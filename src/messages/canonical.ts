@@ -5,7 +5,7 @@
 // - a chat's text may come in the top-level `message` (DECISIONS 5);
 // - the older shapes of DECISIONS 12: `type` missing or `"text"` means chat; for media, a top-level
 //   `file_url` is the URL and a top-level `message` the caption; a video may come as `type: "file"`
-//   with `params.video`; a location as `params.lat`/`params.long` or top-level
+//   with `params.video`; a location as `params.lat`/`params.long` (with `params.name`/`params.address`) or top-level
 //   `latitude`/`longitude`/`location_name`; quick-reply buttons as
 //   `params.buttons: [{buttonId, buttonText: {displayText}}]`;
 // - a missing media container or location reads as an empty one, so the answer names the field
@@ -145,6 +145,9 @@ export function canonicalBody(sent: Record<string, unknown>): CanonicalBody {
         const at = 'params.location';
         move(sentAs, params, 'lat', 'params.lat', location, 'degreesLatitude', `${at}.degreesLatitude`);
         move(sentAs, params, 'long', 'params.long', location, 'degreesLongitude', `${at}.degreesLongitude`);
+        // The client that sends params.lat/long sends the place's name and address beside them.
+        move(sentAs, params, 'name', 'params.name', location, 'name', `${at}.name`);
+        move(sentAs, params, 'address', 'params.address', location, 'address', `${at}.address`);
         move(sentAs, body, 'latitude', 'latitude', location, 'degreesLatitude', `${at}.degreesLatitude`);
         move(sentAs, body, 'longitude', 'longitude', location, 'degreesLongitude', `${at}.degreesLongitude`);
         move(sentAs, body, 'location_name', 'location_name', location, 'name', `${at}.name`);

@@ -1388,6 +1388,16 @@ describe('older and alias shapes (DECISIONS 12)', () => {
     expectRefused(body('location', { lat: 91, long: 0 }), 'VALIDATION_FAILED', {
       'params.lat': ['must be between -90 and 90'],
     });
+    // The client that sends params.lat/long sends the name and address beside them (research 5.3, C2).
+    same(
+      body('location', { lat: -6.2, long: 106.8, name: 'Jakarta', address: 'Indonesia' }),
+      body('location', {
+        location: { degreesLatitude: -6.2, degreesLongitude: 106.8, name: 'Jakarta', address: 'Indonesia' },
+      }),
+    );
+    expectRefused(body('location', { lat: 1, long: 2, name: 'x'.repeat(1001) }), 'VALIDATION_FAILED', {
+      'params.name': ['must be at most 1000 characters'],
+    });
   });
 
   it('reads params.buttons as quick-reply template buttons', () => {
