@@ -26,6 +26,8 @@ const contentType = fc.constantFrom(
   '',
   'application/json; charset=latin1',
   'APPLICATION/JSON',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
 );
 const json = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
