@@ -10,9 +10,11 @@
  *
  * Limits, each refused with 400 `Validation failed` naming it (never parsed
  * past it): the body size (the same limit as JSON, 413), nesting (the JSON
- * depth limit), FORM_FIELD_LIMIT fields, lists of FORM_LIST_LIMIT items (so
- * `a[99999999]=x` is refused, not allocated), field names `__proto__`,
- * `constructor` and `prototype`. A multipart file part is refused as soon as
+ * depth limit), FORM_FIELD_LIMIT fields (FORM_PART_LIMIT multipart parts),
+ * FORM_BRACKET_LIMIT brackets in all names, lists of FORM_LIST_LIMIT items
+ * (so `a[99999999]=x` is refused, not allocated), field names `__proto__`,
+ * `constructor` and `prototype`. Within them a form costs about what a JSON
+ * body of its size does (bench/form-bodies.ts). A multipart file part is refused as soon as
  * its headers arrive: media are given by URL, and no file is read or kept.
  *
  * Owns: the two content-type parsers and their limits.
@@ -31,6 +33,14 @@ import { isValidatedByHandler } from './validation.js';
 export const FORM_FIELD_LIMIT = 2048;
 /** Items one list may have, and one past the highest index `a[N]` may name. */
 export const FORM_LIST_LIMIT = 1024;
+/**
+ * `[` in all field names of a body together. Each opens an object or list, and building those is
+ * most of a parse's work: 2,048 names 31 levels deep would make 63,000 of them. A list message of
+ * 100 rows, the most nested body a route takes, needs about 1,500.
+ */
+export const FORM_BRACKET_LIMIT = 4096;
+/** Parts one multipart body may have: each costs far more to parse than a urlencoded field. */
+export const FORM_PART_LIMIT = 256;
 /** A refused file part is named in the answer by its field name when the name is at most this long. */
 const NAMED_FIELD_MAX = 100;
 
@@ -51,22 +61,33 @@ const DEPTH_PROBLEM = `must not nest objects and arrays more than ${MAX_JSON_DEP
 const FIELDS_PROBLEM = `must have at most ${FORM_FIELD_LIMIT} fields`;
 const LIST_PROBLEM = `must not have a list of more than ${FORM_LIST_LIMIT} items, nor an index above ${FORM_LIST_LIMIT - 1}`;
 const NAME_PROBLEM = 'field names must not use __proto__, constructor or prototype';
+const BRACKETS_PROBLEM = `field names must have at most ${FORM_BRACKET_LIMIT} brackets in all`;
+const PARTS_PROBLEM = `must have at most ${FORM_PART_LIMIT} parts`;
 
-class ForbiddenName extends Error {}
+/** A name refused while qs reads it, with the problem to answer. */
+class RefusedName extends Error {}
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 // A name's root, then each `[...]` group, as qs reads them.
 const SEGMENT = /^[^[]*|\[[^\]]*\]?/g;
 
-function checkName(name: string): void {
-  for (const match of name.matchAll(SEGMENT)) {
-    const segment = match[0].startsWith('[') ? match[0].slice(1).replace(/\]$/, '') : match[0];
-    if (FORBIDDEN.has(segment)) throw new ForbiddenName();
-  }
+/** Checks each name as qs decodes it; throws RefusedName for a forbidden name or past the bracket budget. */
+function nameChecker(): (name: string) => void {
+  let brackets = 0;
+  return (name) => {
+    for (const match of name.matchAll(SEGMENT)) {
+      const segment = match[0].startsWith('[') ? match[0].slice(1).replace(/\]$/, '') : match[0];
+      if (FORBIDDEN.has(segment)) throw new RefusedName(NAME_PROBLEM);
+    }
+    for (let i = name.indexOf('['); i !== -1; i = name.indexOf('[', i + 1)) {
+      if (++brackets > FORM_BRACKET_LIMIT) throw new RefusedName(BRACKETS_PROBLEM);
+    }
+  };
 }
 
 /** The fields of a urlencoded text, nested as in PHP; throws the ApiError of the first limit crossed. */
 export function parseFormFields(text: string): Record<string, unknown> {
+  const checkName = nameChecker();
   try {
     return qs.parse(text, {
       // qs counts the brackets after the root; JSON's depth counts the body itself as a level.
@@ -85,7 +106,7 @@ export function parseFormFields(text: string): Record<string, unknown> {
       },
     }) as Record<string, unknown>;
   } catch (error) {
-    if (error instanceof ForbiddenName) throw refusal(NAME_PROBLEM);
+    if (error instanceof RefusedName) throw refusal(error.message);
     if (error instanceof RangeError) {
       // qs says which limit in its message; each limit is tested, so a change of wording shows.
       if (/depth/i.test(error.message)) throw refusal(DEPTH_PROBLEM);
@@ -131,8 +152,8 @@ function parseMultipart(
       // A part's headers (its name among them) are bounded by busboy's header size limit, its value by the body's.
       limits: {
         fieldSize: limit,
-        fields: FORM_FIELD_LIMIT,
-        parts: FORM_FIELD_LIMIT,
+        fields: FORM_PART_LIMIT,
+        parts: FORM_PART_LIMIT,
         headerPairs: 16,
       },
     });
@@ -168,8 +189,8 @@ function parseMultipart(
     const field = name === '' || name.length > NAMED_FIELD_MAX ? 'body' : name;
     settle(refusal('is a file: files are not uploaded, media are given by URL (e.g. params[image][url])', field));
   });
-  parser.on('fieldsLimit', () => settle(refusal(FIELDS_PROBLEM)));
-  parser.on('partsLimit', () => settle(refusal(FIELDS_PROBLEM)));
+  parser.on('fieldsLimit', () => settle(refusal(PARTS_PROBLEM)));
+  parser.on('partsLimit', () => settle(refusal(PARTS_PROBLEM)));
   parser.on('error', () => settle(refusal('malformed multipart body')));
   parser.on('finish', () => {
     if (settled) return;

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import { formValueAs } from '../../src/http/form-types.js';
-import { FORM_FIELD_LIMIT, FORM_LIST_LIMIT, parseFormFields } from '../../src/http/forms.js';
+import { FORM_BRACKET_LIMIT, FORM_FIELD_LIMIT, FORM_LIST_LIMIT, parseFormFields } from '../../src/http/forms.js';
 import { MAX_JSON_DEPTH } from '../../src/http/json-depth.js';
 import { nestsDeeperThan } from '../../src/http/json-depth.js';
 import { SendBodySchema } from '../../src/messages/schemas.js';
@@ -74,6 +74,20 @@ describe('parseFormFields', () => {
       p: { '9999999999999999999999': 'x' },
       q: ['1'],
     });
+  });
+
+  it(`takes ${FORM_BRACKET_LIMIT} brackets in all names and refuses one more`, () => {
+    // Names 8 levels deep: each bracket opens an object to build.
+    const names = (brackets: number) =>
+      Array.from({ length: Math.ceil(brackets / 8) }, (_, i) => {
+        const depth = Math.min(8, brackets - i * 8);
+        return `n${i}${'[a]'.repeat(depth)}=v`;
+      }).join('&');
+    expect(Object.keys(parseFormFields(names(FORM_BRACKET_LIMIT)))).toHaveLength(FORM_BRACKET_LIMIT / 8);
+    const problem = { body: [`field names must have at most ${FORM_BRACKET_LIMIT} brackets in all`] };
+    expect(refusal(names(FORM_BRACKET_LIMIT + 1))).toEqual(problem);
+    // Brackets that never close count too: they are what makes qs work hardest.
+    expect(refusal(`a=${'['.repeat(10)}&${'b'.repeat(3)}${'['.repeat(FORM_BRACKET_LIMIT + 1)}=1`)).toEqual(problem);
   });
 
   it.each([
