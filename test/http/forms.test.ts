@@ -100,12 +100,17 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body).toMatchObject({
       code: 400,
+      status: 400,
       message: 'Validation failed',
       errors: { send_interval_ms: ['must be an integer'] },
     });
     // Fields this route refuses by name are refused in a form too.
     const refused = await form('PATCH', `/devices/${id}`, [['package', 'BUSINESS']]);
-    expect(refused.body).toMatchObject({ code: 400, errors: { package: ['cannot be set by this request'] } });
+    expect(refused.body).toMatchObject({
+      code: 400,
+      status: 400,
+      errors: { package: ['cannot be set by this request'] },
+    });
   });
 
   it('asks for a pairing code and creates a token from forms', async () => {
@@ -226,6 +231,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
         const res = await post('POST', '/messages', chat(deep(MAX_JSON_DEPTH + 1)));
         expect(res.body).toEqual({
           code: 400,
+          status: 400,
           message: 'Validation failed',
           errors: { body: [`must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`] },
         });
@@ -239,6 +245,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
           const res = await post('POST', '/messages', chat([[name, 'x']]));
           expect(res.body).toEqual({
             code: 400,
+            status: 400,
             message: 'Validation failed',
             errors: { body: ['field names must not use __proto__, constructor or prototype'] },
           });
@@ -255,6 +262,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
         status: 400,
         body: {
           code: 400,
+          status: 400,
           message: 'Validation failed',
           errors: { body: [`must have at most ${FORM_FIELD_LIMIT} fields`] },
         },
@@ -264,6 +272,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
         status: 400,
         body: {
           code: 400,
+          status: 400,
           message: 'Validation failed',
           errors: { body: [`must have at most ${FORM_PART_LIMIT} parts`] },
         },
@@ -285,7 +294,12 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
         ['name', 'one'],
         ['name', 'two'],
       ]);
-      expect(res.body).toEqual({ code: 400, message: 'Validation failed', errors: { name: ['must be a string'] } });
+      expect(res.body).toEqual({
+        code: 400,
+        status: 400,
+        message: 'Validation failed',
+        errors: { name: ['must be a string'] },
+      });
     });
 
     it('takes exactly the JSON body limit and answers 413 one byte over, in both encodings', async () => {
@@ -295,7 +309,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
       };
       expect((await send('POST', '/messages', sized(MiB), URLENCODED)).status).toBe(200);
       const over = await send('POST', '/messages', sized(MiB + 1), URLENCODED);
-      expect(over).toEqual({ status: 413, body: { code: 413, message: 'Payload too large' } });
+      expect(over).toEqual({ status: 413, body: { code: 413, status: 413, message: 'Payload too large' } });
 
       const close = `--${BOUNDARY}--\r\n`;
       const body = (bytes: number) => {
@@ -321,6 +335,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
       const res = await send('POST', '/messages', multipart(chat(), [file]), MULTIPART);
       expect(res.body).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { photo: ['is a file: files are not uploaded, media are given by URL (e.g. params[image][url])'] },
       });
@@ -344,7 +359,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
     ])('refuses a multipart body with %s', async (_label, type, payload, problem) => {
       const res = await send('POST', '/messages', payload, type);
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ code: 400, message: 'Validation failed' });
+      expect(res.body).toMatchObject({ code: 400, status: 400, message: 'Validation failed' });
       // A body whose parts never start reads as an empty form: its fields are then named as missing.
       if (res.body.errors.body !== undefined) expect(res.body.errors.body).toEqual([problem]);
     });
@@ -353,6 +368,7 @@ describe.skipIf(noStoreAvailable)('form bodies', () => {
       const res = await send('POST', '/devices', '', URLENCODED);
       expect(res.body).toEqual({
         code: 400,
+        status: 400,
         message: 'Validation failed',
         errors: { package: ['is required'], name: ['is required'] },
       });

@@ -106,6 +106,7 @@ describe.skipIf(noStoreAvailable)('requests of real Whatspie clients', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body).toMatchObject({
         code: 200,
+        status: 200,
         message: 'Message sent successfully',
         data: { type: 'chat', receiver: to, message: 'Halo *tes* form', params: { text: 'Halo *tes* form' } },
       });
