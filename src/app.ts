@@ -44,6 +44,7 @@ import { contactRoutes } from './contacts/routes.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { EventSignal } from './events/signal.js';
 import { Deliverer, type WebhookTimings } from './events/deliverer.js';
+import { RepliesByResponse } from './events/reply.js';
 import { IncomingMessages } from './events/incoming.js';
 import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
@@ -329,6 +330,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     logger: app.log,
     signal: eventSignal,
     http: webhookAgent,
+    // Replies asked for by a receiver's answer go through POST /messages' own path (`messages` is built below).
+    replies: new RepliesByResponse({ send: (accountId, body, key) => messages.send(accountId, body, key) }),
     ...options.webhooks,
   });
   const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });

@@ -4,6 +4,7 @@
  * Owns: turning a stored row into the API shape, and that shape's schema.
  * Must never: expose the network session.
  */
+import { WEBHOOK_FORMATS, webhookFormat } from '../events/formats/index.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { Nullable } from '../http/schemas.js';
@@ -17,6 +18,13 @@ export const DeviceSchema = Type.Object(
     phone: Nullable(Type.String({ description: 'International format without +; null until paired' })),
     webhook_url: Nullable(Type.String()),
     webhook_secret: Type.String({ description: 'Standard Webhooks secret (whsec_...) to verify deliveries' }),
+    webhook_format: Type.Union(
+      WEBHOOK_FORMATS.map((format) => Type.Literal(format)),
+      { description: 'How deliveries are written: standard, whatspie_v1 or whatspie_v2' },
+    ),
+    webhook_reply: Type.Boolean({
+      description: 'Reply by response with the standard format (the Whatspie formats always reply by response)',
+    }),
     status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]),
     version: Type.Literal('multidevice'),
     paired_status: Type.Union([Type.Literal('UNPAIRED'), Type.Literal('PAIRED'), Type.Literal('EXPIRED')]),
@@ -48,6 +56,8 @@ export function presentDevice(row: DeviceRow, serverName: string): DeviceJson {
     phone: row.phone,
     webhook_url: row.webhook_url,
     webhook_secret: row.webhook_secret,
+    webhook_format: webhookFormat(row.webhook_format),
+    webhook_reply: row.webhook_reply === 1,
     status: row.status as DeviceJson['status'],
     version: 'multidevice',
     paired_status: row.paired_status as DeviceJson['paired_status'],

@@ -48,7 +48,11 @@ export const devicesRepository = {
   /** A new device; it has no replaced webhook secret yet. */
   insert: (
     db: Db,
-    values: Omit<DeviceRow, 'id' | 'webhook_secret_previous' | 'webhook_secret_previous_until'>,
+    // The webhook format and reply flag start at their column defaults (standard, off).
+    values: Omit<
+      DeviceRow,
+      'id' | 'webhook_secret_previous' | 'webhook_secret_previous_until' | 'webhook_format' | 'webhook_reply'
+    >,
   ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 
   page: (db: Db, accountId: number, limit: number, offset: number): Promise<DeviceRow[]> =>

@@ -3,6 +3,7 @@
  *
  * Owns: paths, schemas and status codes. Rules live in the service.
  */
+import { WEBHOOK_FORMATS } from '../events/formats/index.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { iso } from '../clock.js';
@@ -79,6 +80,19 @@ const UpdateDeviceBody = Type.Object(
       Nullable(
         Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
       ),
+    ),
+    webhook_format: Type.Optional(
+      Type.String({
+        enum: [...WEBHOOK_FORMATS],
+        description:
+          'How deliveries are written: `standard` (Standard Webhooks envelope, every event), `whatspie_v1` (incoming messages only, flat body) or `whatspie_v2` (`{type, data}`); all signed alike',
+      }),
+    ),
+    webhook_reply: Type.Optional(
+      Type.Boolean({
+        description:
+          'Reply by response for the `standard` format: a 2xx answer to `message.incoming` may carry replies to send (always on for the Whatspie formats)',
+      }),
     ),
     send_interval_ms: Type.Optional(
       Nullable(
@@ -168,7 +182,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     {
       schema: {
         tags,
-        summary: 'Change a device’s name or webhook URL',
+        summary: 'Change a device’s name, webhook URL, webhook format or reply by response',
         params: IdParams,
         body: UpdateDeviceBody,
         response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(400, 401, 404) },

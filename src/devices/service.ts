@@ -8,6 +8,7 @@
  * history stays queryable).
  * Must never: know about HTTP or write SQL.
  */
+import { WEBHOOK_FORMATS, isWebhookFormat } from '../events/formats/index.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
@@ -44,6 +45,8 @@ export interface CreateDeviceInput {
 export interface UpdateDeviceInput {
   readonly name?: string;
   readonly webhook_url?: string | null;
+  readonly webhook_format?: string;
+  readonly webhook_reply?: boolean;
   readonly send_interval_ms?: number | null;
 }
 
@@ -140,6 +143,16 @@ export class DevicesService {
       if (problem !== null) throw new ApiError('VALIDATION_FAILED', { errors: { webhook_url: [problem] } });
       changes.webhook_url = input.webhook_url;
     }
+    // The route's schema names the formats; checked here too for callers other than the route.
+    if (input.webhook_format !== undefined) {
+      if (!isWebhookFormat(input.webhook_format)) {
+        throw new ApiError('VALIDATION_FAILED', {
+          errors: { webhook_format: [`must be one of: ${WEBHOOK_FORMATS.join(', ')}`] },
+        });
+      }
+      changes.webhook_format = input.webhook_format;
+    }
+    if (input.webhook_reply !== undefined) changes.webhook_reply = input.webhook_reply ? 1 : 0;
     if (input.send_interval_ms !== undefined) changes.send_interval_ms = input.send_interval_ms;
     changes.updated_at = this.clock.now();
     const row = await devicesRepository.update(this.store.db, accountId, id, changes);

@@ -1,9 +1,11 @@
 /**
  * One HTTP attempt of one webhook delivery.
  *
- * Owns: the POST itself (signed headers, the exact stored body), the time
- * limit on the whole exchange, reading just enough of the answer, and turning
- * whatever happened into a line of the delivery log (status, latency, error).
+ * Owns: the POST itself (signed headers, the exact body given), the time
+ * limit on the whole exchange, reading just enough of the answer (all of a
+ * 2xx answer up to `answerLimit` bytes when it may carry replies), and
+ * turning whatever happened into a line of the delivery log (status,
+ * latency, error).
  * Must never: follow a redirect (a 3xx is a failed attempt, as Standard
  * Webhooks expects), open a connection other than through the guarded
  * dispatcher it is given, or throw: every outcome is a result.
@@ -21,7 +23,12 @@ export interface AttemptInput {
   readonly timeoutMs: number;
   /** The attempt's own controller; aborting it (shutdown) ends the attempt as `aborted`, to be handed back. */
   readonly abort: AbortController;
+  /** Read a 2xx answer's body, up to this many bytes (reply by response); absent: the body is discarded. */
+  readonly answerLimit?: number;
 }
+
+/** A 2xx answer's body, when asked for: its text, or that it went past the limit (then not kept). */
+export type Answer = { readonly text: string } | { readonly tooLarge: true };
 
 export interface AttemptResult {
   /** A 2xx answer. */
@@ -31,6 +38,8 @@ export interface AttemptResult {
   readonly httpStatus: number | null;
   readonly latencyMs: number;
   readonly error: string | null;
+  /** Only for a 2xx answer when `answerLimit` was given. */
+  readonly answer?: Answer;
 }
 
 /** How much of a non-2xx answer is kept in the log: enough to see what the receiver complained about. */
@@ -63,6 +72,18 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
     });
     const latencyMs = elapsed();
     const ok = res.statusCode >= 200 && res.statusCode < 300;
+    if (ok && input.answerLimit !== undefined) {
+      const answer = await readAnswer(res.body, input.answerLimit);
+      // Cut short by shutdown or the time limit: the receiver's answer never fully arrived, so no replies.
+      if (controller.signal.aborted && !timedOut) {
+        return { ok: false, aborted: true, httpStatus: null, latencyMs, error: null };
+      }
+      if (answer === null) {
+        const error = timedOut ? `timed out after ${input.timeoutMs} ms` : 'connection closed while reading the answer';
+        return { ok: false, aborted: false, httpStatus: res.statusCode, latencyMs, error };
+      }
+      return { ok, aborted: false, httpStatus: res.statusCode, latencyMs, error: null, answer };
+    }
     if (ok) {
       // Read to the end so the connection can be reused; what it says does not matter.
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -81,6 +102,24 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The whole answer up to `limit` bytes; past it, only that it was too large. Null when the body broke off. */
+async function readAnswer(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<Answer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > limit) return { tooLarge: true };
+      chunks.push(chunk);
+    }
+  } catch {
+    return null;
+  } finally {
+    body.destroy();
+  }
+  return { text: Buffer.concat(chunks).toString('utf8') };
 }
 
 async function readSnippet(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {

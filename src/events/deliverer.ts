@@ -10,6 +10,9 @@
  *               deadline──▶ pending (attempts+1, next_attempt_at = now + backoff)
  *   in flight ──the same failure at or after created_at + 24 h──▶ failed
  *   in flight ──the device has no webhook_url any more──▶ failed (no request made)
+ *   in flight ──the device's webhook format has no body for the type──▶ skipped (no request made)
+ *   in flight ──2xx to a message.incoming that may carry replies, the replies
+ *               cannot be queued now (store out of service)──▶ pending, as a failure
  *   in flight ──shutdown──▶ pending, due at once (lease cleared, no attempt counted)
  *   in flight ──the process dies──▶ pending, due again when the lease runs out
  *   delivered | failed ──manual retry──▶ pending, due now
@@ -31,9 +34,15 @@
  * process, leases left by a dead one). Delivery order is not kept: receivers
  * get `created_at` and dedupe by `webhook-id`.
  *
+ * The body sent is the stored event rendered in the device's webhook format
+ * at the time of the attempt (formats/); a 2xx answer to `message.incoming`
+ * is read for replies when the format (or the device's `webhook_reply`) says
+ * so, and the replies are queued before the outcome is recorded (reply.ts:
+ * idempotent, so an attempt repeated after a crash queues nothing twice).
+ *
  * Must never: keep the only copy of an event, send a body other than the
- * stored payload, connect except through the guarded dispatcher, or let a
- * delivery of one device wait on another device's receiver.
+ * stored payload in the device's format, connect except through the guarded
+ * dispatcher, or let a delivery of one device wait on another device's receiver.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
@@ -48,6 +57,9 @@ import { signDelivery, signingSecrets } from './signing.js';
 import { ReceiverHealth, type FailureVerdict } from './receivers.js';
 import { iso } from '../clock.js';
 import { untilStored } from '../store/until-stored.js';
+import { answersWithReplies, renderBody, webhookFormat, type WebhookFormat } from './formats/index.js';
+import { REPLY_ANSWER_MAX_BYTES } from './reply-answer.js';
+import type { RepliesByResponse, ReplyNote } from './reply.js';
 
 /** Timings and bounds; every one has a production default, tests shorten them. */
 export interface WebhookTimings {
@@ -78,10 +90,15 @@ export interface DelivererOptions extends WebhookTimings {
   readonly signal: EventSignal;
   /** The guarded HTTP dispatcher (DECISIONS 5): refuses non-public addresses unless allowed. */
   readonly http: HttpDispatcher;
+  /** Reply by response; without it answers are never read. */
+  readonly replies?: RepliesByResponse;
 }
 
 interface Target {
+  readonly accountId: number;
   readonly url: string | null;
+  readonly format: WebhookFormat;
+  readonly reply: boolean;
   readonly secret: string;
   readonly previous: string | null;
   readonly previousUntil: number | null;
@@ -284,7 +301,10 @@ export class Deliverer {
       rows.map((row) => [
         Number(row.id),
         {
+          accountId: Number(row.account_id),
           url: row.webhook_url,
+          format: webhookFormat(row.webhook_format),
+          reply: row.webhook_reply === 1,
           secret: row.webhook_secret,
           previous: row.webhook_secret_previous,
           previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
@@ -359,27 +379,77 @@ export class Deliverer {
         latency_ms: 0,
         error: NO_WEBHOOK_URL_ERROR,
         url: null,
+        format: null,
+        reply: null,
       };
       return this.write({ id: event.id, attempt, outcome: 'failed' });
     }
+    const { format } = target;
+    let body: string | null;
+    try {
+      body = renderBody(format, event.type, event.payload);
+    } catch (error) {
+      // Our own stored body that a renderer cannot read: a bug to fix, not a receiver to retry.
+      this.options.logger.error({ err: error, eventId: event.id, format }, 'a webhook event could not be rendered');
+      const attempt = {
+        attempted_at: attemptedAt,
+        http_status: null,
+        latency_ms: 0,
+        error: `the event could not be written in the ${format} format`,
+        url: null,
+        format,
+        reply: null,
+      };
+      return this.write({ id: event.id, attempt, outcome: 'failed' });
+    }
+    if (body === null) {
+      const error = `skipped: the ${format} webhook format has no body for ${event.type}`;
+      const attempt = {
+        attempted_at: attemptedAt,
+        http_status: null,
+        latency_ms: 0,
+        error,
+        url: null,
+        format,
+        reply: null,
+      };
+      return this.write({ id: event.id, attempt, outcome: 'skipped' });
+    }
+    const replies = this.options.replies;
+    const readsReplies = replies !== undefined && answersWithReplies(format, target.reply, event.type);
     const abort = new AbortController();
     this.attempts.add(abort);
-    const result = await attemptDelivery({
+    let result = await attemptDelivery({
       url: target.url,
-      headers: signDelivery(signingSecrets(target, attemptedAt), event.id, event.payload, attemptedAt),
-      body: event.payload,
+      headers: signDelivery(signingSecrets(target, attemptedAt), event.id, body, attemptedAt),
+      body,
       dispatcher: this.options.http,
       timeoutMs: this.timeoutMs,
       abort,
+      ...(readsReplies ? { answerLimit: REPLY_ANSWER_MAX_BYTES } : {}),
     }).finally(() => this.attempts.delete(abort));
     if (result.aborted) {
       await this.write({ id: event.id, outcome: 'released' });
       return false;
     }
-    return this.write(this.outcome(event, target.url, attemptedAt, result));
+    let note: ReplyNote | null = null;
+    if (result.ok && readsReplies && result.answer !== undefined) {
+      const replied = await replies.handle(target.accountId, event.id, event.payload, result.answer);
+      note = replied.note;
+      // The receiver has the event, but its replies are not all queued: attempted again (they are idempotent).
+      if (replied.retry !== null) result = { ...result, ok: false, error: replied.retry };
+    }
+    return this.write(this.outcome(event, target.url, format, note, attemptedAt, result));
   }
 
-  private outcome(event: ClaimedEvent, url: string, attemptedAt: number, result: AttemptResult): Completion {
+  private outcome(
+    event: ClaimedEvent,
+    url: string,
+    format: WebhookFormat,
+    note: ReplyNote | null,
+    attemptedAt: number,
+    result: AttemptResult,
+  ): Completion {
     const { logger, clock } = this.options;
     const attempt = {
       attempted_at: attemptedAt,
@@ -387,6 +457,8 @@ export class Deliverer {
       latency_ms: result.latencyMs,
       error: result.error,
       url,
+      format,
+      reply: note === null ? null : JSON.stringify(note),
     };
     const deviceId = event.device_id;
     if (result.ok) {

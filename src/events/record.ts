@@ -5,13 +5,18 @@
  * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`
  * and the event types. Delivery is the deliverer's job.
  * Must never: record for a device without a webhook_url (there is nowhere to
- * deliver; setting a URL later does not replay history).
+ * deliver; setting a URL later does not replay history), nor an event its
+ * webhook format does not carry (`whatspie_v1` carries incoming messages only,
+ * `whatspie_v2` four types; formats/). The body stored is always the standard
+ * one: the format is applied when it is delivered, so a format changed later
+ * applies to what is still waiting.
  */
 import type { Kysely, Transaction } from 'kysely';
 import { newUlid } from '../ids.js';
 import { iso } from '../clock.js';
 import type { Database } from '../store/schema.js';
 import { prepared } from '../store/prepared.js';
+import { carries, webhookFormat } from './formats/index.js';
 
 export const EVENT_TYPES = [
   'message.incoming',
@@ -32,6 +37,7 @@ export interface EventDevice {
   readonly account_id: number;
   readonly phone: string | null;
   readonly webhook_url: string | null;
+  readonly webhook_format: string;
 }
 
 export function newEventId(): string {
@@ -59,7 +65,7 @@ const insertEvent = prepared(
     }),
 );
 
-/** Records one event for the device if it has a webhook URL. Returns the event id, or null. */
+/** Records one event for the device if it has a webhook URL whose format carries the type. Returns the event id, or null. */
 export async function recordEvent(
   db: Kysely<Database> | Transaction<Database>,
   device: EventDevice,
@@ -67,7 +73,7 @@ export async function recordEvent(
   data: unknown,
   now: number,
 ): Promise<string | null> {
-  if (device.webhook_url === null) return null;
+  if (device.webhook_url === null || !carries(webhookFormat(device.webhook_format), type)) return null;
   const id = newEventId();
   const payload = JSON.stringify({
     id,

@@ -16,7 +16,9 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 /** What an attempt needs of a claimed event. */
 export interface ClaimedEvent {
   readonly id: string;
+  readonly account_id: number;
   readonly device_id: number;
+  readonly type: string;
   readonly payload: string;
   readonly attempts: number;
   readonly created_at: number;
@@ -44,11 +46,17 @@ export interface AttemptRecord {
   readonly latency_ms: number;
   readonly error: string | null;
   readonly url: string | null;
+  /** The webhook format the attempt was sent in (null: none was sent). */
+  readonly format: string | null;
+  /** Reply by response: what the answer asked for and what came of it (JSON), or null. */
+  readonly reply: string | null;
 }
 
 /** How one claimed event's lease ends. */
 export type Completion =
   | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'delivered' | 'failed' }
+  /** The device's webhook format has no body for the event's type: it ends without a request. */
+  | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'skipped' }
   | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'retry'; readonly retryAt: number }
   /** Handed back unattempted (shutdown): due again at once, no attempt counted. */
   | { readonly id: string; readonly outcome: 'released' };
@@ -120,10 +128,11 @@ export const eventsRepository = {
       )
       update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
       where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
-      returning id, device_id, payload, attempts, created_at
+      returning id, account_id, device_id, type, payload, attempts, created_at
     `.execute(db);
     return result.rows.map((row) => ({
       ...row,
+      account_id: Number(row.account_id),
       device_id: Number(row.device_id),
       attempts: Number(row.attempts),
       created_at: Number(row.created_at),
@@ -137,7 +146,16 @@ export const eventsRepository = {
       rows.push(
         ...(await db
           .selectFrom('devices')
-          .select(['id', 'webhook_url', 'webhook_secret', 'webhook_secret_previous', 'webhook_secret_previous_until'])
+          .select([
+            'id',
+            'account_id',
+            'webhook_url',
+            'webhook_secret',
+            'webhook_secret_previous',
+            'webhook_secret_previous_until',
+            'webhook_format',
+            'webhook_reply',
+          ])
           .where('id', 'in', list)
           .execute()),
       );
@@ -181,6 +199,21 @@ export const eventsRepository = {
           .execute();
         for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
       }
+    }
+    // Skipped: ended unsent, unless a retry was asked for meanwhile (it is then looked at again, in the format of then).
+    for (const chunk of paddedLists(ids('skipped'))) {
+      const rows = await db
+        .updateTable('webhook_events')
+        .set((eb) => ({
+          status: eb.case().when(asked(eb)).then('pending').else('skipped').end(),
+          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
+          locked_until: null,
+          retry_requested: 0,
+        }))
+        .where('id', 'in', chunk)
+        .returning(['id', 'status'])
+        .execute();
+      for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
     }
     for (const item of items) {
       if (item.outcome !== 'retry') continue;

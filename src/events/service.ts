@@ -17,6 +17,7 @@ import { devicesRepository, type DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../http/errors.js';
 import type { Store } from '../store/store.js';
 import { presentDelivery, type DeliveryJson } from './present.js';
+import { webhookFormat } from './formats/index.js';
 import { eventsRepository, type AttemptRow } from './repository.js';
 
 /** How long a replaced webhook secret keeps signing deliveries beside the new one. */
@@ -42,7 +43,8 @@ export class WebhooksService {
     deviceId: number,
     filter: DeliveryFilter,
   ): Promise<{ data: DeliveryJson[]; total: number }> {
-    await this.device(accountId, deviceId);
+    const device = await this.device(accountId, deviceId);
+    const format = webhookFormat(device.webhook_format);
     const { db } = this.store;
     const where = { status: filter.status, type: filter.type };
     const [rows, total] = await Promise.all([
@@ -59,7 +61,7 @@ export class WebhooksService {
         rows.map((row) => row.id),
       ),
     );
-    return { data: rows.map((row) => presentDelivery(row, attempts.get(row.id) ?? [])), total };
+    return { data: rows.map((row) => presentDelivery(row, attempts.get(row.id) ?? [], format)), total };
   }
 
   async retry(accountId: number, deviceId: number, deliveryId: string): Promise<DeliveryJson> {
@@ -73,7 +75,7 @@ export class WebhooksService {
     const row = await eventsRepository.dueNow(db, accountId, deviceId, deliveryId, this.clock.now());
     if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
     this.onDue(deviceId);
-    return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]));
+    return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]), webhookFormat(device.webhook_format));
   }
 
   async rotateSecret(accountId: number, deviceId: number): Promise<DeviceRow> {

@@ -26,7 +26,7 @@ export const cleanupRepository = {
     return rows.length;
   },
 
-  /** Deletes up to `limit` deliveries that ended (delivered or failed) before `before`, with their attempts. */
+  /** Deletes up to `limit` deliveries that ended (delivered, failed or skipped) before `before`, with their attempts. */
   deleteEndedDeliveries: async (db: Db, before: number, limit: number): Promise<number> => {
     const delivered = await db
       .selectFrom('webhook_events')
@@ -42,13 +42,21 @@ export const cleanupRepository = {
       .where('failed_at', '<', before)
       .limit(Math.max(0, limit - delivered.length))
       .execute();
-    const ids = [...delivered, ...failed].map((row) => row.id);
+    // A skipped delivery (its format has no body for the type) ends when first due, moments after it was made.
+    const skipped = await db
+      .selectFrom('webhook_events')
+      .select('id')
+      .where('status', '=', 'skipped')
+      .where('created_at', '<', before)
+      .limit(Math.max(0, limit - delivered.length - failed.length))
+      .execute();
+    const ids = [...delivered, ...failed, ...skipped].map((row) => row.id);
     if (ids.length === 0) return 0;
     // The status is checked again: a manual retry may have made one pending meanwhile (it keeps its attempts).
     const deleted = await db
       .deleteFrom('webhook_events')
       .where('id', 'in', ids)
-      .where('status', 'in', ['delivered', 'failed'])
+      .where('status', 'in', ['delivered', 'failed', 'skipped'])
       .returning('id')
       .execute();
     if (deleted.length === 0) return 0;

@@ -49,6 +49,10 @@ export interface DevicesTable {
   /** The secret the last rotation replaced; it also signs deliveries until `webhook_secret_previous_until`. Secret. */
   webhook_secret_previous: string | null;
   webhook_secret_previous_until: number | null;
+  /** How deliveries are rendered: `standard`, `whatspie_v1` or `whatspie_v2` (008d). */
+  webhook_format: Generated<string>;
+  /** 1: a `standard` device's receiver may answer `message.incoming` with replies (008d). */
+  webhook_reply: Generated<number>;
   quota_limit: number;
   quote_used: number;
   send_interval_ms: number | null;
@@ -71,7 +75,7 @@ export interface WebhookEventsTable {
   payload: string;
   /** The device's webhook_url when the event happened. */
   url: string;
-  /** pending, delivered or failed. */
+  /** pending, delivered, failed, or skipped (the device's format has no body for the type). */
   status: string;
   attempts: number;
   next_attempt_at: number;
@@ -92,6 +96,10 @@ export interface WebhookAttemptsTable {
   error: string | null;
   /** Where this attempt went (the device's URL may change between attempts). Null in rows from before 005. */
   url: string | null;
+  /** The webhook format this attempt was sent in; null before 008d (standard). */
+  format: string | null;
+  /** Reply by response: what the answer asked to send and what came of it (JSON); null when it could not reply. */
+  reply: string | null;
 }
 
 /** The network's id of each incoming message, per device: a message the network repeats is stored once. */

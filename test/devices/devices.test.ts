@@ -25,6 +25,8 @@ describe.skipIf(noStoreAvailable)('devices', () => {
         phone: null,
         webhook_url: null,
         webhook_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/),
+        webhook_format: 'standard',
+        webhook_reply: false,
         status: 'ACTIVE',
         version: 'multidevice',
         paired_status: 'UNPAIRED',

@@ -56,6 +56,8 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
         http_status: 500,
         latency_ms: expect.any(Number),
         error: 'receiver answered HTTP 500: receiver says no',
+        format: 'standard',
+        reply: null,
       },
       {
         attempted_at: expect.any(String),
@@ -63,6 +65,8 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
         http_status: 200,
         latency_ms: expect.any(Number),
         error: null,
+        format: 'standard',
+        reply: null,
       },
     ]);
     expect(hooks.byId(delivery.id)).toHaveLength(2);
