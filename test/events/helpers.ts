@@ -20,7 +20,10 @@ export interface Received {
  * What to answer to the n-th request (1-based): an HTTP status, 'hang' (never
  * answer), or a promise of a status (answer when it settles: an attempt held in flight).
  */
-export type Responder = (request: Received, n: number) => number | 'hang' | Promise<number>;
+export type Responder = (request: Received, n: number) => Answer | 'hang' | Promise<Answer>;
+
+/** A status (the body is `ok`, or `receiver says no` for 3xx and up), or a status with the body to answer. */
+export type Answer = number | { readonly status: number; readonly body: string };
 
 export interface Receiver {
   readonly url: string;
@@ -44,9 +47,14 @@ export async function startReceiver(respond: Responder = () => 200, port = 0): P
       received.push(entry);
       const answer = receiver.respond(entry, received.length);
       if (answer === 'hang') return; // the socket stays open until the gateway gives up or the server closes
-      void Promise.resolve(answer).then((status) => {
-        res.writeHead(status, { 'content-type': 'text/plain' });
-        res.end(status >= 300 ? 'receiver says no' : 'ok');
+      void Promise.resolve(answer).then((given) => {
+        if (typeof given === 'number') {
+          res.writeHead(given, { 'content-type': 'text/plain' });
+          res.end(given >= 300 ? 'receiver says no' : 'ok');
+          return;
+        }
+        res.writeHead(given.status, { 'content-type': 'application/json' });
+        res.end(given.body);
       });
     });
   });
