@@ -93,6 +93,32 @@ export async function pairedWithWebhook(gw: TestGateway, phone: string, url: str
   return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
 }
 
+/**
+ * Creates a device, sets its webhook (URL plus any of webhook_format, webhook_reply) before pairing,
+ * then pairs it to `phone`.
+ */
+export async function pairedWithWebhookSettings(
+  gw: TestGateway,
+  phone: string,
+  settings: { webhook_url: string; webhook_format?: string; webhook_reply?: boolean },
+  create: Record<string, unknown> = {},
+) {
+  const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: `hooked ${phone}`, ...create });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const id = created.body.data.id as number;
+  const patched = await gw.request('PATCH', `/devices/${id}`, settings);
+  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+  expect(scan.status, JSON.stringify(scan.body)).toBe(200);
+  return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
+}
+
+/** A sandbox phone sends a text to a device's number. */
+export async function phoneSends(gw: TestGateway, from: string, to: string, text: string): Promise<void> {
+  const sent = await gw.request('POST', `/sandbox/phones/${from}/messages`, { to, text });
+  expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+}
+
 /** Sends a chat message from the device's number; answers the message id. */
 export async function sendChat(gw: TestGateway, device: string, receiver: string, text = 'hello'): Promise<string> {
   const res = await gw.request('POST', '/messages', { device, receiver, type: 'chat', params: { text } });
