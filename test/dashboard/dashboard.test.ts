@@ -244,6 +244,36 @@ describe('the dashboard in a browser', () => {
     await p.getByText(rotated).waitFor(WAIT);
   });
 
+  it('sets the webhook format and reply by response', async () => {
+    const p = await page('webhook format');
+    await signIn(p);
+    const id = (await gw.request('GET', '/devices')).body.data[0].id;
+    await p.goto(`/dashboard/#/devices/${id}/webhooks`);
+    await p.getByLabel('Webhook URL').fill(receiver.url);
+    await p.getByLabel('Webhook format').selectOption('whatspie_v1');
+    // Reply by response is always on for the Whatspie formats: the switch is for standard only.
+    expect(await p.getByLabel('Reply by response').count()).toBe(0);
+    await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
+    await p.getByRole('status').filter({ hasText: 'Webhook saved' }).waitFor(WAIT);
+    expect((await gw.request('GET', `/devices/${id}`)).body.data.webhook_format).toBe('whatspie_v1');
+
+    await p.getByLabel('Webhook format').selectOption('standard');
+    await p.getByLabel('Reply by response').check();
+    await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
+    await waitFor(
+      async () => (await gw.request('GET', `/devices/${id}`)).body.data,
+      (d) => d.webhook_format === 'standard' && d.webhook_reply === true,
+      { what: 'standard with reply by response saved' },
+    );
+    await p.getByLabel('Reply by response').uncheck();
+    await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
+    await waitFor(
+      async () => (await gw.request('GET', `/devices/${id}`)).body.data.webhook_reply,
+      (reply) => reply === false,
+      { what: 'reply by response off' },
+    );
+  });
+
   it('creates a token, shows its secret once, and revokes it', async () => {
     const p = await page('tokens create revoke');
     await signIn(p);

@@ -101,6 +101,7 @@ export interface Device {
   webhook_url: string | null;
   webhook_secret: string;
   webhook_format?: string;
+  webhook_reply?: boolean;
   status: 'ACTIVE' | 'SUSPENDED';
   paired_status: 'UNPAIRED' | 'PAIRED' | 'EXPIRED';
   connected: boolean;
@@ -142,12 +143,17 @@ export interface Attempt {
   http_status: number | null;
   latency_ms: number;
   error: string | null;
+  /** Reply by response: what the receiver's answer asked to send, and what came of it. */
+  reply?: {
+    ignored: string | null;
+    replies: Array<{ type: string; status: 'queued' | 'already_queued' | 'refused'; error?: { message: string } }>;
+  } | null;
 }
 
 export interface Delivery {
   id: string;
   type: string;
-  status: 'pending' | 'delivered' | 'failed';
+  status: 'pending' | 'delivered' | 'failed' | 'skipped';
   url: string;
   created_at: string;
   attempts: Attempt[];

@@ -3,7 +3,7 @@
  * rotate), and the delivery log with every attempt and a retry button.
  */
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, type Delivery, type Device } from '../api';
+import { ApiFailure, call, type Attempt, type Delivery, type Device } from '../api';
 import { usePolling } from '../hooks';
 import { ConfirmButton, CopyButton, ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
 
@@ -16,6 +16,7 @@ const FORMATS = [
 export function WebhooksView({ device, onChanged }: { device: Device; onChanged: () => Promise<void> }) {
   const [url, setUrl] = useState(device.webhook_url ?? '');
   const [format, setFormat] = useState(device.webhook_format ?? 'standard');
+  const [replyByResponse, setReplyByResponse] = useState(device.webhook_reply ?? false);
   const [showSecret, setShowSecret] = useState(false);
   const [saved, setSaved] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -42,6 +43,7 @@ export function WebhooksView({ device, onChanged }: { device: Device; onChanged:
           e.preventDefault();
           const body: Record<string, unknown> = { webhook_url: url.trim() === '' ? null : url.trim() };
           if (device.webhook_format !== undefined) body.webhook_format = format;
+          if (device.webhook_reply !== undefined && format === 'standard') body.webhook_reply = replyByResponse;
           void save('Webhook saved', body);
         }}
       >
@@ -56,6 +58,21 @@ export function WebhooksView({ device, onChanged }: { device: Device; onChanged:
         />
         {device.webhook_format !== undefined && (
           <Select label="Webhook format" value={format} onValue={setFormat} options={FORMATS} />
+        )}
+        {device.webhook_reply !== undefined && format === 'standard' && (
+          <div class="field">
+            <label>
+              <input
+                type="checkbox"
+                checked={replyByResponse}
+                onChange={(e) => setReplyByResponse((e.target as HTMLInputElement).checked)}
+              />{' '}
+              Reply by response
+            </label>
+            <small class="hint">
+              A receiver’s answer to an incoming message may carry replies to send (always on for the Whatspie formats).
+            </small>
+          </div>
         )}
         <button type="submit">Save webhook</button>
         {saved !== '' && <Notice>{saved}.</Notice>}
@@ -156,6 +173,7 @@ function DeliveryLog({ device }: { device: Device }) {
                           <li key={i}>
                             <Time value={a.attempted_at} /> · {a.http_status ?? 'no answer'} · {a.latency_ms} ms
                             {a.error !== null && <span class="error-text"> · {a.error}</span>}
+                            {a.reply != null && <span> · {describeReply(a.reply)}</span>}
                           </li>
                         ))}
                       </ol>
@@ -187,4 +205,16 @@ function DeliveryLog({ device }: { device: Device }) {
       )}
     </section>
   );
+}
+
+/** One line for an attempt's reply note: how many replies were queued or refused, or why the answer was ignored. */
+function describeReply(reply: NonNullable<Attempt['reply']>): string {
+  if (reply.ignored !== null) return `answer ignored: ${reply.ignored}`;
+  return reply.replies
+    .map((r) =>
+      r.status === 'refused'
+        ? `${r.type} refused (${r.error?.message ?? 'error'})`
+        : `${r.type} ${r.status.replace('_', ' ')}`,
+    )
+    .join(', ');
 }
