@@ -75,6 +75,9 @@ export async function migrateToLatest(
   const migrator = new Migrator({
     db,
     provider: new StaticProvider(dialect),
+    // Pieces of work get their own prefixes (008d, 008f, ...) and land in any order: a store that ran a
+    // later-named migration first must still run an earlier-named one that arrives after it.
+    allowUnorderedMigrations: true,
     ...(schema === undefined ? {} : { migrationTableSchema: schema }),
   });
   // Creating the bookkeeping tables happens outside the locked run and can race
