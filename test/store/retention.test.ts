@@ -43,7 +43,7 @@ describe.skipIf(noStoreAvailable)('retention', () => {
   async function seedDelivery(
     g: TestGateway,
     deviceId: number,
-    status: 'pending' | 'delivered' | 'failed',
+    status: 'pending' | 'delivered' | 'failed' | 'skipped',
     endedAt: number,
     attempts = 2,
   ): Promise<string> {
@@ -141,6 +141,21 @@ describe.skipIf(noStoreAvailable)('retention', () => {
           .executeTakeFirstOrThrow()
       ).n,
     );
+
+  it('deletes skipped deliveries (their format had no body for them) by when they were made', async () => {
+    const { g, clock, deviceId } = await start({ webhookRetentionDays: 7 });
+    const now = clock.now();
+    // A skipped delivery ends when first due: seeded as made an hour before `endedAt`.
+    const old = await seedDelivery(g, deviceId, 'skipped', now - 7 * DAY + HOUR - 1, 1);
+    const young = await seedDelivery(g, deviceId, 'skipped', now - 7 * DAY + HOUR + 60_000, 1);
+    expect(await g.app.services.retention.sweep()).toMatchObject({ deliveries: 1 });
+    expect((await g.app.store.db.selectFrom('webhook_events').select('id').execute()).map((e) => e.id)).toEqual([
+      young,
+    ]);
+    const attempts = await g.app.store.db.selectFrom('webhook_attempts').select('event_id').execute();
+    expect(attempts.map((a) => a.event_id)).toEqual([young]);
+    expect(old).not.toBe(young);
+  });
 
   it('deletes what is past its time, in batches, and keeps everything pending or younger', async () => {
     const { g, clock, deviceId } = await start({ webhookRetentionDays: 7, messageRetentionDays: 30 });
