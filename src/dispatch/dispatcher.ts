@@ -40,6 +40,7 @@ import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { presentMessage } from '../messages/present.js';
 import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
 import { networkContent } from '../messages/service.js';
+import { storedMedia } from '../messages/stored-media.js';
 
 export interface DispatcherOptions {
   readonly store: Store;
@@ -284,7 +285,8 @@ export class Dispatcher {
     row: MessageRow,
   ): Promise<{ outcome: 'sent' | 'failed' | 'retry'; stored?: Promise<void> }> {
     const { db } = this.options.store;
-    const media = MEDIA_TYPES.has(row.type) ? await messagesRepository.media(db, row.id) : undefined;
+    // Only the media's layout is read here; the network reads the bytes chunk by chunk as it sends them.
+    const media = MEDIA_TYPES.has(row.type) ? await storedMedia(db, row.id) : undefined;
     if (MEDIA_TYPES.has(row.type) && media === undefined) {
       return {
         outcome: 'failed',

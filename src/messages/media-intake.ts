@@ -47,6 +47,23 @@ class ChunkWriter implements MediaSink {
     while (this.pendingBytes >= CHUNK_BYTES) await this.flush(CHUNK_BYTES);
   }
 
+  /**
+   * Writes the rest. An empty download still gets one (empty) row, so that media with no rows
+   * always means media deleted, never an empty file.
+   */
+  async finish(): Promise<void> {
+    await this.flush();
+    if (this.seq === 0) {
+      await messagesRepository.insertMediaChunk(
+        this.store.db,
+        this.mediaId,
+        this.seq++,
+        new Uint8Array(0),
+        this.clock.now(),
+      );
+    }
+  }
+
   /** Writes up to `limit` bytes of what is pending as one row (all of it by default). */
   async flush(limit = Infinity): Promise<void> {
     if (this.pendingBytes === 0) return;
@@ -88,7 +105,7 @@ export class MediaIntake {
         { maxBytes, timeoutMs: this.options.timeoutMs, dispatcher: this.options.dispatcher },
         writer,
       );
-      await writer.flush();
+      await writer.finish();
       return { mediaId: writer.mediaId, streamed };
     } catch (error) {
       await this.discard(writer.mediaId);

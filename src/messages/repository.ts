@@ -254,34 +254,53 @@ export const messagesRepository = {
       .execute();
   },
 
-  /** The bytes to send: read chunk by chunk and put together once, at send time. */
-  media: async (db: Db, messageId: string): Promise<{ mimetype: string; bytes: Uint8Array } | undefined> => {
+  /**
+   * What a message's media is, without its bytes: its type, where its chunks are (`mediaId`) and
+   * their sizes in order, or for a row from before chunks (`mediaId` null) the size of its `bytes`.
+   */
+  mediaLayout: async (
+    db: Db,
+    messageId: string,
+  ): Promise<
+    | { mimetype: string; mediaId: string; chunks: Array<{ seq: number; size: number }> }
+    | { mimetype: string; mediaId: null; size: number }
+    | undefined
+  > => {
     const row = await db
       .selectFrom('message_media')
-      .select(['mimetype', 'bytes', 'media_id'])
+      .select(['mimetype', 'media_id', (eb) => eb.fn<number>('length', ['bytes']).as('size')])
       .where('message_id', '=', messageId)
       .executeTakeFirst();
-    if (row === undefined || row.media_id === null) return row;
-    const sizes = await db
+    if (row === undefined) return undefined;
+    if (row.media_id === null) return { mimetype: row.mimetype, mediaId: null, size: Number(row.size) };
+    const chunks = await db
       .selectFrom('media_chunks')
       .select(['seq', (eb) => eb.fn<number>('length', ['bytes']).as('size')])
       .where('media_id', '=', row.media_id)
       .orderBy('seq')
       .execute();
-    const bytes = new Uint8Array(sizes.reduce((sum, chunk) => sum + Number(chunk.size), 0));
-    let offset = 0;
-    for (const { seq } of sizes) {
-      const chunk = await db
+    return {
+      mimetype: row.mimetype,
+      mediaId: row.media_id,
+      chunks: chunks.map((chunk) => ({ seq: chunk.seq, size: Number(chunk.size) })),
+    };
+  },
+
+  /** One stored chunk's bytes, or undefined once the media was deleted. */
+  mediaChunk: async (db: Db, mediaId: string, seq: number): Promise<Uint8Array | undefined> =>
+    (
+      await db
         .selectFrom('media_chunks')
         .select('bytes')
-        .where('media_id', '=', row.media_id)
+        .where('media_id', '=', mediaId)
         .where('seq', '=', seq)
-        .executeTakeFirstOrThrow();
-      bytes.set(chunk.bytes, offset);
-      offset += chunk.bytes.length;
-    }
-    return { mimetype: row.mimetype, bytes };
-  },
+        .executeTakeFirst()
+    )?.bytes,
+
+  /** The bytes of a media row from before chunks (held whole in `message_media.bytes`). */
+  legacyMediaBytes: async (db: Db, messageId: string): Promise<Uint8Array | undefined> =>
+    (await db.selectFrom('message_media').select('bytes').where('message_id', '=', messageId).executeTakeFirst())
+      ?.bytes,
 
   deleteMedia: async (db: Db, messageId: string): Promise<void> => {
     await db

@@ -26,6 +26,7 @@ import { MediaBusyError, MediaIntake } from './media-intake.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from './repository.js';
+import type { StoredMedia } from './stored-media.js';
 import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
 import { fileNameAfterFetch } from './media.js';
 import { presentMessage, type MessageJson } from './present.js';
@@ -285,10 +286,7 @@ function withFileName(request: ValidatedMessage, contentDisposition: string | nu
 }
 
 /** The network content of a stored message, with its media bytes when it has some. */
-export function networkContent(
-  row: MessageRow,
-  media: { mimetype: string; bytes: Uint8Array } | undefined,
-): NetworkMessageContent {
+export function networkContent(row: MessageRow, media: StoredMedia | undefined): NetworkMessageContent {
   // Stored params were validated at acceptance; their shape per type is the validator's.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const params = JSON.parse(row.params) as Record<string, any>;
@@ -298,7 +296,7 @@ export function networkContent(
     case 'image':
       return {
         type: 'image',
-        media: media!.bytes,
+        media: media!.source,
         mimetype: media!.mimetype,
         caption: params.caption,
         viewOnce: params.viewOnce,
@@ -306,17 +304,17 @@ export function networkContent(
     case 'video':
       return {
         type: 'video',
-        media: media!.bytes,
+        media: media!.source,
         mimetype: media!.mimetype,
         caption: params.caption,
         viewOnce: params.viewOnce,
       };
     case 'audio':
-      return { type: 'audio', media: media!.bytes, mimetype: media!.mimetype };
+      return { type: 'audio', media: media!.source, mimetype: media!.mimetype };
     case 'file':
       return {
         type: 'file',
-        media: media!.bytes,
+        media: media!.source,
         mimetype: media!.mimetype,
         fileName: params.fileName,
         caption: params.caption,

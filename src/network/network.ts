@@ -10,7 +10,10 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
+import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox/control.js';
+
+export type { MediaSource } from './media-source.js';
 
 /** Digits only, country code first, no `+` (spec 4.5 rule 1). */
 export type PhoneNumber = string;
@@ -34,22 +37,22 @@ export type NetworkMessageContent =
   | { readonly type: 'chat'; readonly text: string }
   | {
       readonly type: 'image';
-      readonly media: Uint8Array;
+      readonly media: MediaSource;
       readonly mimetype: string;
       readonly caption?: string;
       readonly viewOnce?: boolean;
     }
   | {
       readonly type: 'video';
-      readonly media: Uint8Array;
+      readonly media: MediaSource;
       readonly mimetype: string;
       readonly caption?: string;
       readonly viewOnce?: boolean;
     }
-  | { readonly type: 'audio'; readonly media: Uint8Array; readonly mimetype: string }
+  | { readonly type: 'audio'; readonly media: MediaSource; readonly mimetype: string }
   | {
       readonly type: 'file';
-      readonly media: Uint8Array;
+      readonly media: MediaSource;
       readonly mimetype: string;
       readonly fileName: string;
       readonly caption?: string;

@@ -2,7 +2,7 @@
  * Test helpers for the sandbox network: an event recorder with polling waits,
  * and a one-call pairing of a device. Not a test file itself.
  */
-import type { Network, NetworkConnection, NetworkEvent } from '../../src/network/network.js';
+import type { MediaSource, Network, NetworkConnection, NetworkEvent } from '../../src/network/network.js';
 import type { SandboxControl } from '../../src/network/sandbox/control.js';
 
 export type SandboxNetwork = Network & { readonly sandbox: SandboxControl };
@@ -70,4 +70,50 @@ export async function reconnect(network: SandboxNetwork, deviceId: number, sessi
   const connection = network.connect({ deviceId, session }, recorder.handler);
   const connected = await recorder.wait('connected');
   return { connection, recorder, session, phone: connected.phone };
+}
+
+export const MiB = 1024 * 1024;
+
+/** Media as the seam carries it, over bytes in memory, in chunks of `chunkBytes`; counts its reads. */
+export class BytesSource implements MediaSource {
+  /** How many times it was opened, and how many bytes all reads have pulled. */
+  opened = 0;
+  pulled = 0;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly chunkBytes = MiB,
+    /** Fails the read after this many bytes (a store that went away). */
+    private readonly failAfter = Infinity,
+  ) {}
+
+  get size(): number {
+    return this.bytes.byteLength;
+  }
+
+  async *open(): AsyncIterable<Uint8Array> {
+    this.opened += 1;
+    for (let at = 0; at < this.bytes.byteLength; at += this.chunkBytes) {
+      if (at >= this.failAfter) throw new Error('the media could not be read');
+      const chunk = this.bytes.subarray(at, at + this.chunkBytes);
+      this.pulled += chunk.byteLength;
+      yield chunk;
+    }
+  }
+}
+
+/** `total` bytes of a repeated pattern, produced as they are pulled (nothing held but one chunk). */
+export class EndlessSource implements MediaSource {
+  pulled = 0;
+  private readonly chunk = new Uint8Array(MiB).map((_, i) => i & 0xff);
+
+  constructor(readonly size: number) {}
+
+  async *open(): AsyncIterable<Uint8Array> {
+    for (let at = 0; at < this.size; at += this.chunk.byteLength) {
+      const chunk = this.chunk.subarray(0, Math.min(this.chunk.byteLength, this.size - at));
+      this.pulled += chunk.byteLength;
+      yield chunk;
+    }
+  }
 }

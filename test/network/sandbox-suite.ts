@@ -3,7 +3,7 @@
  * against the in-process network and against the WebSocket client + server.
  * Not a test file itself; the *.unit.test.ts files call sandboxSuite().
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   NetworkForbiddenError,
@@ -14,7 +14,7 @@ import {
 import { SandboxControlError } from '../../src/network/sandbox/control.js';
 import type { SandboxOptions } from '../../src/network/sandbox/state.js';
 import type { SandboxNetwork } from './helpers.js';
-import { pair, reconnect, Recorder, sleep, waitFor } from './helpers.js';
+import { BytesSource, MiB, pair, reconnect, Recorder, sleep, waitFor } from './helpers.js';
 
 export type MakeNetwork = (options: SandboxOptions) => Promise<{ network: SandboxNetwork; close(): Promise<void> }>;
 
@@ -237,7 +237,7 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         await device.connection.sendMessage({
           id: 'img',
           to: FRIEND,
-          content: { type: 'image', media, mimetype: 'image/png', caption: 'look' },
+          content: { type: 'image', media: new BytesSource(media, 2), mimetype: 'image/png', caption: 'look' },
         });
         const sections = [{ title: 'S', rows: [{ title: 'R', rowId: 'r1' }] }];
         await device.connection.sendMessage({
@@ -260,6 +260,63 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
           buttonText: 'Go',
           sections,
         });
+      });
+
+      it('takes media larger than any frame, read chunk by chunk, and keeps only its size and digest', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        // Larger than the WebSocket server takes in one frame: it has to travel in chunks.
+        const bytes = randomBytes(9 * MiB + 123);
+        const source = new BytesSource(bytes);
+        await device.connection.sendMessage({
+          id: 'big',
+          to: FRIEND,
+          content: { type: 'file', media: source, mimetype: 'application/pdf', fileName: 'big.pdf' },
+        });
+        await device.recorder.wait('message_status', (e) => e.id === 'big' && e.status === 'delivered');
+        expect(source).toMatchObject({ opened: 1, pulled: bytes.length });
+        const { inbox } = await network.sandbox.getPhone(FRIEND);
+        expect(inbox.find((e) => e.message_id === 'big')?.content).toEqual({
+          mimetype: 'application/pdf',
+          fileName: 'big.pdf',
+          size: bytes.length,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+        });
+      });
+
+      it('reads media again for a retry, and refuses a send whose media cannot be read', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const bytes = new Uint8Array(3 * MiB).fill(9);
+        const send = (id: string, to: string, media: BytesSource) =>
+          device.connection.sendMessage({ id, to, content: { type: 'audio', media, mimetype: 'audio/ogg' } });
+
+        // A rate-limited recipient refuses the first attempt; the retry opens the media anew.
+        const limited = '4917600000004';
+        const source = new BytesSource(bytes);
+        await expect(send('again', limited, source)).rejects.toMatchObject({ kind: 'transient' });
+        await send('again', limited, source);
+        await device.recorder.wait('message_status', (e) => e.id === 'again' && e.status === 'delivered');
+        expect(source.opened).toBe(2);
+        const [entry] = (await network.sandbox.getPhone(limited)).inbox;
+        expect(entry?.content).toMatchObject({ size: bytes.length });
+
+        // The media's bytes fail part-way: the send fails with that error and nothing arrives; the same id
+        // can be sent again once the bytes can be read.
+        const broken = new BytesSource(bytes, MiB, 2 * MiB);
+        const err = await rejection(send('broken', FRIEND, broken));
+        expect(err).toBeInstanceOf(Error);
+        expect((err as Error).message).toBe('the media could not be read');
+        await send('broken', FRIEND, new BytesSource(bytes));
+        await device.recorder.wait('message_status', (e) => e.id === 'broken' && e.status === 'delivered');
+        const arrived = (await network.sandbox.getPhone(FRIEND)).inbox.filter((e) => e.message_id === 'broken');
+        expect(arrived.map((e) => e.content)).toEqual([
+          {
+            mimetype: 'audio/ogg',
+            size: bytes.length,
+            sha256: createHash('sha256').update(bytes).digest('hex'),
+          },
+        ]);
       });
 
       it('is idempotent by message id', async () => {

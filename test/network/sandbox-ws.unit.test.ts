@@ -1,16 +1,21 @@
 /**
  * The sandbox as its own process: the shared behaviour suite through
  * startSandboxServer + connectSandboxNetwork, plus what only the wire can do
- * (the server going away and coming back, persistence on the server side).
+ * (the server going away and coming back, persistence on the server side,
+ * media in bounded chunk frames sent no faster than the server reads them).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { NetworkUnavailableError } from '../../src/network/network.js';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { NetworkUnavailableError, type MediaSource } from '../../src/network/network.js';
 import { connectSandboxNetwork, startSandboxServer } from '../../src/network/sandbox/index.js';
 import type { SandboxServer } from '../../src/network/sandbox/index.js';
-import { pair, reconnect, Recorder } from './helpers.js';
+import { WIRE_CHUNK_BYTES } from '../../src/network/sandbox/ws-protocol.js';
+import { BytesSource, EndlessSource, MiB, pair, reconnect, Recorder, sleep } from './helpers.js';
 import { sandboxSuite } from './sandbox-suite.js';
 
 sandboxSuite('websocket', async (options) => {
@@ -77,5 +82,75 @@ describe('websocket sandbox', () => {
     await network.close();
     await network.close();
     for (const device of devices) expect(device.recorder.of('disconnected')).toHaveLength(0);
+  });
+
+  it('sends media in chunk frames no larger than a wire chunk, and no faster than the server reads them', async () => {
+    // A stand-in server that takes a few chunks and then stops reading its socket.
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(wss, 'listening');
+    cleanups.push(async () => {
+      for (const client of wss.clients) client.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+    });
+    let chunkFrames = 0;
+    let largestChunkFrame = 0;
+    wss.on('connection', (socket) => {
+      socket.on('message', (data: Buffer) => {
+        const frame = JSON.parse(String(data)) as { t: string; cid: number };
+        if (frame.t === 'connect') {
+          const event = { type: 'connected', phone: '4915112345678' };
+          socket.send(JSON.stringify({ t: 'event', cid: frame.cid, event }));
+        }
+        if (frame.t !== 'chunk') return;
+        chunkFrames += 1;
+        largestChunkFrame = Math.max(largestChunkFrame, data.length);
+        if (chunkFrames === 4) socket.pause();
+      });
+    });
+    const network = connectSandboxNetwork(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
+    cleanups.push(() => network.close());
+    const recorder = new Recorder();
+    const connection = network.connect({ deviceId: 1, session: 'a session' }, recorder.handler);
+    await recorder.wait('connected');
+
+    // Far more than socket buffers hold: a sender that did not wait would pull all of it at once.
+    const source = new EndlessSource(1024 * MiB);
+    const content = { type: 'file', media: source, mimetype: 'application/pdf', fileName: 'f.pdf' } as const;
+    const sending = connection.sendMessage({ id: 'm', to: '4917612345678', content }).catch((err: unknown) => err);
+    // Wait until the sender has stopped pulling (unchanged for half a second), then look at how far it got.
+    let seen = -1;
+    let still = 0;
+    for (let i = 0; i < 200 && still < 5; i++) {
+      await sleep(100);
+      still = source.pulled === seen && chunkFrames >= 4 ? still + 1 : 0;
+      seen = source.pulled;
+    }
+    expect(still).toBe(5);
+    expect(source.pulled).toBeLessThan(64 * MiB);
+    expect(largestChunkFrame).toBeGreaterThan(0);
+    expect(largestChunkFrame).toBeLessThanOrEqual((WIRE_CHUNK_BYTES / 3) * 4 + 100);
+
+    // The server goes away mid-media: the send fails as the network being unreachable.
+    for (const client of wss.clients) client.terminate();
+    expect(await sending).toBeInstanceOf(NetworkUnavailableError);
+  });
+
+  it('refuses media whose bytes do not match the size it declared', async () => {
+    const server = await serve();
+    const network = connectSandboxNetwork(`ws://127.0.0.1:${server.port}`);
+    cleanups.push(() => network.close());
+    const device = await pair(network, 1, '4915112345678');
+    const lying = (size: number): MediaSource => ({ size, open: () => new BytesSource(new Uint8Array(5)).open() });
+    const send = (id: string, media: MediaSource) =>
+      device.connection.sendMessage({
+        id,
+        to: '4917612345678',
+        content: { type: 'audio', media, mimetype: 'audio/ogg' },
+      });
+    await expect(send('long', lying(3))).rejects.toThrow('more media bytes than the message declared');
+    await expect(send('short', lying(10))).rejects.toThrow('fewer media bytes than the message declared');
+    await send('right', lying(5));
+    await device.recorder.wait('message_status', (e) => e.id === 'right' && e.status === 'delivered');
+    expect((await network.sandbox.getPhone('4917612345678')).inbox.map((e) => e.message_id)).toEqual(['right']);
   });
 });

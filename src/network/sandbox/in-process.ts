@@ -8,6 +8,7 @@
  */
 import type { ConnectOptions, Network, NetworkConnection, NetworkEvent, NetworkEventHandler } from '../network.js';
 import type { SandboxControl } from './control.js';
+import { digestMessage } from './media-digest.js';
 import type { SandboxLink, SandboxOptions } from './world.js';
 import { SandboxWorld } from './world.js';
 
@@ -37,7 +38,11 @@ class InProcessConnection implements NetworkConnection {
     }
   }
 
-  sendMessage: NetworkConnection['sendMessage'] = (message) => settle(() => this.link.sendMessage(message));
+  // Media is read through (chunk by chunk, into a digest) before the world takes the message.
+  sendMessage: NetworkConnection['sendMessage'] = async (message) => {
+    const digested = await digestMessage(message);
+    return settle(() => this.link.sendMessage(digested));
+  };
   sendTyping: NetworkConnection['sendTyping'] = (to, ms) => settle(() => this.link.sendTyping(to, ms));
   listGroups: NetworkConnection['listGroups'] = () => settle(() => this.link.listGroups());
   getGroup: NetworkConnection['getGroup'] = (id) => settle(() => this.link.getGroup(id));

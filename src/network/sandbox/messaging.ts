@@ -10,21 +10,21 @@
  * message id rejects with a transient NetworkSendError; a retry with the same
  * id is taken. This exists so the gateway's retry path can be tested.
  */
-import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
-import type { NetworkMessageContent, OutgoingNetworkMessage, PhoneNumber } from '../network.js';
+import type { PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
 import type { RecipientScope, SandboxPhone, SandboxPhoneSettings } from './control.js';
 import { SandboxControlError } from './control.js';
 import type { PhoneRecord, StatusTracker, StoredEntry } from './phones.js';
 import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone } from './phones.js';
 import type { Link, WorldState } from './state.js';
+import type { DigestedContent, SandboxMessage } from './media-digest.js';
 
 export function isGroupId(to: string): boolean {
   return to.endsWith('@g.us');
 }
 
-export function sendMessage(world: WorldState, link: Link, message: OutgoingNetworkMessage): void {
+export function sendMessage(world: WorldState, link: Link, message: SandboxMessage): void {
   const from = world.requireOpen(link);
   const key = `${from}:${message.id}`;
   if (world.sentIds.has(key)) return;
@@ -157,14 +157,9 @@ export function getPhone(world: WorldState, phone: PhoneNumber): SandboxPhone {
   return record.view();
 }
 
-/** What the recipient "sees": media as a fingerprint, never the bytes. */
-function summarise(content: NetworkMessageContent): { type: string } & Record<string, unknown> {
+/** What the recipient "sees": media as its size and fingerprint, taken as the bytes went past. */
+function summarise(content: DigestedContent): { type: string } & Record<string, unknown> {
   if (!('media' in content)) return structuredClone(content) as { type: string } & Record<string, unknown>;
   const { media, ...rest } = content;
-  const bytes = media instanceof Uint8Array ? media : new Uint8Array(0);
-  return {
-    ...rest,
-    size: bytes.byteLength,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-  };
+  return { ...rest, size: media.size, sha256: media.sha256 };
 }

@@ -14,11 +14,11 @@ import type {
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
-  OutgoingNetworkMessage,
   PhoneNumber,
 } from '../network.js';
 import type { RecipientScope, SandboxPhone, SandboxPhoneSettings, ScanScope } from './control.js';
 import * as groups from './groups.js';
+import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
 import * as pairing from './pairing.js';
 import type { SandboxOptions } from './state.js';
@@ -28,7 +28,8 @@ export type { SandboxOptions } from './state.js';
 
 /** One device connection as the world sees it: NetworkConnection's operations, synchronous. */
 export interface SandboxLink {
-  sendMessage(message: OutgoingNetworkMessage): void;
+  /** Media arrives already digested: the transport read the bytes (the world never sees them). */
+  sendMessage(message: SandboxMessage): void;
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): void;
   listGroups(): NetworkGroup[];
   getGroup(groupId: NetworkGroupId): NetworkGroup;

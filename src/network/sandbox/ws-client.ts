@@ -12,6 +12,7 @@
 import { WebSocket } from 'ws';
 import type {
   ConnectOptions,
+  MediaSource,
   Network,
   NetworkConnection,
   NetworkEvent,
@@ -21,9 +22,23 @@ import type {
 import { NetworkUnavailableError } from '../network.js';
 import type { SandboxControl, SandboxPhone } from './control.js';
 import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
-import { decodeError, decodeEvent, encodeMessage, isFinalEvent, MAX_FRAME_BYTES } from './ws-protocol.js';
+import {
+  decodeError,
+  decodeEvent,
+  encodeMessage,
+  isFinalEvent,
+  MAX_FRAME_BYTES,
+  WIRE_CHUNK_BYTES,
+} from './ws-protocol.js';
 
 const UNREACHABLE = 'network unreachable';
+
+type CallFrame = Extract<ClientFrame, { t: 'call' }>;
+
+/** Sends a frame; resolves once it has left for the socket (the sender's backpressure), false if it could not. */
+function written(socket: WebSocket, text: string): Promise<boolean> {
+  return new Promise((resolve) => socket.send(text, (err) => resolve(err === undefined || err === null)));
+}
 
 interface Pending {
   resolve(value: unknown): void;
@@ -68,7 +83,13 @@ class ClientConnection implements NetworkConnection {
     return this.client.request({ t: 'call', rid: 0, cid: this.cid, op, args }) as Promise<T>;
   }
 
-  sendMessage: NetworkConnection['sendMessage'] = (message) => this.call('sendMessage', encodeMessage(message));
+  sendMessage: NetworkConnection['sendMessage'] = async (message) => {
+    if (this.closed) throw new NetworkUnavailableError();
+    const { wire, media } = encodeMessage(message);
+    const frame: CallFrame = { t: 'call', rid: 0, cid: this.cid, op: 'sendMessage', args: [wire] };
+    if (media === null) await this.client.request(frame);
+    else await this.client.upload(frame, media);
+  };
   sendTyping: NetworkConnection['sendTyping'] = (to, ms) => this.call('sendTyping', to, ms);
   listGroups: NetworkConnection['listGroups'] = () => this.call<NetworkGroup[]>('listGroups');
   getGroup: NetworkConnection['getGroup'] = (id) => this.call('getGroup', id);
@@ -131,6 +152,58 @@ class SandboxClient {
       this.pending.set(rid, { resolve, reject, device });
       socket.send(JSON.stringify({ ...frame, rid }));
     });
+  }
+
+  /**
+   * A `sendMessage` call whose media follows in chunk frames, each written once the one before left
+   * the socket. Stops early when the call is answered first (refused) or the socket drops; a source
+   * that cannot be read aborts the call and rejects with its own error.
+   */
+  async upload(frame: CallFrame, media: MediaSource): Promise<unknown> {
+    let socket: WebSocket;
+    try {
+      socket = await this.open();
+    } catch {
+      throw new NetworkUnavailableError(UNREACHABLE);
+    }
+    if (socket.readyState !== WebSocket.OPEN) throw new NetworkUnavailableError(UNREACHABLE);
+    const rid = this.nextId++;
+    let answered = false;
+    const answer = new Promise<unknown>((resolve, reject) => {
+      const settle = () => (answered = true);
+      this.pending.set(rid, {
+        resolve: (value) => (settle(), resolve(value)),
+        reject: (err) => (settle(), reject(err)),
+        device: true,
+      });
+    });
+    // Answered (or dropped) while still sending: the caller hears it once the loop below stops.
+    answer.catch(() => undefined);
+    socket.send(JSON.stringify({ ...frame, rid }));
+    let lost = false;
+    try {
+      for await (const chunk of media.open()) {
+        for (let at = 0; at < chunk.byteLength && !answered && !lost; at += WIRE_CHUNK_BYTES) {
+          const size = Math.min(WIRE_CHUNK_BYTES, chunk.byteLength - at);
+          const data = Buffer.from(chunk.buffer, chunk.byteOffset + at, size).toString('base64');
+          lost = !(await written(socket, JSON.stringify({ t: 'chunk', rid, data })));
+        }
+        if (answered || lost) break;
+      }
+    } catch (err) {
+      if (answered) return answer;
+      this.pending.delete(rid);
+      this.sendIfOpen({ t: 'abort', rid });
+      throw err;
+    }
+    if (answered) return answer;
+    if (lost) {
+      // The socket is closing: its drop will tell every connection; this call fails as any call in flight.
+      this.pending.delete(rid);
+      throw new NetworkUnavailableError(UNREACHABLE);
+    }
+    socket.send(JSON.stringify({ t: 'end', rid }));
+    return answer;
   }
 
   control(op: ControlOp, ...args: unknown[]): Promise<unknown> {

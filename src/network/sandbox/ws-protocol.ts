@@ -4,15 +4,28 @@
  * client (by connection id) and every control call (by request id).
  *
  * Owns: the frame shapes and the (de)serialisation of events, messages and
- * errors (dates as ISO strings, media bytes as base64, errors re-created with
- * their own class). Must never: carry behaviour; both ends stay thin.
+ * errors (dates as ISO strings, errors re-created with their own class).
+ * Media never travels in one frame: a `sendMessage` call whose content has
+ * media names only its size (`media: {size}`), and the bytes follow as
+ * `chunk` frames of at most WIRE_CHUNK_BYTES (base64) under the call's `rid`,
+ * closed by `end` (or `abort` when the sender could not read them); the
+ * server answers the call after `end`, or earlier to refuse it. The sender
+ * writes a chunk only once the one before has left its socket, so a slow
+ * reader holds the sender back instead of filling its memory.
+ * Must never: carry behaviour; both ends stay thin.
  */
-import type { NetworkEvent, OutgoingNetworkMessage } from '../network.js';
+import type { MediaSource, NetworkEvent, OutgoingNetworkMessage } from '../network.js';
 import { NetworkForbiddenError, NetworkNotFoundError, NetworkSendError, NetworkUnavailableError } from '../network.js';
 import { SandboxControlError } from './control.js';
 
-/** Media up to the gateway's own limits, base64-inflated, with headroom. */
+/** Largest frame a client takes: answers and events (a device's groups with all their participants), never media. */
 export const MAX_FRAME_BYTES = 128 * 1024 * 1024;
+
+/** Raw bytes of media per `chunk` frame (a third more once in base64). */
+export const WIRE_CHUNK_BYTES = 256 * 1024;
+
+/** Largest frame the server takes: calls (participant lists, number checks) and media chunks. */
+export const MAX_CALL_FRAME_BYTES = 4 * 1024 * 1024;
 
 /** Operations on one device connection, sent with its `cid`. */
 export const CONNECTION_OPS = [
@@ -52,7 +65,13 @@ export type ClientFrame =
       readonly op: ConnectionOp;
       readonly args: unknown[];
     }
-  | { readonly t: 'control'; readonly rid: number; readonly op: ControlOp; readonly args: unknown[] };
+  | { readonly t: 'control'; readonly rid: number; readonly op: ControlOp; readonly args: unknown[] }
+  /** Part of the media of the `sendMessage` call `rid`, in order. */
+  | { readonly t: 'chunk'; readonly rid: number; readonly data: string }
+  /** All of the media of call `rid` was sent. */
+  | { readonly t: 'end'; readonly rid: number }
+  /** The media of call `rid` could not be read: the call is dropped, unanswered. */
+  | { readonly t: 'abort'; readonly rid: number };
 
 export interface WireError {
   readonly name: string;
@@ -102,18 +121,24 @@ export function decodeEvent(wire: unknown): NetworkEvent {
   return event;
 }
 
-export function encodeMessage(message: OutgoingNetworkMessage): unknown {
+/** The message as a `sendMessage` call carries it, and its media source (whose bytes follow in chunk frames). */
+export function encodeMessage(message: OutgoingNetworkMessage): { wire: unknown; media: MediaSource | null } {
   const { content } = message;
-  if (!('media' in content)) return message;
-  return { ...message, content: { ...content, media: Buffer.from(content.media).toString('base64') } };
+  if (!('media' in content)) return { wire: message, media: null };
+  return { wire: { ...message, content: { ...content, media: { size: content.media.size } } }, media: content.media };
 }
 
-export function decodeMessage(wire: unknown): OutgoingNetworkMessage {
-  const message = wire as OutgoingNetworkMessage;
-  const content = message.content as unknown as Record<string, unknown>;
-  if (typeof content?.media !== 'string') return message;
-  const media = new Uint8Array(Buffer.from(content.media, 'base64'));
-  return { ...message, content: { ...content, media } as unknown as OutgoingNetworkMessage['content'] };
+/** Whether a wire message has media (declared well or not). */
+export function carriesMedia(wire: unknown): boolean {
+  const content = (wire as { content?: unknown } | null)?.content;
+  return typeof content === 'object' && content !== null && 'media' in content;
+}
+
+/** The size a wire message declares for the media following it, or null when it has none. */
+export function declaredMediaSize(wire: unknown): number | null {
+  const media = (wire as { content?: { media?: { size?: unknown } } } | null)?.content?.media;
+  const size = media?.size;
+  return typeof size === 'number' && Number.isSafeInteger(size) && size >= 0 ? size : null;
 }
 
 /** `disconnected` and `logged_out` end a connection on both sides of the wire. */

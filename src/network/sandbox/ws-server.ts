@@ -13,7 +13,8 @@ import type { ConnectOptions, NetworkGroupId, PhoneNumber } from '../network.js'
 import { NetworkUnavailableError } from '../network.js';
 import type { RecipientScope, SandboxPhoneSettings, ScanScope } from './control.js';
 import type { ClientFrame, ServerFrame } from './ws-protocol.js';
-import { decodeMessage, encodeError, isFinalEvent, MAX_FRAME_BYTES } from './ws-protocol.js';
+import { carriesMedia, declaredMediaSize, encodeError, isFinalEvent, MAX_CALL_FRAME_BYTES } from './ws-protocol.js';
+import { DigestBuilder, withDigest, type SandboxMessage } from './media-digest.js';
 import type { SandboxLink, SandboxOptions } from './world.js';
 import { SandboxWorld } from './world.js';
 
@@ -34,7 +35,8 @@ type Args = readonly unknown[];
 function callLink(link: SandboxLink, op: string, a: Args): unknown {
   switch (op) {
     case 'sendMessage':
-      return link.sendMessage(decodeMessage(a[0]));
+      // Only messages without media: those with media are taken from chunk frames (serveClient).
+      return link.sendMessage(a[0] as SandboxMessage);
     case 'sendTyping':
       return link.sendTyping(a[0] as string, a[1] as number);
     case 'listGroups':
@@ -92,11 +94,61 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
   }
 }
 
+/** A `sendMessage` call whose media is arriving in chunk frames: only a running digest is kept. */
+interface Upload {
+  readonly cid: number;
+  readonly message: { readonly id: string; readonly to: string; readonly content: object };
+  readonly size: number;
+  readonly digest: DigestBuilder;
+}
+
 /** Serves one client socket: its links live exactly as long as it does. */
 function serveClient(world: SandboxWorld, socket: WebSocket): void {
   const links = new Map<number, SandboxLink>();
+  const uploads = new Map<number, Upload>();
   const send = (frame: ServerFrame) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
+  };
+  const answer = (rid: number, run: () => unknown) => {
+    let value: unknown;
+    try {
+      value = run();
+    } catch (err) {
+      send({ t: 'result', rid, ok: false, error: encodeError(err) });
+      return;
+    }
+    send({ t: 'result', rid, ok: true, value: value ?? null });
+  };
+  const linkOf = (cid: number) => {
+    const link = links.get(cid);
+    if (!link) throw new NetworkUnavailableError();
+    return link;
+  };
+
+  /** Media chunk frames; frames of a call already answered or aborted are ignored. */
+  const media = (frame: Extract<ClientFrame, { t: 'chunk' | 'end' | 'abort' }>) => {
+    const upload = uploads.get(frame.rid);
+    if (upload === undefined) return;
+    if (frame.t === 'abort') {
+      uploads.delete(frame.rid);
+    } else if (frame.t === 'chunk') {
+      if (typeof frame.data !== 'string') throw new Error('a chunk frame carries base64 text');
+      const bytes = Buffer.from(frame.data, 'base64');
+      if (upload.digest.size + bytes.length > upload.size) {
+        uploads.delete(frame.rid);
+        answer(frame.rid, () => {
+          throw new Error('more media bytes than the message declared');
+        });
+        return;
+      }
+      upload.digest.update(bytes);
+    } else {
+      uploads.delete(frame.rid);
+      answer(frame.rid, () => {
+        if (upload.digest.size !== upload.size) throw new Error('fewer media bytes than the message declared');
+        return linkOf(upload.cid).sendMessage(withDigest(upload.message as SandboxMessage, upload.digest.digest()));
+      });
+    }
   };
 
   const handle = (frame: ClientFrame) => {
@@ -111,21 +163,24 @@ function serveClient(world: SandboxWorld, socket: WebSocket): void {
     } else if (frame.t === 'close') {
       links.get(frame.cid)?.close();
       links.delete(frame.cid);
-    } else {
-      let value: unknown;
-      try {
-        if (frame.t === 'control') {
-          value = callControl(world, frame.op, frame.args);
-        } else {
-          const link = links.get(frame.cid);
-          if (!link) throw new NetworkUnavailableError();
-          value = callLink(link, frame.op, frame.args);
-        }
-      } catch (err) {
-        send({ t: 'result', rid: frame.rid, ok: false, error: encodeError(err) });
+    } else if (frame.t === 'chunk' || frame.t === 'end' || frame.t === 'abort') {
+      media(frame);
+    } else if (frame.t === 'control') {
+      answer(frame.rid, () => callControl(world, frame.op, frame.args));
+    } else if (frame.op === 'sendMessage' && carriesMedia(frame.args[0])) {
+      const size = declaredMediaSize(frame.args[0]);
+      // Refused at once when malformed or the device is not connected; otherwise answered after the last chunk.
+      if (size === null || !links.has(frame.cid)) {
+        answer(frame.rid, () => {
+          if (size === null) throw new Error('media is declared by its size and sent in chunk frames');
+          return linkOf(frame.cid);
+        });
         return;
       }
-      send({ t: 'result', rid: frame.rid, ok: true, value: value ?? null });
+      const message = frame.args[0] as Upload['message'];
+      uploads.set(frame.rid, { cid: frame.cid, message, size, digest: new DigestBuilder() });
+    } else {
+      answer(frame.rid, () => callLink(linkOf(frame.cid), frame.op, frame.args));
     }
   };
 
@@ -149,6 +204,7 @@ function serveClient(world: SandboxWorld, socket: WebSocket): void {
   socket.on('close', () => {
     for (const link of links.values()) link.close();
     links.clear();
+    uploads.clear();
   });
 }
 
@@ -157,7 +213,7 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
   const wss = new WebSocketServer({
     host: options.host ?? '127.0.0.1',
     port: options.port,
-    maxPayload: MAX_FRAME_BYTES,
+    maxPayload: MAX_CALL_FRAME_BYTES,
   });
   try {
     await new Promise<void>((resolve, reject) => {

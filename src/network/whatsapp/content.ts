@@ -1,5 +1,6 @@
 /**
- * The seam's outgoing content → Baileys message content. Pure.
+ * The seam's outgoing content → Baileys message content. Pure but for media,
+ * which becomes a stream that reads the seam's source only once Baileys pulls.
  *
  * Owns: the mapping of every type, and the text form of `list` and `template`
  * (DECISIONS 10: WhatsApp no longer renders them from a linked device, so
@@ -8,8 +9,9 @@
  * Must never: send an interactive shape by default (it is accepted and then
  * silently never shown).
  */
-import type { AnyMessageContent } from 'baileys';
-import type { NetworkMessageContent, TemplateButton } from '../network.js';
+import { Readable } from 'node:stream';
+import type { AnyMessageContent, WAMediaUpload } from 'baileys';
+import type { MediaSource, NetworkMessageContent, TemplateButton } from '../network.js';
 
 export const LIST_REPLY_HINT = 'Reply with a number to choose.';
 
@@ -49,29 +51,38 @@ export function interactiveAsText(content: Extract<NetworkMessageContent, { type
   return lines.join('\n');
 }
 
+/**
+ * Media as Baileys takes a stream: it reads it once, encrypting to a temporary file as it goes, so
+ * the file is never whole in memory. Nothing is read until Baileys starts; every send opens anew.
+ * A byte stream (not object mode), so it buffers at most about one chunk ahead of the reader.
+ */
+function upload(media: MediaSource): WAMediaUpload {
+  return { stream: Readable.from(media.open(), { objectMode: false }) };
+}
+
 export function outgoingContent(content: NetworkMessageContent): AnyMessageContent {
   switch (content.type) {
     case 'chat':
       return { text: content.text };
     case 'image':
       return {
-        image: Buffer.from(content.media),
+        image: upload(content.media),
         mimetype: content.mimetype,
         ...(content.caption === undefined ? {} : { caption: content.caption }),
         ...(content.viewOnce === true ? { viewOnce: true } : {}),
       };
     case 'video':
       return {
-        video: Buffer.from(content.media),
+        video: upload(content.media),
         mimetype: content.mimetype,
         ...(content.caption === undefined ? {} : { caption: content.caption }),
         ...(content.viewOnce === true ? { viewOnce: true } : {}),
       };
     case 'audio':
-      return { audio: Buffer.from(content.media), mimetype: content.mimetype };
+      return { audio: upload(content.media), mimetype: content.mimetype };
     case 'file':
       return {
-        document: Buffer.from(content.media),
+        document: upload(content.media),
         mimetype: content.mimetype,
         fileName: content.fileName,
         ...(content.caption === undefined ? {} : { caption: content.caption }),

@@ -1,6 +1,7 @@
 // Issue 12: the WhatsApp connector's contract, driven by a scripted fake of
 // the Baileys socket (Baileys' own event buffer, real protobuf payloads) over
 // the real store (both SQLite and PostgreSQL) and the real sealing.
+import { Readable } from 'node:stream';
 import { proto, type WAMessage } from 'baileys';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import { toNetworkId } from '../../../src/network/whatsapp/ids.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../helpers/gateway.js';
 import { waitFor as poll } from '../../helpers/wait.js';
-import { Recorder, sleep, waitFor } from '../helpers.js';
+import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
 import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
 
 const KEYS = { current: Buffer.alloc(32, 0x42), previous: [] };
@@ -360,7 +361,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       socket.onSend = async (_jid, _content, options) => {
         setImmediate(() => socket.ack(options.messageId!));
       };
-      const media = new Uint8Array([1, 2, 3]);
+      const media = new BytesSource(new Uint8Array([1, 2, 3]));
       const ids = Array.from({ length: 6 }, (_, i) => `01JQZ3Y8N5S7T9V1W3X5Y7Z9B${i}`);
       await connection.sendMessage({
         id: ids[0]!,
@@ -398,13 +399,47 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         },
       });
       const sent = socket.calls.filter((c) => c.method === 'sendMessage').map((c) => c.args);
-      expect(sent[0]![1]).toEqual({ image: Buffer.from(media), mimetype: 'image/png', caption: 'c', viewOnce: true });
-      expect(sent[1]![1]).toEqual({ document: Buffer.from(media), mimetype: 'application/pdf', fileName: 'a.pdf' });
+      const stream = { stream: expect.any(Readable) };
+      expect(sent[0]![1]).toEqual({ image: stream, mimetype: 'image/png', caption: 'c', viewOnce: true });
+      expect(sent[1]![1]).toEqual({ document: stream, mimetype: 'application/pdf', fileName: 'a.pdf' });
+      // Each send read the media anew, through the stream.
+      expect(media.opened).toBe(2);
+      expect(socket.uploads.map((u) => [...u.bytes])).toEqual([
+        [1, 2, 3],
+        [1, 2, 3],
+      ]);
       expect(sent[2]![1]).toEqual({ location: { degreesLatitude: 1.5, degreesLongitude: 2.5, name: 'N' } });
       expect(sent[3]![0]).toBe('120363000000000001@g.us');
       expect(sent[3]![1]).toEqual({
         text: '*Menu*\nPick one\n\n*Food*\n1. Rice — hot\n2. Tea\n\n_Thanks_\n\nReply with a number to choose.',
       });
+    });
+
+    it('media goes to the library as a stream read chunk by chunk, and a retry reads it again', async () => {
+      const { connection, socket } = await pairDevice();
+      const bytes = Buffer.alloc(5.5 * MiB, 7);
+      const media = new BytesSource(bytes);
+      // How far the source was read ahead of the library's reading, at most (`base`: pulled by earlier reads).
+      let lead = 0;
+      let base = 0;
+      socket.onUploadChunk = (read) => (lead = Math.max(lead, media.pulled - base - read));
+      let attempt = 0;
+      socket.onSend = async (_jid, _content, options) => {
+        attempt += 1;
+        if (attempt === 1) throw new Error('upload failed');
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      const message = { id: ULID, to: FRIEND, content: { type: 'video', media, mimetype: 'video/mp4' } } as const;
+      await expect(connection.sendMessage(message)).rejects.toMatchObject({ kind: 'transient' });
+      base = media.pulled;
+      await connection.sendMessage(message);
+      expect(media.opened).toBe(2);
+      for (const upload of socket.uploads) {
+        expect(upload.bytes.equals(bytes)).toBe(true);
+        expect(upload.chunkSizes.length).toBeGreaterThanOrEqual(6);
+        expect(Math.max(...upload.chunkSizes)).toBeLessThanOrEqual(MiB);
+      }
+      expect(lead).toBeLessThanOrEqual(2 * MiB);
     });
 
     it('typing: composing, then paused after the duration', async () => {

@@ -6,6 +6,7 @@
  * built with Baileys' own protobuf classes. Not a test file itself.
  */
 import { EventEmitter } from 'node:events';
+import { Readable } from 'node:stream';
 import {
   makeEventBuffer,
   proto,
@@ -19,6 +20,7 @@ import pino from 'pino';
 import type { SocketFactory, SocketOptions, SocketPort } from '../../../src/network/whatsapp/socket-port.js';
 
 const quiet = pino({ level: 'silent' });
+const MEDIA_KEYS = ['image', 'video', 'audio', 'document'] as const;
 
 /** A close error as Baileys makes them (a Boom: the code in `output.statusCode`). */
 export function closeError(statusCode: number, message = 'Connection Failure'): Error {
@@ -44,6 +46,10 @@ export class FakeSocket implements SocketPort {
   addResults: Array<{ status: string; jid: string }> = [];
   groupFailure: Error | null = null;
   numbers: Array<{ jid: string; exists: boolean }> = [];
+  /** Called as each chunk of media is read, with the bytes read so far. */
+  onUploadChunk: (read: number) => void = () => undefined;
+  /** Media read by sends, in order: the size of each chunk read from the stream, and the bytes. */
+  readonly uploads: Array<{ chunkSizes: number[]; bytes: Buffer }> = [];
   /** Participants WhatsApp leaves out when a group is created. */
   refusedAtCreate = new Set<string>();
 
@@ -84,12 +90,32 @@ export class FakeSocket implements SocketPort {
 
   sendMessage: SocketPort['sendMessage'] = async (jid, content, options = {}) => {
     this.record('sendMessage', [jid, content, options]);
+    await this.upload(content);
     await this.onSend(jid, content, options);
     return proto.WebMessageInfo.fromObject({
       key: { remoteJid: jid, fromMe: true, id: options.messageId ?? 'generated' },
       message: 'text' in content ? { conversation: String(content.text) } : { conversation: '(media)' },
     }) as WAMessage;
   };
+
+  /**
+   * Reads a media message's stream as Baileys does (once, chunk by chunk, before the stanza goes out),
+   * keeping the chunk sizes and the bytes. A media upload not given as a stream fails the send.
+   */
+  private async upload(content: AnyMessageContent): Promise<void> {
+    const key = MEDIA_KEYS.find((k) => k in content);
+    if (key === undefined) return;
+    const media = (content as Record<string, unknown>)[key];
+    if (typeof media !== 'object' || media === null || !('stream' in media) || !(media.stream instanceof Readable)) {
+      throw new Error('media must be handed over as a stream');
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of media.stream) {
+      chunks.push(Buffer.from(chunk as Uint8Array));
+      this.onUploadChunk(chunks.reduce((sum, c) => sum + c.length, 0));
+    }
+    this.uploads.push({ chunkSizes: chunks.map((c) => c.length), bytes: Buffer.concat(chunks) });
+  }
 
   requestPairingCode: SocketPort['requestPairingCode'] = async (phone) => {
     this.record('requestPairingCode', [phone]);
