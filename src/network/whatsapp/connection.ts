@@ -268,8 +268,12 @@ export class WhatsAppConnection implements NetworkConnection {
     this.state = 'ended';
     this.dropSocket();
     this.endWaits(new NetworkSendError(`connection ended: ${event.reason}`, 'transient'));
-    // A session that never became a device's, or that the network ended, leaves nothing behind.
-    if (event.type === 'logged_out' || (this.pairing && !this.paired)) this.discardState();
+    // A session that never became a device's, or that the network ended, leaves nothing behind; the
+    // event follows the deletion, so a reconnect it prompts finds no session left.
+    if (event.type === 'logged_out' || (this.pairing && !this.paired)) {
+      void this.discardState().then(() => this.emit(event));
+      return;
+    }
     this.emit(event);
   }
 
@@ -283,8 +287,8 @@ export class WhatsAppConnection implements NetworkConnection {
     this.typing.clear();
   }
 
-  private discardState(): void {
-    this.deps.states
+  private discardState(): Promise<void> {
+    return this.deps.states
       .discard(this.session)
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'discarding a WhatsApp session failed'));
   }
@@ -599,6 +603,6 @@ export class WhatsAppConnection implements NetworkConnection {
     this.state = 'ended';
     this.dropSocket();
     this.endWaits(new NetworkUnavailableError('the connection was closed'));
-    if (this.pairing && !this.paired) this.discardState();
+    if (this.pairing && !this.paired) void this.discardState();
   }
 }
