@@ -41,6 +41,11 @@ export interface Config {
   readonly networkKey: NetworkKeys | null;
   /** WhatsApp Web's socket (`GATEWAY_WHATSAPP_URL`); null: the library's default. For local stand-ins in tests and benchmarks. */
   readonly whatsappUrl: string | null;
+  /**
+   * `GATEWAY_WHATSAPP_NATIVE_INTERACTIVE`: send `list` and `template` in WhatsApp's native interactive
+   * form instead of as text (DECISIONS 10; experimental). Only with `GATEWAY_NETWORK=whatsapp`.
+   */
+  readonly whatsappNativeInteractive: boolean;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -144,6 +149,15 @@ function whatsappUrl(env: Env): string | null {
   return raw;
 }
 
+function whatsappNativeInteractive(env: Env, network: string): boolean {
+  const value = boolean(env, 'GATEWAY_WHATSAPP_NATIVE_INTERACTIVE', false);
+  // Refused rather than ignored: someone who set it expects it to do something.
+  if (value && network !== 'whatsapp') {
+    throw new ConfigError('GATEWAY_WHATSAPP_NATIVE_INTERACTIVE=true needs GATEWAY_NETWORK=whatsapp');
+  }
+  return value;
+}
+
 function databaseUrl(env: Env): string | null {
   const raw = text(env, 'DATABASE_URL');
   if (raw === undefined) return null;
@@ -198,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpLimits(env),
     networkKey,
     whatsappUrl: whatsappUrl(env),
+    whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
   };
 }
 

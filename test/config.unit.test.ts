@@ -39,6 +39,7 @@ describe('loadConfig', () => {
       messageRetentionDays: 0,
       networkKey: null,
       whatsappUrl: null,
+      whatsappNativeInteractive: false,
     });
   });
 
@@ -103,6 +104,7 @@ describe('loadConfig', () => {
       messageRetentionDays: 90,
       networkKey: null,
       whatsappUrl: null,
+      whatsappNativeInteractive: false,
     });
   });
 
@@ -110,6 +112,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:4567/ws/chat' }).whatsappUrl).toBe(
       'ws://127.0.0.1:4567/ws/chat',
     );
+  });
+
+  it('reads GATEWAY_WHATSAPP_NATIVE_INTERACTIVE with the whatsapp network only (DECISIONS 10, experimental)', () => {
+    const whatsapp = { GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: KEY_A };
+    expect(loadConfig(whatsapp).whatsappNativeInteractive).toBe(false);
+    expect(loadConfig({ ...whatsapp, GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'true' }).whatsappNativeInteractive).toBe(
+      true,
+    );
+    expect(loadConfig({ ...whatsapp, GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'no' }).whatsappNativeInteractive).toBe(
+      false,
+    );
+    expect(configError({ ...whatsapp, GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'native' }).message).toBe(
+      'GATEWAY_WHATSAPP_NATIVE_INTERACTIVE must be true or false, got "native"',
+    );
+    expect(configError({ GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'true' }).message).toBe(
+      'GATEWAY_WHATSAPP_NATIVE_INTERACTIVE=true needs GATEWAY_NETWORK=whatsapp',
+    );
+    // Off is always fine, whatever the network.
+    expect(loadConfig({ GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'false' }).whatsappNativeInteractive).toBe(false);
   });
 
   it('resolves a relative data directory against the working directory', () => {

@@ -3,7 +3,8 @@
  * store: sessions, their keys and their sent-message records, as the sealed
  * bytes the network hands over.
  *
- * Owns: the tables `network_auth`, `network_auth_keys`, `network_sent`; the
+ * Owns: the tables `network_auth`, `network_auth_keys`, `network_sent`,
+ * `network_offers`; the
  * single-writer fence (every claim moves it; a write checks it in the same
  * transaction, so a writer that lost its claim changes nothing); deleting a
  * session's state with its device's session.
@@ -15,6 +16,7 @@ import {
   StaleNetworkStateError,
   type NetworkKeyChange,
   type NetworkKeyRow,
+  type NetworkOffer,
   type NetworkSentRecord,
   type NetworkStateStore,
   type NetworkStateWriter,
@@ -37,6 +39,7 @@ export const networkStateRepository = {
   discard: async (db: Db, session: string): Promise<void> => {
     await db.deleteFrom('network_auth_keys').where('session_id', '=', session).execute();
     await db.deleteFrom('network_sent').where('session_id', '=', session).execute();
+    await db.deleteFrom('network_offers').where('session_id', '=', session).execute();
     await db.deleteFrom('network_auth').where('session_id', '=', session).execute();
   },
 
@@ -178,6 +181,52 @@ class SqlStateWriter implements NetworkStateWriter {
     return row === undefined ? null : { payload: row.payload, ackedAt: row.acked_at, createdAt: row.created_at };
   }
 
+  async scanSent(after: string | null, limit: number): Promise<Array<{ id: string; payload: Uint8Array }>> {
+    let query = this.store.db
+      .selectFrom('network_sent')
+      .select(['message_id', 'payload'])
+      .where('session_id', '=', this.session);
+    if (after !== null) query = query.where('message_id', '>', after);
+    const rows = await query.orderBy('message_id').limit(limit).execute();
+    return rows.map((row) => ({ id: row.message_id, payload: row.payload }));
+  }
+
+  async recordOffer(chat: string, payload: Uint8Array, at: number): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      await this.checkFence(trx);
+      await trx
+        .insertInto('network_offers')
+        .values({ session_id: this.session, chat, payload, created_at: at })
+        .onConflict((oc) =>
+          oc
+            .columns(['session_id', 'chat'])
+            .doUpdateSet((eb) => ({ payload: eb.ref('excluded.payload'), created_at: eb.ref('excluded.created_at') })),
+        )
+        .execute();
+    });
+  }
+
+  async readOffer(chat: string, since: number): Promise<NetworkOffer | null> {
+    const row = await this.store.db
+      .selectFrom('network_offers')
+      .select(['payload', 'created_at'])
+      .where('session_id', '=', this.session)
+      .where('chat', '=', chat)
+      .where('created_at', '>=', since)
+      .executeTakeFirst();
+    return row === undefined ? null : { chat, payload: row.payload, createdAt: Number(row.created_at) };
+  }
+
+  async scanOffers(after: string | null, limit: number): Promise<NetworkOffer[]> {
+    let query = this.store.db
+      .selectFrom('network_offers')
+      .select(['chat', 'payload', 'created_at'])
+      .where('session_id', '=', this.session);
+    if (after !== null) query = query.where('chat', '>', after);
+    const rows = await query.orderBy('chat').limit(limit).execute();
+    return rows.map((row) => ({ chat: row.chat, payload: row.payload, createdAt: Number(row.created_at) }));
+  }
+
   /**
    * Touches the session row only if this writer's fence is still current. On PostgreSQL the
    * row lock it takes also orders concurrent writers; SQLite's write lock does the same.
@@ -222,6 +271,25 @@ export class SqlNetworkStateStore implements NetworkStateStore {
 
   async discard(session: string): Promise<void> {
     await this.store.db.transaction().execute((trx) => networkStateRepository.discard(trx, session));
+  }
+
+  async pruneOffers(before: number, limit: number): Promise<number> {
+    const rows = await this.store.db
+      .selectFrom('network_offers')
+      .select(['session_id', 'chat'])
+      .where('created_at', '<', before)
+      .limit(limit)
+      .execute();
+    let deleted = 0;
+    for (const part of chunks(rows)) {
+      const result = await this.store.db
+        .deleteFrom('network_offers')
+        .where((eb) => eb.or(part.map((r) => eb.and([eb('session_id', '=', r.session_id), eb('chat', '=', r.chat)]))))
+        .where('created_at', '<', before)
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
   }
 
   async pruneSent(before: number, limit: number): Promise<number> {

@@ -77,6 +77,7 @@ interface Lane {
 }
 
 const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
+const INTERACTIVE_TYPES = new Set(['list', 'template']);
 const DEVICE_CACHE_MS = 1000;
 const BATCH = 100;
 /** How often a suspended device's lane looks whether it was made active again (e.g. by the CLI, another process). */
@@ -321,7 +322,12 @@ export class Dispatcher {
       return { outcome: 'retry' };
     }
     const hasMedia = MEDIA_TYPES.has(row.type);
-    return { outcome: 'sent', stored: this.persist(row, () => this.markSent(row.device_id, row.id, hasMedia)) };
+    // The connection says how it delivers lists and templates; the message records it (DECISIONS 10).
+    const renderedAs = INTERACTIVE_TYPES.has(row.type) && conn.capabilities?.interactive === 'text' ? 'text' : null;
+    return {
+      outcome: 'sent',
+      stored: this.persist(row, () => this.markSent(row.device_id, row.id, hasMedia, renderedAs)),
+    };
   }
 
   /**
@@ -359,14 +365,14 @@ export class Dispatcher {
 
   // --- status writes (group-committed, each with its webhook event) -----------------
 
-  private markSent(deviceId: number, id: string, hasMedia: boolean): Promise<void> {
+  private markSent(deviceId: number, id: string, hasMedia: boolean, renderedAs: string | null): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
       if (!(await this.announces(trx, deviceId))) {
-        await messagesRepository.markSent(trx, id, at, hasMedia, false);
+        await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
         return;
       }
-      const row = await messagesRepository.markSent(trx, id, at, hasMedia, true);
+      const row = await messagesRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
       if (row !== undefined) await this.event(trx, row, 'message.sent', at);
     });
   }

@@ -206,6 +206,7 @@ export class IncomingMessages {
       delivered_at: now,
       read_at: null,
       failed_at: null,
+      rendered_as: null,
     });
     return (await recordEvent(trx, device, 'message.incoming', presentMessage(row), now)) !== null;
   }

@@ -181,5 +181,6 @@ function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
     delivered_at: null,
     read_at: null,
     failed_at: null,
+    rendered_as: null,
   };
 }

@@ -34,6 +34,12 @@ export const MessageSchema = Type.Object(
     read_at: Time,
     failed_at: Time,
     failed_reason: Nullable(Type.String()),
+    rendered_as: Type.Optional(
+      Type.Literal('text', {
+        description:
+          'Lists and templates only, once sent: the network delivered it as formatted text with numbered choices instead of its interactive form (WhatsApp; absent when delivered as given)',
+      }),
+    ),
   },
   { title: 'Message' },
 );
@@ -62,6 +68,7 @@ export function presentMessage(row: MessageRow, params?: Record<string, unknown>
     read_at: at(row.read_at),
     failed_at: at(row.failed_at),
     failed_reason: row.failed_reason,
+    ...(row.rendered_as === 'text' ? { rendered_as: 'text' as const } : {}),
   };
 }
 

@@ -35,6 +35,7 @@ const MESSAGE_COLUMNS = [
   'delivered_at',
   'read_at',
   'failed_at',
+  'rendered_as',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.
@@ -104,8 +105,12 @@ function statusChange<A extends readonly unknown[]>(
   };
 }
 
-const markSentChange = statusChange(2, (db, id: string, at: number) =>
-  db.updateTable('messages').set({ status: 'sent', sent_at: at }).where('id', '=', id).where('status', '=', 'pending'),
+const markSentChange = statusChange(3, (db, id: string, at: number, renderedAs: string | null) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', sent_at: at, rendered_as: renderedAs })
+    .where('id', '=', id)
+    .where('status', '=', 'pending'),
 );
 
 const markFailedStatement = prepared(3, (db, id: string, at: number, reason: string) =>
@@ -452,7 +457,8 @@ export const messagesRepository = {
   /**
    * pending → sent; the media is no longer needed. With `readBack`, answers
    * the changed row (undefined when the message had moved on already);
-   * without, only whether it changed.
+   * without, only whether it changed. `renderedAs`: how the network delivered
+   * it when not in its own form (DECISIONS 10), else null.
    */
   markSent: async <R extends boolean>(
     db: Db,
@@ -460,8 +466,9 @@ export const messagesRepository = {
     at: number,
     hasMedia: boolean,
     readBack: R,
+    renderedAs: string | null = null,
   ): Promise<StatusChanged<R>> => {
-    const changed = await (readBack ? markSentChange.row : markSentChange.moved)(db, id, at);
+    const changed = await (readBack ? markSentChange.row : markSentChange.moved)(db, id, at, renderedAs);
     if (hasMedia) await messagesRepository.deleteMedia(db, id);
     return outcome(changed, readBack);
   },

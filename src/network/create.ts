@@ -50,6 +50,7 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       states: host.states,
       keys: config.networkKey,
       logger: host.logger,
+      nativeInteractive: config.whatsappNativeInteractive,
       factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
     });
     // Sandbox accounts beside the real network (DECISIONS 10): one gateway runs both at once.

@@ -224,8 +224,22 @@ export type ReconnectHint = 'backoff' | 'replaced' | 'outdated';
 
 export type NetworkEventHandler = (event: NetworkEvent) => void;
 
+/**
+ * What a connection does differently from the seam's own forms: the one place the gateway learns it,
+ * instead of asking which network runs.
+ */
+export interface ConnectionCapabilities {
+  /**
+   * How `list` and `template` reach the recipient: `native` as the interactive form they describe, or
+   * `text` as formatted text with numbered choices (DECISIONS 10; the message then shows `rendered_as: "text"`).
+   */
+  readonly interactive: 'native' | 'text';
+}
+
 /** One device's connection to the network. Every method may reject with NetworkUnavailableError while not connected. */
 export interface NetworkConnection {
+  /** Absent: every content type is delivered in its own form (`interactive: 'native'`). */
+  readonly capabilities?: ConnectionCapabilities;
   /** Resolves once the network has taken the message (it is then `sent`). Idempotent by `message.id`. */
   sendMessage(message: OutgoingNetworkMessage): Promise<void>;
   /** Shows the typing indicator to `to` for about `durationMs`. */

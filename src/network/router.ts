@@ -13,6 +13,7 @@
  */
 import {
   NetworkUnavailableError,
+  type ConnectionCapabilities,
   type ConnectOptions,
   type Network,
   type NetworkConnection,
@@ -59,6 +60,11 @@ class RoutedConnection implements NetworkConnection {
     const inner = this.inner ?? (await this.ready);
     if (inner === null || this.closed) throw new NetworkUnavailableError();
     return inner;
+  }
+
+  /** The chosen connection's, once the lookup answered (a send waits for it, so what it delivered is known). */
+  get capabilities(): ConnectionCapabilities | undefined {
+    return this.inner?.capabilities;
   }
 
   sendMessage: NetworkConnection['sendMessage'] = async (message) => (await this.target()).sendMessage(message);

@@ -36,6 +36,13 @@ export interface NetworkSentRecord {
   readonly createdAt: number;
 }
 
+/** What a session last offered in one chat (e.g. the choices of a list sent as text), sealed. */
+export interface NetworkOffer {
+  readonly chat: string;
+  readonly payload: Uint8Array;
+  readonly createdAt: number;
+}
+
 /** The single writer of one session, from `claim` until another claim or `discard`. */
 export interface NetworkStateWriter {
   readonly session: string;
@@ -54,6 +61,17 @@ export interface NetworkStateWriter {
   recordSent(messageId: string, payload: Uint8Array, at: number): Promise<void>;
   markSentAcked(messageId: string, at: number): Promise<void>;
   readSent(messageId: string): Promise<NetworkSentRecord | null>;
+  /** Records of sent messages in id order after the given id, at most `limit` (for re-sealing). */
+  scanSent(after: string | null, limit: number): Promise<Array<{ readonly id: string; readonly payload: Uint8Array }>>;
+  /**
+   * Records what was offered in a chat, replacing the chat's earlier offer (one per chat).
+   * Rejects with StaleNetworkStateError when another writer claimed the session since.
+   */
+  recordOffer(chat: string, payload: Uint8Array, at: number): Promise<void>;
+  /** The chat's offer if it was made at or after `since` (ms), else null. */
+  readOffer(chat: string, since: number): Promise<NetworkOffer | null>;
+  /** Offers in chat order after the given chat, at most `limit` (for re-sealing). */
+  scanOffers(after: string | null, limit: number): Promise<NetworkOffer[]>;
 }
 
 export interface NetworkStateStore {
@@ -66,4 +84,6 @@ export interface NetworkStateStore {
   discard(session: string): Promise<void>;
   /** Deletes records of sent messages older than `before` (ms), at most `limit`; returns how many. */
   pruneSent(before: number, limit: number): Promise<number>;
+  /** Deletes offers made before `before` (ms), at most `limit`; returns how many. */
+  pruneOffers(before: number, limit: number): Promise<number>;
 }

@@ -22,6 +22,7 @@ import * as m007e from './migrations/007e-webhook-secret-rotation.js';
 import * as m007e2 from './migrations/007e2-media-chunks.js';
 import * as m007h from './migrations/007h-network-state.js';
 import * as m008d from './migrations/008d-webhook-formats.js';
+import * as m008e from './migrations/008e-interactive-offers.js';
 import * as m008f from './migrations/008f-sandbox-accounts.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
@@ -40,6 +41,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['007e2-media-chunks', m007e2],
   ['007h-network-state', m007h],
   ['008d-webhook-formats', m008d],
+  ['008e-interactive-offers', m008e],
   ['008f-sandbox-accounts', m008f],
 ];
 

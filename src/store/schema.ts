@@ -141,6 +141,8 @@ export interface MessagesTable {
   delivered_at: number | null;
   read_at: number | null;
   failed_at: number | null;
+  /** Outgoing: `text` when the network delivered it as text rather than in its own form (DECISIONS 10); set when sent. */
+  rendered_as: string | null;
 }
 
 export interface MessageMediaTable {
@@ -186,6 +188,7 @@ export interface Database {
   network_auth: NetworkAuthTable;
   network_auth_keys: NetworkAuthKeysTable;
   network_sent: NetworkSentTable;
+  network_offers: NetworkOffersTable;
 }
 
 /** Readiness's throwaway writes (see store/store.ts); empty between probes. */
@@ -257,6 +260,15 @@ export interface NetworkSentTable {
   message_id: string;
   payload: Uint8Array;
   acked_at: number | null;
+  created_at: number;
+}
+
+/** The choices a session last offered in one chat as numbered text (sealed), for reading a reply back as a choice. */
+export interface NetworkOffersTable {
+  session_id: string;
+  /** The chat: a phone number, or a group's network id. */
+  chat: string;
+  payload: Uint8Array;
   created_at: number;
 }
 

@@ -1,5 +1,5 @@
 // DECISIONS 10: a device's stored network state (credentials, keys, sent
-// records) ends with its session: on logout through the API, on a logout from
+// records, offers of lists sent as text) ends with its session: on logout through the API, on a logout from
 // the phone, and when the device is deleted (also while it is offline).
 // Other sessions' state is untouched.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,6 +27,7 @@ describe.skipIf(noStoreAvailable)('network state follows the device session', ()
     const writer = await new SqlNetworkStateStore(gw.app.store, systemClock).claim(session, { create: true });
     await writer!.write({ creds: Buffer.of(1), keys: [{ kind: 'session', id: 'a.0', value: Buffer.of(2) }] });
     await writer!.recordSent('m1', Buffer.of(3), 1);
+    await writer!.recordOffer('6289999999999', Buffer.of(4), Date.now());
   }
 
   async function sessionOf(gw: TestGateway, deviceId: number): Promise<string> {
@@ -40,7 +41,7 @@ describe.skipIf(noStoreAvailable)('network state follows the device session', ()
 
   async function rows(gw: TestGateway, session: string): Promise<number> {
     let n = 0;
-    for (const table of ['network_auth', 'network_auth_keys', 'network_sent'] as const) {
+    for (const table of ['network_auth', 'network_auth_keys', 'network_sent', 'network_offers'] as const) {
       n += (await gw.app.store.db.selectFrom(table).select('session_id').where('session_id', '=', session).execute())
         .length;
     }
@@ -55,10 +56,10 @@ describe.skipIf(noStoreAvailable)('network state follows the device session', ()
     const otherSession = await sessionOf(gw, other.id);
     await seed(gw, session);
     await seed(gw, otherSession);
-    expect(await rows(gw, session)).toBe(3);
+    expect(await rows(gw, session)).toBe(4);
     expect((await gw.request('POST', `/devices/${device.id}/logout`)).status).toBe(200);
     expect(await rows(gw, session)).toBe(0);
-    expect(await rows(gw, otherSession)).toBe(3);
+    expect(await rows(gw, otherSession)).toBe(4);
   });
 
   it('a logout from the phone deletes it', async () => {
@@ -104,7 +105,7 @@ describe.skipIf(noStoreAvailable)('network state follows the device session', ()
       { what: 'the old orphan deleted' },
     );
     // A device's session, however old, and a recent attempt (it may still be running) stay.
-    expect(await rows(again, held)).toBe(3);
-    expect(await rows(again, 'wa1.orphan-young')).toBe(3);
+    expect(await rows(again, held)).toBe(4);
+    expect(await rows(again, 'wa1.orphan-young')).toBe(4);
   });
 });

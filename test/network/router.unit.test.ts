@@ -38,6 +38,7 @@ function recordingNetwork(closeFails = false) {
           return name === 'requestPairingCode' ? 'ABCD-EFGH' : name === 'checkNumbers' ? [] : undefined;
         };
       const connection: NetworkConnection = {
+        capabilities: { interactive: 'text' },
         sendMessage: call('sendMessage'),
         sendTyping: call('sendTyping'),
         listGroups: call('listGroups'),
@@ -145,6 +146,23 @@ describe('network router', () => {
     expect(recorder.events[0]).toBe(event);
     connection.close();
     expect(fake!.closed).toBe(true);
+  });
+
+  it("passes on the chosen connection's capabilities (how it delivers lists and templates)", async () => {
+    const { lookup, pending } = deferredLookup();
+    const { router } = build(lookup);
+    const real = router.connect({ deviceId: 7, session: 'stored-session' }, () => undefined);
+    const sandboxed = router.connect({ deviceId: 1, session: null }, () => undefined);
+    expect(real.capabilities).toBeUndefined();
+    pending[0]!.resolve(false);
+    pending[1]!.resolve(true);
+    await real.sendMessage({ id: 'm-7', to: '6281250000002', content: { type: 'chat', text: 'x' } });
+    expect(real.capabilities).toEqual({ interactive: 'text' });
+    // The sandbox shows them as sent: no capability to report.
+    await sleep(5);
+    expect(sandboxed.capabilities).toBeUndefined();
+    real.close();
+    sandboxed.close();
   });
 
   it('asks once per connection, and calls made before the answer wait for it', async () => {

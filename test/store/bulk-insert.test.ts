@@ -43,6 +43,7 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       delivered_at: i % 4 === 0 ? 4_000_000 + i : null,
       read_at: i % 8 === 0 ? 5_000_000 + i : null,
       failed_at: i % 5 === 0 ? 6_000_000 + i : null,
+      rendered_as: i % 3 === 0 ? 'text' : null,
     };
   }
 

@@ -5,8 +5,8 @@
  * Owns: turning Baileys' `AuthenticationState` into sealed rows and back:
  * reading credentials (a stored session that cannot be read is an error the
  * connector reports as logged out, never a silent fresh pairing), one port
- * write (one transaction) per `keys.set()` call, and re-sealing rows left
- * under a previous key after a key rotation.
+ * write (one transaction) per `keys.set()` call, and re-sealing every value
+ * of a session left under a previous key after a key rotation.
  * Must never: swallow a failed write (Baileys must see it, or the ratchet on
  * the phone and the one stored here part ways: "Bad MAC"), keep keys in
  * memory beyond one call, or write after the writer lost its claim (the port's
@@ -108,17 +108,19 @@ export async function loadSessionAuth(
 }
 
 /**
- * Seals again, under the current key, every row of the session still sealed under a previous key
- * (after GATEWAY_NETWORK_KEY was rotated). Returns how many rows it rewrote. A row that cannot be
- * opened at all stops it with UnreadableStateError.
+ * Seals again, under the current key, every value of the session still sealed under a previous key
+ * (after GATEWAY_NETWORK_KEY was rotated): credentials, keys, records of sent messages and offers.
+ * Returns how many values it rewrote. A value that cannot be opened at all stops it with
+ * UnreadableStateError. Must not run while a socket of the session writes: it rewrites what it read.
  */
 export async function resealSession(writer: NetworkStateWriter, sealer: Sealer): Promise<number> {
+  const session = writer.session;
   let rewritten = 0;
   const stored = await writer.readCreds();
   if (stored !== null) {
-    const opened = sealer.open(stored, { session: writer.session, ...CREDS });
+    const opened = sealer.open(stored, { session, ...CREDS });
     if (!opened.current) {
-      await writer.write({ creds: sealer.seal(opened.plain, { session: writer.session, ...CREDS }) });
+      await writer.write({ creds: sealer.seal(opened.plain, { session, ...CREDS }) });
       rewritten += 1;
     }
   }
@@ -127,14 +129,42 @@ export async function resealSession(writer: NetworkStateWriter, sealer: Sealer):
     const rows = await writer.scanKeys(after, RESEAL_BATCH);
     const changes: NetworkKeyChange[] = [];
     for (const row of rows) {
-      const place = { session: writer.session, kind: row.kind, id: row.id };
+      const place = { session, kind: row.kind, id: row.id };
       const opened = sealer.open(row.value, place);
       if (!opened.current) changes.push({ kind: row.kind, id: row.id, value: sealer.seal(opened.plain, place) });
     }
     if (changes.length > 0) await writer.write({ keys: changes });
     rewritten += changes.length;
     const last = rows.at(-1);
-    if (last === undefined || rows.length < RESEAL_BATCH) return rewritten;
+    if (last === undefined || rows.length < RESEAL_BATCH) break;
     after = { kind: last.kind, id: last.id };
   }
+  // Records of sent messages and offers: one row each, rewritten in place (the ack and the time stay).
+  let sentAfter: string | null = null;
+  for (;;) {
+    const rows = await writer.scanSent(sentAfter, RESEAL_BATCH);
+    for (const row of rows) {
+      const place = { session, kind: 'sent', id: row.id };
+      const opened = sealer.open(row.payload, place);
+      if (opened.current) continue;
+      await writer.recordSent(row.id, sealer.seal(opened.plain, place), Date.now());
+      rewritten += 1;
+    }
+    if (rows.length < RESEAL_BATCH) break;
+    sentAfter = rows.at(-1)!.id;
+  }
+  let offerAfter: string | null = null;
+  for (;;) {
+    const rows = await writer.scanOffers(offerAfter, RESEAL_BATCH);
+    for (const row of rows) {
+      const place = { session, kind: 'offer', id: row.chat };
+      const opened = sealer.open(row.payload, place);
+      if (opened.current) continue;
+      await writer.recordOffer(row.chat, sealer.seal(opened.plain, place), row.createdAt);
+      rewritten += 1;
+    }
+    if (rows.length < RESEAL_BATCH) break;
+    offerAfter = rows.at(-1)!.chat;
+  }
+  return rewritten;
 }

@@ -4,8 +4,11 @@
  * Owns: the life of the device's sockets (a pairing socket, the restart the
  * network asks for right after pairing, a new socket when a pairing attempt's
  * QR codes run out), what a close means (close-codes.ts), the single-writer
- * claim of the session's stored state, waiting for the server's
- * acknowledgement of each send, and turning socket events into seam events.
+ * claim of the session's stored state (re-sealed under the current key
+ * before the first socket when a previous key is configured), waiting for the
+ * server's acknowledgement of each send, remembering what a list or template
+ * sent as text offered and reading replies that pick from it, and turning
+ * socket events into seam events (incoming messages in the order received).
  *
  * State: starting → (pairing | connecting) → open → ended. Exactly one final
  * event (`disconnected` or `logged_out`) ends a connection, or `close()` ends
@@ -22,6 +25,7 @@ import type { Logger } from 'pino';
 import {
   NetworkSendError,
   NetworkUnavailableError,
+  type ConnectionCapabilities,
   type ConnectOptions,
   type CreatedNetworkGroup,
   type NetworkConnection,
@@ -33,12 +37,23 @@ import {
   type PhoneNumber,
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
-import { loadSessionAuth, type SessionAuth } from './auth-state.js';
+import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import { closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
 import { GROUP_CAPACITY, addOutcome, groupError, toNetworkGroup } from './groups.js';
 import { fromNetworkId, toNetworkId } from './ids.js';
 import { translateIncoming } from './incoming.js';
+import {
+  MAX_CHOICE_REPLY,
+  NATIVE_FLOW_NODES,
+  OFFER_TTL_MS,
+  decodeOffer,
+  encodeOffer,
+  nativeInteractive,
+  offerOf,
+  pickChoice,
+  type InteractiveContent,
+} from './interactive.js';
 import { matchNumbers, phoneOf, userJid } from './numbers.js';
 import { UnreadableStateError, type Sealer } from './seal.js';
 import type { SocketFactory, SocketPort } from './socket-port.js';
@@ -55,7 +70,11 @@ export interface ConnectionDeps {
   readonly logger: Logger;
   /** How long a send waits for the server's acknowledgement before it is a transient failure. */
   readonly ackTimeoutMs: number;
+  /** Send `list` and `template` in WhatsApp's native interactive form instead of as text (experimental). */
+  readonly nativeInteractive: boolean;
 }
+
+type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
 
 interface AckWaiter {
   resolve(): void;
@@ -86,6 +105,9 @@ export class WhatsAppConnection implements NetworkConnection {
   private readonly knownGroups = new Map<string, string>();
   /** Listings in flight: the library announces every group it fetched as an update, which is no change. */
   private listing = 0;
+  /** Incoming messages pass one at a time (a reply may need a look at what was offered), so their order holds. */
+  private inbound: Promise<void> = Promise.resolve();
+  readonly capabilities: ConnectionCapabilities;
 
   constructor(
     options: ConnectOptions,
@@ -94,6 +116,7 @@ export class WhatsAppConnection implements NetworkConnection {
   ) {
     this.pairing = options.session === null;
     this.session = options.session ?? `${SESSION_PREFIX}${randomUUID()}`;
+    this.capabilities = { interactive: deps.nativeInteractive ? 'native' : 'text' };
     // Nothing happens inside connect(): the gateway stores the connection first.
     setImmediate(() => void this.start());
   }
@@ -109,6 +132,16 @@ export class WhatsAppConnection implements NetworkConnection {
       this.writer = await this.deps.states.claim(this.session, { create: this.pairing });
       if (this.writer === null) {
         return this.finish({ type: 'logged_out', reason: 'the stored session no longer exists' });
+      }
+      // Before any socket writes: a row re-sealed concurrently with the library's own write could undo it.
+      if (!this.pairing && this.deps.sealer.hasPrevious) {
+        const resealed = await resealSession(this.writer, this.deps.sealer);
+        if (resealed > 0) {
+          this.deps.logger.info(
+            { session: this.session, rows: resealed },
+            'WhatsApp session re-sealed under the current key',
+          );
+        }
       }
       this.auth = await loadSessionAuth(this.writer, this.deps.sealer, { fresh: this.pairing });
     } catch (error) {
@@ -235,8 +268,12 @@ export class WhatsAppConnection implements NetworkConnection {
     this.state = 'ended';
     this.dropSocket();
     this.endWaits(new NetworkSendError(`connection ended: ${event.reason}`, 'transient'));
-    // A session that never became a device's, or that the network ended, leaves nothing behind.
-    if (event.type === 'logged_out' || (this.pairing && !this.paired)) this.discardState();
+    // A session that never became a device's, or that the network ended, leaves nothing behind; the
+    // event follows the deletion, so a reconnect it prompts finds no session left.
+    if (event.type === 'logged_out' || (this.pairing && !this.paired)) {
+      void this.discardState().then(() => this.emit(event));
+      return;
+    }
     this.emit(event);
   }
 
@@ -250,8 +287,8 @@ export class WhatsAppConnection implements NetworkConnection {
     this.typing.clear();
   }
 
-  private discardState(): void {
-    this.deps.states
+  private discardState(): Promise<void> {
+    return this.deps.states
       .discard(this.session)
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'discarding a WhatsApp session failed'));
   }
@@ -302,22 +339,45 @@ export class WhatsAppConnection implements NetworkConnection {
     const acked = this.waitForAck(networkId);
     // The server may answer (even refuse) before the library's send resolves: the outcome is awaited below.
     acked.catch(() => undefined);
-    let sent;
+    const { content } = message;
+    const interactive = content.type === 'list' || content.type === 'template' ? content : null;
+    let sent: proto.IMessage | null | undefined;
     try {
-      sent = await socket.sendMessage(this.jidOf(message.to), outgoingContent(message.content), {
-        messageId: networkId,
-      });
+      if (interactive !== null && this.deps.nativeInteractive) {
+        sent = nativeInteractive(interactive);
+        await socket.relayMessage(this.jidOf(message.to), sent, {
+          messageId: networkId,
+          additionalNodes: NATIVE_FLOW_NODES,
+        });
+      } else {
+        sent = (await socket.sendMessage(this.jidOf(message.to), outgoingContent(content), { messageId: networkId }))
+          ?.message;
+      }
     } catch (error) {
       this.cancelAck(networkId);
       throw new NetworkSendError(`sending failed: ${(error as Error).message}`, 'transient');
     }
-    if (sent?.message !== null && sent?.message !== undefined) {
-      const payload = proto.Message.encode(sent.message).finish();
+    if (sent !== null && sent !== undefined) {
+      const payload = proto.Message.encode(sent).finish();
       const place = { session: this.session, kind: 'sent', id: networkId };
       await writer.recordSent(networkId, this.deps.sealer.seal(payload, place), Date.now());
     }
     await acked;
+    if (interactive !== null && !this.deps.nativeInteractive) await this.recordOffer(writer, message.to, interactive);
     await writer.markSentAcked(networkId, Date.now());
+  }
+
+  /** What a list or template sent as text offered in the chat, so a reply picking from it is read back. */
+  private async recordOffer(writer: NetworkStateWriter, chat: string, content: InteractiveContent): Promise<void> {
+    const offer = offerOf(content);
+    if (offer === null) return;
+    const place = { session: this.session, kind: 'offer', id: chat };
+    try {
+      await writer.recordOffer(chat, this.deps.sealer.seal(encodeOffer(offer), place), Date.now());
+    } catch (error) {
+      // The message reached the recipient; only reading a numbered reply back is lost. Sending it again would not help.
+      this.deps.logger.warn({ err: error }, 'recording the choices of a list or template failed');
+    }
   }
 
   private waitForAck(networkId: string): Promise<void> {
@@ -390,11 +450,36 @@ export class WhatsAppConnection implements NetworkConnection {
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
       const event = translateIncoming(message);
-      if (typeof event !== 'string') this.emit(event);
+      if (typeof event !== 'string') this.inbound = this.inbound.then(() => this.deliver(event));
       else if (event === 'unresolved sender') {
         this.deps.logger.warn({ id: message.key?.id }, 'incoming message skipped: sender has no phone number');
       }
     }
+  }
+
+  /** Passes an incoming message on; a text that picks from what was offered in its chat as the choice. */
+  private async deliver(event: Incoming): Promise<void> {
+    const { content } = event;
+    if (this.state === 'ended' || content.type !== 'chat' || content.text.length > MAX_CHOICE_REPLY) {
+      return this.emit(event);
+    }
+    const picked = await this.choiceIn(event.group ?? event.from, content.text).catch((error: unknown) => {
+      // Never lose the message over it: it goes on as the text it is.
+      this.deps.logger.warn({ err: error }, 'reading what was offered in a chat failed');
+      return null;
+    });
+    this.emit(picked === null ? event : { ...event, content: picked });
+  }
+
+  private async choiceIn(chat: string, text: string) {
+    const writer = this.writer;
+    if (writer === null) return null;
+    const stored = await writer.readOffer(chat, Date.now() - OFFER_TTL_MS);
+    if (stored === null) return null;
+    const offer = decodeOffer(
+      this.deps.sealer.open(stored.payload, { session: this.session, kind: 'offer', id: chat }).plain,
+    );
+    return offer === null ? null : pickChoice(offer, text);
   }
 
   private onMessageUpdates(updates: BaileysEventMap['messages.update']): void {
@@ -518,6 +603,6 @@ export class WhatsAppConnection implements NetworkConnection {
     this.state = 'ended';
     this.dropSocket();
     this.endWaits(new NetworkUnavailableError('the connection was closed'));
-    if (this.pairing && !this.paired) this.discardState();
+    if (this.pairing && !this.paired) void this.discardState();
   }
 }

@@ -2,54 +2,16 @@
  * The seam's outgoing content → Baileys message content. Pure but for media,
  * which becomes a stream that reads the seam's source only once Baileys pulls.
  *
- * Owns: the mapping of every type, and the text form of `list` and `template`
- * (DECISIONS 10: WhatsApp no longer renders them from a linked device, so
- * they go as formatted text: title in bold, the text, numbered rows, footer
- * in italics, and how to answer).
- * Must never: send an interactive shape by default (it is accepted and then
- * silently never shown).
+ * Owns: the mapping of every type; `list` and `template` go as their text
+ * form (interactive.ts: DECISIONS 10, WhatsApp no longer renders them from a
+ * linked device).
+ * Must never: send an interactive shape here (it is accepted and then
+ * silently never shown); the experimental native form is sent elsewhere.
  */
 import { Readable } from 'node:stream';
 import type { AnyMessageContent, WAMediaUpload } from 'baileys';
-import type { MediaSource, NetworkMessageContent, TemplateButton } from '../network.js';
-
-export const LIST_REPLY_HINT = 'Reply with a number to choose.';
-
-function buttonLine(button: TemplateButton, n: number): string {
-  if ('urlButton' in button) return `${button.urlButton.displayText}: ${button.urlButton.url}`;
-  if ('callButton' in button) return `${button.callButton.displayText}: ${button.callButton.phoneNumber}`;
-  return `${n}. ${button.quickReplyButton.displayText}`;
-}
-
-/** The text a `list` or `template` is delivered as on WhatsApp. */
-export function interactiveAsText(content: Extract<NetworkMessageContent, { type: 'list' | 'template' }>): string {
-  const lines: string[] = [];
-  if (content.type === 'list') {
-    if (content.title !== '') lines.push(`*${content.title}*`);
-    lines.push(content.text);
-    let n = 0;
-    for (const section of content.sections) {
-      lines.push('');
-      if (section.title !== '') lines.push(`*${section.title}*`);
-      for (const row of section.rows) {
-        n += 1;
-        lines.push(row.description ? `${n}. ${row.title} — ${row.description}` : `${n}. ${row.title}`);
-      }
-    }
-    if (content.footer) lines.push('', `_${content.footer}_`);
-    lines.push('', LIST_REPLY_HINT);
-    return lines.join('\n');
-  }
-  lines.push(content.text, '');
-  let quick = 0;
-  for (const button of content.buttons) {
-    if ('quickReplyButton' in button) quick += 1;
-    lines.push(buttonLine(button, quick));
-  }
-  if (content.footer) lines.push('', `_${content.footer}_`);
-  if (quick > 0) lines.push('', LIST_REPLY_HINT);
-  return lines.join('\n');
-}
+import type { MediaSource, NetworkMessageContent } from '../network.js';
+import { interactiveAsText } from './interactive.js';
 
 /**
  * Media as Baileys takes a stream: it reads it once, encrypting to a temporary file as it goes, so

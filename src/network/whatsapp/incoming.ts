@@ -9,7 +9,14 @@
  * Must never: emit a message whose sender cannot be resolved to a phone
  * number, or one without content.
  */
-import { isJidBroadcast, isJidGroup, isJidNewsletter, normalizeMessageContent, type WAMessage } from 'baileys';
+import {
+  isJidBroadcast,
+  isJidGroup,
+  isJidNewsletter,
+  normalizeMessageContent,
+  type proto,
+  type WAMessage,
+} from 'baileys';
 import type { IncomingContent, NetworkEvent } from '../network.js';
 import { senderPhone } from './numbers.js';
 
@@ -60,7 +67,30 @@ export function incomingContent(message: WAMessage): IncomingContent | null {
   if (typeof template?.selectedId === 'string') {
     return { type: 'button_reply', id: template.selectedId, displayText: template.selectedDisplayText ?? '' };
   }
-  return null;
+  return nativeFlowReply(content.interactiveResponseMessage);
+}
+
+/**
+ * A reply to the experimental native form: the chosen id travels in the response's JSON parameters.
+ * A pick from a `single_select` (a list) is a list reply, any other a button reply. Not yet seen from
+ * real phones (docs/whatsapp-checklist.md).
+ */
+function nativeFlowReply(
+  response: proto.Message.IInteractiveResponseMessage | null | undefined,
+): IncomingContent | null {
+  const flow = response?.nativeFlowResponseMessage;
+  if (typeof flow?.paramsJson !== 'string') return null;
+  let params: { id?: unknown; title?: unknown };
+  try {
+    params = JSON.parse(flow.paramsJson) as { id?: unknown; title?: unknown };
+  } catch {
+    return null;
+  }
+  if (params === null || typeof params !== 'object' || typeof params.id !== 'string') return null;
+  const shown = typeof params.title === 'string' ? params.title : (response?.body?.text ?? '');
+  return flow.name === 'single_select'
+    ? { type: 'list_reply', rowId: params.id, title: shown }
+    : { type: 'button_reply', id: params.id, displayText: shown };
 }
 
 /** The seam's incoming event for an upserted message, or why it is not one. */

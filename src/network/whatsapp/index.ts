@@ -12,6 +12,7 @@ import type { NetworkKeys } from '../../config.js';
 import type { Network } from '../network.js';
 import type { NetworkStateStore } from '../state.js';
 import { WhatsAppConnection } from './connection.js';
+import { OFFER_TTL_MS } from './interactive.js';
 import { Sealer } from './seal.js';
 import { realSocketFactory, type SocketFactory } from './socket-port.js';
 
@@ -27,8 +28,10 @@ export interface WhatsAppNetworkOptions {
   readonly ackTimeoutMs?: number;
   /** How long records of sent messages are kept for resend requests (DECISIONS 13: 14 days). */
   readonly sentRetentionMs?: number;
-  /** How often old sent records are deleted. */
+  /** How often old sent records and expired offers are deleted. */
   readonly pruneIntervalMs?: number;
+  /** `list` and `template` in WhatsApp's native interactive form instead of as text (experimental; default false). */
+  readonly nativeInteractive?: boolean;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,6 +47,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     factory: options.factory ?? realSocketFactory(),
     logger: options.logger,
     ackTimeoutMs: options.ackTimeoutMs ?? 20_000,
+    nativeInteractive: options.nativeInteractive ?? false,
   };
   const retentionMs = options.sentRetentionMs ?? 14 * DAY_MS;
   let pruning = Promise.resolve();
@@ -54,8 +58,12 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
         // More may be left: another batch, after yielding to other work.
         await new Promise((resolve) => setImmediate(resolve));
       }
+      const expired = Date.now() - OFFER_TTL_MS;
+      while ((await options.states.pruneOffers(expired, PRUNE_BATCH)) === PRUNE_BATCH) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     } catch (error) {
-      options.logger.warn({ err: error }, 'deleting old sent-message records failed; will try again');
+      options.logger.warn({ err: error }, 'deleting old sent-message records or offers failed; will try again');
     }
   };
   const pruneTimer = setInterval(
@@ -66,7 +74,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
   );
   pruneTimer.unref();
   return {
-    description: `WhatsApp (${WHATSAPP_LIBRARY})`,
+    description: `WhatsApp (${WHATSAPP_LIBRARY})${deps.nativeInteractive ? ', native interactive messages (experimental)' : ''}`,
     connect(connectOptions, onEvent) {
       const connection: WhatsAppConnection = new WhatsAppConnection(
         connectOptions,

@@ -62,6 +62,11 @@ export class Sealer {
     this.byId.set(this.current.id.toString('hex'), keys.current);
   }
 
+  /** Whether previous keys are configured: values sealed under them are to be sealed again. */
+  get hasPrevious(): boolean {
+    return this.byId.size > 1;
+  }
+
   seal(plain: Uint8Array, place: SealedPlace): Buffer {
     const header = Buffer.concat([Buffer.of(FORMAT), this.current.id]);
     const iv = randomBytes(IV_BYTES);

@@ -26,6 +26,7 @@ export type SocketPort = Pick<
   WASocket,
   | 'ev'
   | 'sendMessage'
+  | 'relayMessage'
   | 'requestPairingCode'
   | 'logout'
   | 'end'

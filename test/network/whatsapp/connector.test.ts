@@ -2,7 +2,7 @@
 // the Baileys socket (Baileys' own event buffer, real protobuf payloads) over
 // the real store (both SQLite and PostgreSQL) and the real sealing.
 import { Readable } from 'node:stream';
-import { proto, type WAMessage } from 'baileys';
+import { proto } from 'baileys';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
@@ -22,28 +22,15 @@ import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../he
 import { waitFor as poll } from '../../helpers/wait.js';
 import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
 import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
+import { KEYS, SLOW, upsert } from './harness.js';
 
-const KEYS = { current: Buffer.alloc(32, 0x42), previous: [] };
 const ME = '4915100000001';
 const FRIEND = '4917600000002';
 const ULID = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A2';
-/** Events here follow store round trips, on a shared and loaded machine: generous deadlines, never tight ones. */
-const SLOW = 10_000;
 
 /** Waits (with a generous deadline) until an async probe answers something other than undefined/false. */
 function until(probe: () => Promise<unknown>, what = 'condition'): Promise<unknown> {
   return poll(probe, (value) => value !== undefined && value !== false, { timeoutMs: SLOW, what });
-}
-
-function upsert(message: { key: Record<string, unknown> } & Record<string, unknown>): WAMessage {
-  const built = proto.WebMessageInfo.fromObject({ messageTimestamp: 1_760_000_000, ...message }) as WAMessage;
-  // The alternative ids are Baileys' additions to the key, not protobuf fields: set as Baileys sets them.
-  const { remoteJidAlt, participantAlt } = message.key;
-  Object.assign(built.key, {
-    ...(remoteJidAlt === undefined ? {} : { remoteJidAlt }),
-    ...(participantAlt === undefined ? {} : { participantAlt }),
-  });
-  return built;
 }
 
 describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => {

@@ -117,6 +117,13 @@ export class FakeSocket implements SocketPort {
     this.uploads.push({ chunkSizes: chunks.map((c) => c.length), bytes: Buffer.concat(chunks) });
   }
 
+  /** Sends a message built by the caller (the native interactive form); answers the id, as Baileys does. */
+  relayMessage: SocketPort['relayMessage'] = async (jid, message, options) => {
+    this.record('relayMessage', [jid, message, options]);
+    await this.onSend(jid, { text: '(relayed)' }, { messageId: options.messageId });
+    return options.messageId ?? 'generated';
+  };
+
   requestPairingCode: SocketPort['requestPairingCode'] = async (phone) => {
     this.record('requestPairingCode', [phone]);
     return 'ABCD2345';
