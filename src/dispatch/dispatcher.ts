@@ -39,7 +39,7 @@ import type { Store } from '../store/store.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { presentMessage } from '../messages/present.js';
 import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
-import { networkContent } from '../messages/service.js';
+import { networkContent, networkReplyContext } from '../messages/service.js';
 import { storedMedia } from '../messages/stored-media.js';
 
 export interface DispatcherOptions {
@@ -300,7 +300,12 @@ export class Dispatcher {
         await conn.sendTyping(row.receiver, ms).catch(() => undefined);
         await new Promise((resolve) => setTimeout(resolve, ms));
       }
-      await conn.sendMessage({ id: row.id, to: row.receiver, content: networkContent(row, media) });
+      await conn.sendMessage({
+        id: row.id,
+        to: row.receiver,
+        content: networkContent(row, media),
+        ...networkReplyContext(row),
+      });
     } catch (error) {
       const now = Date.now();
       // The connection went away mid-send: not the message's fault; the lane resumes when the device reconnects.

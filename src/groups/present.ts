@@ -11,6 +11,7 @@ import { iso } from '../clock.js';
 import { Nullable } from '../http/schemas.js';
 import type { ParticipantRole } from '../network/network.js';
 import type { GroupRow } from './repository.js';
+import { DISAPPEARING_DURATIONS, durationOf } from './settings.js';
 
 const Role = Nullable(Type.Union([Type.Literal('admin'), Type.Literal('superadmin')]));
 
@@ -32,6 +33,31 @@ const groupFields = {
   device_admin: Role,
   created_at: Type.String({ format: 'date-time' }),
   synced_at: Type.String({ format: 'date-time', description: 'When the network last reported this group' }),
+  jid: Type.String({ description: 'The network’s id of the group (the same as `network_id`); usable as `{group_id}`' }),
+  title: Type.String({ description: 'The group’s name (the same as `subject`)' }),
+  permissions: Nullable(
+    Type.Object(
+      {
+        only_admins_can_send: Type.Boolean({ description: 'Only admins may post' }),
+        only_admins_can_edit: Type.Boolean({ description: 'Only admins may change the group’s info' }),
+      },
+      { description: 'As the network last reported them; null until it has' },
+    ),
+  ),
+  disappearing_messages: Nullable(
+    Type.Object(
+      {
+        enabled: Type.Boolean(),
+        duration: Nullable(
+          Type.Union(
+            Object.keys(DISAPPEARING_DURATIONS).map((d) => Type.Literal(d)),
+            { description: 'null when off, or a timer the API has no name for' },
+          ),
+        ),
+      },
+      { description: 'As the network last reported it; null until it has' },
+    ),
+  ),
 };
 
 export const GroupSchema = Type.Object(groupFields, { title: 'Group' });
@@ -73,6 +99,22 @@ export function presentGroup(row: GroupRow, devicePhone: string | null): GroupJs
     device_admin: (row.device_admin ?? null) as GroupJson['device_admin'],
     created_at: iso(row.created_at),
     synced_at: iso(row.synced_at),
+    jid: row.network_id,
+    title: row.subject,
+    permissions:
+      row.only_admins_can_send === null || row.only_admins_can_edit === null
+        ? null
+        : {
+            only_admins_can_send: row.only_admins_can_send === 1,
+            only_admins_can_edit: row.only_admins_can_edit === 1,
+          },
+    disappearing_messages:
+      row.disappearing_seconds === null
+        ? null
+        : {
+            enabled: row.disappearing_seconds > 0,
+            duration: row.disappearing_seconds > 0 ? durationOf(row.disappearing_seconds) : null,
+          },
   };
 }
 

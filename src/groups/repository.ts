@@ -25,6 +25,10 @@ export interface GroupSnapshot {
   readonly participant_count: number;
   readonly capacity: number;
   readonly device_admin: string | null;
+  /** Settings as reported; null when the network did not report them. */
+  readonly only_admins_can_send: number | null;
+  readonly only_admins_can_edit: number | null;
+  readonly disappearing_seconds: number | null;
 }
 
 export const groupsRepository = {
@@ -81,6 +85,21 @@ export const groupsRepository = {
       .where('groups.left_at', 'is', null)
       .where('devices.deleted_at', 'is', null)
       .executeTakeFirst(),
+
+  /** The account's groups with this network id (one per device in it) whose device is not deleted and is still in it. */
+  findByNetworkId: (db: Db, accountId: number, networkId: string, deviceId?: number): Promise<GroupWithDevice[]> => {
+    let query = db
+      .selectFrom('groups')
+      .innerJoin('devices', 'devices.id', 'groups.device_id')
+      .selectAll('groups')
+      .select('devices.phone as device_phone')
+      .where('groups.account_id', '=', accountId)
+      .where('groups.network_id', '=', networkId)
+      .where('groups.left_at', 'is', null)
+      .where('devices.deleted_at', 'is', null);
+    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
+    return query.orderBy('groups.id').limit(100).execute();
+  },
 
   page: (
     db: Db,

@@ -11,11 +11,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { CodeEnvelope, IdParams, NameString, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import { CodeEnvelope, NameString, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
 import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from '../messages/present.js';
 import { GroupSendBodySchema } from '../messages/schemas.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
+import { GROUP_REF_PATTERN } from './lookup.js';
+import { DISAPPEARING_DURATIONS, type DisappearingDuration } from './settings.js';
 import type { MembersService } from './members.js';
 import { CreatedGroupSchema, GroupDetailSchema, GroupSchema, MembersAddResultSchema } from './present.js';
 import type { GroupsService } from './service.js';
@@ -27,6 +29,10 @@ export interface GroupRoutesOptions {
 
 const tags = ['Groups'];
 const notFoundById = { id: 'GROUP_NOT_FOUND' } as const;
+
+/** The device a body names, if any (group bodies may carry one; send bodies are checked by the message service). */
+const bodyDevice = (body: unknown): unknown =>
+  typeof body === 'object' && body !== null ? (body as { device?: unknown }).device : undefined;
 
 const ListQuery = Type.Object({
   ...PageQuery.properties,
@@ -45,14 +51,60 @@ const CreateBody = Type.Object({
   }),
 });
 
-const UpdateBody = Type.Object({
-  subject: Type.Optional(NameString(100)),
-  description: Type.Optional(Type.String({ maxLength: 2048, description: 'An empty string clears it' })),
+/** `{group_id}`: the gateway's numeric id, or the group's JID (DECISIONS 12). */
+const GroupRef = Type.String({
+  pattern: GROUP_REF_PATTERN.source,
+  maxLength: 64,
+  description: 'The gateway’s id of the group, or the group’s network id (JID, `…@g.us`)',
+  examples: ['12', '120363012345678901@g.us'],
+});
+const GroupParams = Type.Object({ id: GroupRef });
+
+/** With a JID: which of the account's devices acts, when several are in the group. */
+const ActingDevice = Type.String({
+  maxLength: 32,
+  description:
+    'The number of the device that acts; needed only with a group JID when several of the account’s devices are in the group',
 });
 
-const MembersAddParams = Type.Object({ group_id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) });
+const DetailQuery = Type.Object({ device: Type.Optional(ActingDevice) });
+
+const UpdateBody = Type.Object({
+  device: Type.Optional(ActingDevice),
+  subject: Type.Optional(NameString(100)),
+  description: Type.Optional(Type.String({ maxLength: 2048, description: 'An empty string clears it' })),
+  permissions: Type.Optional(
+    Type.Object(
+      {
+        only_admins_can_send: Type.Optional(Type.Boolean({ description: 'Only admins may post' })),
+        only_admins_can_edit: Type.Optional(
+          Type.Boolean({ description: 'Only admins may change the subject, description and disappearing messages' }),
+        ),
+      },
+      { description: 'Who may do what; only an admin may change these' },
+    ),
+  ),
+  disappearing_messages: Type.Optional(
+    Type.Object(
+      {
+        enabled: Type.Boolean(),
+        duration: Type.Optional(
+          Type.Unsafe<DisappearingDuration>({
+            type: 'string',
+            enum: Object.keys(DISAPPEARING_DURATIONS),
+            description: 'Required when enabled is true',
+          }),
+        ),
+      },
+      { description: 'New messages disappear after the duration' },
+    ),
+  ),
+});
+
+const MembersAddParams = Type.Object({ group_id: GroupRef });
 
 const MembersAddBody = Type.Object({
+  device: Type.Optional(ActingDevice),
   participants: Type.Optional(
     Type.Unknown({
       description: `Array of 1 to ${MAX_PARTICIPANTS_PER_REQUEST} phone numbers (digits only, country code first, no +). Malformed ones fail as INVALID_NUMBER; duplicates count once.`,
@@ -90,17 +142,17 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
       schema: {
         tags,
         summary: 'Get a group with its participants and their admin roles',
-        params: IdParams,
-        response: { 200: CodeEnvelope(GroupDetailSchema), ...errorResponses(401, 404) },
+        params: GroupParams,
+        querystring: DetailQuery,
+        response: { 200: CodeEnvelope(GroupDetailSchema), ...errorResponses(400, 401, 404) },
       },
       config: { fieldErrors: notFoundById },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Group retrieved successfully',
-      data: await groups.get(accountOf(request), request.params.id),
-    }),
+    async (request) => {
+      const account = accountOf(request);
+      const id = await groups.resolve(account, request.params.id, request.query.device);
+      return { code: 200, status: 200, message: 'Group retrieved successfully', data: await groups.get(account, id) };
+    },
   );
 
   app.post(
@@ -125,19 +177,23 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
     {
       schema: {
         tags,
-        summary: 'Change a group’s subject or description (the device must be an admin)',
-        params: IdParams,
+        summary: 'Change a group’s subject, description, permissions or disappearing messages',
+        description: [
+          'Carried out on the network, in this order: subject, description, disappearing messages, only_admins_can_edit, only_admins_can_send.',
+          'The device must be allowed to make the changes: nothing allowed is 403 `Access denied`.',
+          'The network stops at a change it refuses: 400 `Group setting refused`, `errors` naming the field and `error` saying what was changed before it.',
+        ].join(' '),
+        params: GroupParams,
         body: UpdateBody,
         response: { 200: CodeEnvelope(GroupDetailSchema), ...errorResponses(400, 401, 403, 404) },
       },
       config: { fieldErrors: notFoundById },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Group updated',
-      data: await groups.update(accountOf(request), request.params.id, request.body),
-    }),
+    async (request) => {
+      const account = accountOf(request);
+      const id = await groups.resolve(account, request.params.id, request.body.device);
+      return { code: 200, status: 200, message: 'Group updated', data: await groups.update(account, id, request.body) };
+    },
   );
 
   app.post(
@@ -148,7 +204,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
         summary: 'Send a message to a group (the `/messages` body without `receiver`)',
         description:
           '`device` may be left out: the group’s device sends. Accepted durably like `POST /messages`; the message’s `receiver` is the network’s group id.',
-        params: IdParams,
+        params: GroupParams,
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ maxLength: 255 })) }),
         // Validated by the message service against the same schemas (src/messages/schemas.ts).
         body: validatedByHandler(GroupSendBodySchema),
@@ -168,7 +224,9 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
       if (key !== undefined && (typeof key !== 'string' || key.length === 0 || key.length > 255)) {
         throw new ApiError('VALIDATION_FAILED', { errors: { 'Idempotency-Key': ['1 to 255 characters'] } });
       }
-      return groups.send(accountOf(request), request.params.id, request.body, key);
+      const account = accountOf(request);
+      const id = await groups.resolve(account, request.params.id, bodyDevice(body));
+      return groups.send(account, id, request.body, key);
     },
   );
 
@@ -191,7 +249,9 @@ export const groupRoutes: FastifyPluginAsyncTypebox<GroupRoutesOptions> = async 
       config: { fieldErrors: { group_id: 'GROUP_NOT_FOUND' }, canonicalPrefix: '/api' },
     },
     async (request) => {
-      const answer = await members.add(accountOf(request), request.params.group_id, request.body);
+      const account = accountOf(request);
+      const id = await groups.resolve(account, request.params.group_id, request.body?.device);
+      const answer = await members.add(account, id, request.body);
       return { code: 200, status: 200, ...answer };
     },
   );

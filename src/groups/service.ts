@@ -19,6 +19,7 @@ import type { SendAnswer } from '../messages/acceptance.js';
 import {
   NetworkForbiddenError,
   NetworkNotFoundError,
+  NetworkSettingRefusedError,
   NetworkUnavailableError,
   type NetworkConnection,
   type NetworkGroup,
@@ -32,7 +33,9 @@ import {
   type GroupDetailJson,
   type GroupJson,
 } from './present.js';
+import { findGroup } from './lookup.js';
 import { groupsRepository, type GroupWithDevice } from './repository.js';
+import { SETTING_FIELDS, groupChanges, type UpdateGroupInput } from './settings.js';
 import { snapshotOf } from './snapshot.js';
 
 /** The live connections, as group rules need them. */
@@ -82,10 +85,7 @@ export interface CreateGroupInput {
   readonly participants: readonly string[];
 }
 
-export interface UpdateGroupInput {
-  readonly subject?: string;
-  readonly description?: string;
-}
+export type { UpdateGroupInput } from './settings.js';
 
 const PHONE_RULE = 'must be a phone number in international format: digits only, country code first, no +';
 
@@ -138,19 +138,40 @@ export class GroupsService {
     };
   }
 
+  /**
+   * Changes the group on the network (subject, description, permissions, disappearing messages). The
+   * network applies them in order and stops at a refusal: a refused setting is 400 `Group setting
+   * refused` naming its field, with what was changed before it; nothing is ever answered as done that
+   * the network did not do.
+   */
   async update(accountId: number, id: number, input: UpdateGroupInput): Promise<GroupDetailJson> {
-    if (input.subject === undefined && input.description === undefined) {
-      throw new ApiError('VALIDATION_FAILED', { errors: { body: ['give subject, description or both'] } });
-    }
+    const asked = groupChanges(input);
+    if ('errors' in asked) throw new ApiError('VALIDATION_FAILED', { errors: asked.errors });
     const acting = await this.acting(accountId, id);
-    const changes: { subject?: string; description?: string } = {};
-    if (input.subject !== undefined) changes.subject = input.subject;
-    if (input.description !== undefined) changes.description = input.description;
-    const updated = await acting.conn
-      .updateGroup(acting.group.network_id, changes)
-      .catch((error: unknown) => this.refused(acting, error));
+    let updated: NetworkGroup;
+    try {
+      updated = await acting.conn.updateGroup(acting.group.network_id, asked.changes);
+    } catch (error) {
+      if (!(error instanceof NetworkSettingRefusedError)) return this.refused(acting, error);
+      // What the network did change is stored before answering, so GET shows the group as it is.
+      await this.options.sync.refresh(acting.device.id, acting.group.network_id).catch(() => undefined);
+      const applied = error.applied.map((name) => SETTING_FIELDS[name]);
+      throw new ApiError('GROUP_SETTING_REFUSED', {
+        error: applied.length === 0 ? 'nothing was changed' : `changed before the refusal: ${applied.join(', ')}`,
+        errors: { [SETTING_FIELDS[error.setting]]: [error.message] },
+      });
+    }
     const row = await this.stored(acting.device, updated);
     return presentGroupDetail(row, acting.device.phone);
+  }
+
+  /**
+   * The numeric id of the group a route names (`{group_id}`: the numeric id or the group's JID; with a
+   * JID, `device` picks among the account's devices in the group). 404 `Group not found` otherwise.
+   */
+  async resolve(accountId: number, ref: string, device?: unknown): Promise<number> {
+    const row = await findGroup(this.options.store.db, accountId, ref, typeof device === 'string' ? device : undefined);
+    return row.id;
   }
 
   async send(accountId: number, id: number, body: unknown, idempotencyKey: string | undefined): Promise<SendAnswer> {

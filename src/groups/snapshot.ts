@@ -23,5 +23,8 @@ export function snapshotOf(group: NetworkGroup, devicePhone: string | null): Gro
     participant_count: participants.length,
     capacity: group.capacity > 0 ? group.capacity : DEFAULT_GROUP_CAPACITY,
     device_admin: self?.role ?? null,
+    only_admins_can_send: group.settings === undefined ? null : Number(group.settings.onlyAdminsCanSend),
+    only_admins_can_edit: group.settings === undefined ? null : Number(group.settings.onlyAdminsCanEdit),
+    disappearing_seconds: group.settings === undefined ? null : group.settings.disappearingSeconds,
   };
 }

@@ -11,7 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
-import { NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
+import { GROUP_REF_PATTERN, GROUP_REF_RULE, NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
 
 interface SchemaIssue {
   instancePath: string;
@@ -45,6 +45,7 @@ function fieldPath(issue: SchemaIssue): string {
 /** Words for a pattern a client cannot be expected to read as a regular expression. */
 const PATTERN_RULES: Record<string, string> = {
   [PHONE_PATTERN.source]: PHONE_RULE,
+  [GROUP_REF_PATTERN.source]: GROUP_REF_RULE,
 };
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;

@@ -51,6 +51,7 @@ export const ERRORS = {
   ACCESS_DENIED: [403, 'Access denied'],
   GROUP_NOT_FOUND: [404, 'Group not found'],
   GROUP_CAPACITY_EXCEEDED: [400, 'Group capacity exceeded'],
+  GROUP_SETTING_REFUSED: [400, 'Group setting refused'],
   TOO_MANY_REQUESTS: [429, 'Too many requests'],
   // Webhook deliveries (DECISIONS 6)
   DELIVERY_NOT_FOUND: [404, 'Delivery not found'],

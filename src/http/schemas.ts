@@ -77,6 +77,12 @@ export const PHONE_RULE =
 export const isPhoneNumber = (value: unknown): value is string =>
   typeof value === 'string' && PHONE_PATTERN.test(value);
 
+/** A group's network id (DECISIONS 12): one long number, or the creator's number and a time; then `@g.us`. */
+export const GROUP_JID_PATTERN = /^[0-9]{5,40}(?:-[0-9]{1,20})?@g\.us$/;
+/** `{group_id}` of a route: the gateway's id (digits, no leading zero) or a group's network id. */
+export const GROUP_REF_PATTERN = /^(?:[1-9][0-9]{0,15}|[0-9]{5,40}(?:-[0-9]{1,20})?@g\.us)$/;
+export const GROUP_REF_RULE = 'must be a group’s id: the gateway’s number for it, or its network id ending in @g.us';
+
 const TYPE_WORDS: Record<string, string> = {
   string: 'a string',
   object: 'an object',

@@ -17,6 +17,7 @@ import { newUlid } from '../ids.js';
 import type { Committer } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
+import type { QuotedMessage } from '../network/network.js';
 import { messagesRepository, type MessageRow } from './repository.js';
 import type { ValidatedMessage } from './validate.js';
 
@@ -37,6 +38,8 @@ export interface AcceptRequest {
   readonly media: { readonly mediaId: string; readonly mimetype: string } | null;
   readonly idempotencyKey: string | undefined;
   readonly requestHash: string;
+  /** The message a reply quotes, resolved from `params.quotedMessageId`; absent when it is no reply. */
+  readonly quoted?: QuotedMessage;
 }
 
 export type AcceptOutcome =
@@ -182,5 +185,6 @@ function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
     read_at: null,
     failed_at: null,
     rendered_as: null,
+    quoted: item.quoted === undefined ? null : JSON.stringify(item.quoted),
   };
 }

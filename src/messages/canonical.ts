@@ -9,7 +9,9 @@
 //   `latitude`/`longitude`/`location_name`; quick-reply buttons as
 //   `params.buttons: [{buttonId, buttonText: {displayText}}]`;
 // - a missing media container or location reads as an empty one, so the answer names the field
-//   it needs.
+//   it needs;
+// - a mention may come as a WhatsApp user id (`62812...@s.whatsapp.net`, as older clients send
+//   them): it is the number before the `@`.
 // It records, for each canonical path that came from another field, the path the client used, so
 // findings name what the client sent. It must never validate, never decide a business rule, and
 // never put a request value into a path.
@@ -21,6 +23,9 @@ export interface CanonicalBody {
   /** Canonical path → the path the client sent it under (only for fields that moved). */
   readonly sentAs: ReadonlyMap<string, string>;
 }
+
+/** A WhatsApp user id: the number, then the user server (`@s.whatsapp.net`, or the older `@c.us`). */
+const USER_ID = /^([0-9]+)@(?:s\.whatsapp\.net|c\.us)$/;
 
 /** Nesting beyond which values are kept as sent (the HTTP layer refuses deeper bodies). */
 const COPY_DEPTH = 32;
@@ -156,5 +161,11 @@ export function canonicalBody(sent: Record<string, unknown>): CanonicalBody {
   }
 
   if (type === 'template' && isRecord(body.params)) buttonsAsTemplate(body.params, sentAs);
+  if (isRecord(body.params) && Array.isArray(body.params.mentions)) {
+    body.params.mentions = body.params.mentions.map((mention: unknown) => {
+      const user = typeof mention === 'string' ? USER_ID.exec(mention) : null;
+      return user === null ? mention : user[1];
+    });
+  }
   return { body, sentAs };
 }

@@ -44,3 +44,9 @@ export const TEMPLATE_LIMITS = {
 
 /** Location name and address, in user-perceived characters (not in the spec or DECISIONS). */
 export const LOCATION_TEXT_MAX = 1000;
+
+/** Numbers one message may mention: a whole group (the network's group size). */
+export const MENTIONS_MAX = 1024;
+
+/** A quoted message's id: ours are 26 characters, the network's shorter; room for other networks' forms. */
+export const QUOTED_ID_MAX = 128;

@@ -11,6 +11,8 @@ import { prepared, type PreparedStatement } from '../store/prepared.js';
 import type { Database, Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
+/** A row to insert: columns added by later migrations may be left out (they are then null). */
+export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted'> & { readonly quoted?: string | null };
 
 /** Every column of a message row but `seq`, which the store assigns. */
 const MESSAGE_COLUMNS = [
@@ -36,6 +38,7 @@ const MESSAGE_COLUMNS = [
   'read_at',
   'failed_at',
   'rendered_as',
+  'quoted',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.
@@ -43,7 +46,7 @@ type UnlistedColumn = Exclude<keyof Omit<MessageRow, 'seq'>, (typeof MESSAGE_COL
 const everyColumnListed: [UnlistedColumn] extends [never] ? true : never = true;
 void everyColumnListed;
 
-const messageInsert = new BulkInsert<'messages', Omit<MessageRow, 'seq'>>('messages', MESSAGE_COLUMNS);
+const messageInsert = new BulkInsert<'messages', NewMessageRow>('messages', MESSAGE_COLUMNS);
 
 // Statements run once per message, receipt or acceptance batch: built once, then only bound (see store/prepared.ts).
 
@@ -214,13 +217,13 @@ export const messagesRepository = {
   },
 
   /** Many messages in few statements, built once (the acceptance path's insert). */
-  insertMany: (db: Db, rows: ReadonlyArray<Omit<MessageRow, 'seq'>>): Promise<void> => messageInsert.run(db, rows),
+  insertMany: (db: Db, rows: ReadonlyArray<NewMessageRow>): Promise<void> => messageInsert.run(db, rows),
 
   giveBackQuota: async (db: Db, deviceId: number): Promise<void> => {
     await giveBackQuotaStatement(db, deviceId);
   },
 
-  insert: (db: Db, row: Omit<MessageRow, 'seq'>): Promise<MessageRow> =>
+  insert: (db: Db, row: NewMessageRow): Promise<MessageRow> =>
     db.insertInto('messages').values(row).returningAll().executeTakeFirstOrThrow(),
 
   /** The message's media: streamed chunks (`mediaId`), written before acceptance. */
@@ -339,6 +342,27 @@ export const messagesRepository = {
 
   find: (db: Db, accountId: number, id: string): Promise<MessageRow | undefined> =>
     db.selectFrom('messages').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst(),
+
+  /** The network id of an incoming message of the device, by the gateway's id of it. */
+  incomingNetworkId: async (db: Db, deviceId: number, messageId: string): Promise<string | undefined> => {
+    const row = await db
+      .selectFrom('incoming_message_ids')
+      .select('network_id')
+      .where('message_id', '=', messageId)
+      .where('device_id', '=', deviceId)
+      .executeTakeFirst();
+    return row?.network_id;
+  },
+
+  /** An incoming message of the device, by the network's id of it. */
+  findIncomingByNetworkId: (db: Db, deviceId: number, networkId: string): Promise<MessageRow | undefined> =>
+    db
+      .selectFrom('incoming_message_ids')
+      .innerJoin('messages', 'messages.id', 'incoming_message_ids.message_id')
+      .selectAll('messages')
+      .where('incoming_message_ids.device_id', '=', deviceId)
+      .where('incoming_message_ids.network_id', '=', networkId)
+      .executeTakeFirst(),
 
   list: (
     db: Db,

@@ -8,9 +8,17 @@
 // for a malformed value and `x-messages` the words for a keyword. It must never hold logic: a rule
 // changes here, once.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { PHONE_PATTERN, PHONE_RULE } from '../http/schemas.js';
+import { GROUP_JID_PATTERN, PHONE_PATTERN, PHONE_RULE } from '../http/schemas.js';
 import { FILE_NAME_MAX, URL_MAX_LENGTH } from './forms.js';
-import { LIST_LIMITS, LOCATION_TEXT_MAX, TEMPLATE_LIMITS, TEXT_MAX, type ListLimits } from './limits.js';
+import {
+  LIST_LIMITS,
+  LOCATION_TEXT_MAX,
+  MENTIONS_MAX,
+  QUOTED_ID_MAX,
+  TEMPLATE_LIMITS,
+  TEXT_MAX,
+  type ListLimits,
+} from './limits.js';
 
 export const MESSAGE_TYPES = ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
@@ -244,6 +252,58 @@ export const PARAMS: Record<MessageType, TSchema> = {
   template: TemplateParams,
 };
 
+// --- replies and mentions (DECISIONS 12), beside every type's own params --------------------
+
+const Mentions = Type.Array(
+  Phone('A number mentioned; write `@number` in the text where the mention shows (a mention without it only notifies)'),
+  {
+    maxItems: MENTIONS_MAX,
+    description: `Numbers mentioned in the text or caption, at most ${MENTIONS_MAX}`,
+    'x-messages': { maxItems: `must have at most ${MENTIONS_MAX} numbers` },
+  },
+);
+
+/** `mentions` with a type that has no text: refused, never dropped. */
+const NoMentions = (type: MessageType) =>
+  Type.Unsafe<never>({
+    not: {},
+    description: `Not allowed: ${type} messages have no text to mention in`,
+    'x-messages': { '*': `is not allowed with ${type} messages: they have no text to mention in` },
+  });
+
+const QuotedMessageId = Type.String({
+  minLength: 1,
+  maxLength: QUOTED_ID_MAX,
+  description:
+    'Sends the message as a reply to this one: the id of a message this device sent, or of one it received (the gateway’s id or the network’s). An id the device does not know is refused.',
+  'x-messages': { minLength: 'must not be empty', maxLength: `must be at most ${QUOTED_ID_MAX} characters` },
+});
+
+const replyParams = (type: MessageType, mentions: boolean) =>
+  Type.Object({
+    mentions: Type.Optional(mentions ? Mentions : NoMentions(type)),
+    quotedMessageId: Type.Optional(QuotedMessageId),
+  });
+
+/** The reply fields of each type's params, validated beside them (their findings name `params.…` in full). */
+export const REPLY_PARAMS: Record<MessageType, TSchema> = {
+  chat: replyParams('chat', true),
+  image: replyParams('image', true),
+  list: replyParams('list', true),
+  file: replyParams('file', true),
+  video: replyParams('video', true),
+  audio: replyParams('audio', false),
+  location: replyParams('location', false),
+  template: replyParams('template', true),
+};
+
+/** A type's params as the document shows them: its own fields and the reply fields. */
+function documentedParams(type: MessageType): TSchema {
+  const own = PARAMS[type] as TSchema & { properties: Record<string, TSchema> };
+  const reply = REPLY_PARAMS[type] as TSchema & { properties: Record<string, TSchema> };
+  return { ...own, properties: { ...own.properties, ...reply.properties } };
+}
+
 // --- the body ------------------------------------------------------------------------------
 
 const SimulateTyping = Type.Unsafe<0 | 1 | boolean>({
@@ -252,10 +312,20 @@ const SimulateTyping = Type.Unsafe<0 | 1 | boolean>({
   'x-messages': { '*': 'must be 0 or 1' },
 });
 
+/** What a receiver may be: a phone number, or a group the device is in (DECISIONS 12). */
+export const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
+
 /** The fields every send body has besides `type` and `params`. */
 export const AddressFields = {
   device: Phone('The sending device’s number'),
-  receiver: Phone('The recipient’s number: international format, digits only, no +'),
+  receiver: Type.String({
+    pattern: `^(?:${PHONE_PATTERN.source.slice(1, -1)}|${GROUP_JID_PATTERN.source.slice(1, -1)})$`,
+    description:
+      'The recipient’s number (international format, digits only, no +), or the network id of a group the device is in (`…@g.us`)',
+    examples: ['6281234567890', '120363012345678901@g.us'],
+    'x-code': 'INVALID_PHONE',
+    'x-messages': { '*': RECEIVER_RULE },
+  }),
 };
 
 export const CommonFields = Type.Object({
@@ -290,7 +360,7 @@ function bodyOf(type: MessageType, common: typeof CommonFields | typeof GroupCom
     {
       ...common.properties,
       type: Type.Literal(type),
-      params: PARAMS[type],
+      params: documentedParams(type),
     },
     { title: `${type} message`, description: DESCRIPTIONS[type] },
   );

@@ -14,7 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
-import type { NetworkMessageContent } from '../network/network.js';
+import type { NetworkMessageContent, OutgoingNetworkMessage, QuotedMessage } from '../network/network.js';
 import {
   MediaFetchError,
   PRIVATE_DESTINATION_HINT,
@@ -30,6 +30,8 @@ import type { StoredMedia } from './stored-media.js';
 import { validateSendRequest, type MediaRequest, type ValidatedMessage } from './validate.js';
 import { fileNameAfterFetch } from './media.js';
 import { presentMessage, type MessageJson } from './present.js';
+import { resolveQuote } from './quotes.js';
+import { deviceGroup, isGroupJid } from '../groups/lookup.js';
 import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
 /** What the message service needs to know about devices and their connections. */
@@ -81,6 +83,13 @@ export class MessagesService {
     }
     const device = await this.options.senders.findByPhone(accountId, request.device);
     if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    // A group's network id as the receiver (DECISIONS 12): a group send, to a group the device is in.
+    if (isGroupJid(request.receiver)) {
+      const group = await deviceGroup(this.options.store.db, accountId, device.id, request.receiver);
+      if (group === undefined) {
+        throw new ApiError('GROUP_NOT_FOUND', { error: 'the sending device is not in a group with this id' });
+      }
+    }
     return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
@@ -125,11 +134,23 @@ export class MessagesService {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     // An open connection means paired; a device not connected right now cannot take messages.
     if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
+    const quoted =
+      request.quotedMessageId === undefined
+        ? undefined
+        : await resolveQuote(this.options.store.db, accountId, device.id, request.quotedMessageId);
     const media = request.media === null ? null : await this.fetch(request.media);
     if (media !== null) request = withFileName(request, media.contentDisposition);
     let outcome: Awaited<ReturnType<AcceptanceWriter['accept']>>;
     try {
-      outcome = await this.options.writer.accept({ accountId, device, request, media, idempotencyKey, requestHash });
+      outcome = await this.options.writer.accept({
+        accountId,
+        device,
+        request,
+        media,
+        idempotencyKey,
+        requestHash,
+        ...(quoted === undefined ? {} : { quoted }),
+      });
     } catch (error) {
       if (media !== null) await this.intake.discard(media.mediaId);
       throw error;
@@ -341,6 +362,15 @@ export function networkContent(row: MessageRow, media: StoredMedia | undefined):
     default:
       throw new Error(`unknown message type ${row.type}`);
   }
+}
+
+/** What goes with a stored message's content to the network: its mentions and the message it quotes. */
+export function networkReplyContext(row: MessageRow): Pick<OutgoingNetworkMessage, 'mentions' | 'quoted'> {
+  const params = JSON.parse(row.params) as { mentions?: unknown };
+  const mentions =
+    Array.isArray(params.mentions) && params.mentions.length > 0 ? (params.mentions as string[]) : undefined;
+  const quoted = row.quoted === null ? undefined : (JSON.parse(row.quoted) as QuotedMessage);
+  return { ...(mentions === undefined ? {} : { mentions }), ...(quoted === undefined ? {} : { quoted }) };
 }
 
 function hashBody(body: unknown): string {

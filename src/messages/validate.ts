@@ -17,7 +17,7 @@ import { buildList } from './list.js';
 import { buildLocation } from './location.js';
 import { buildMedia, type MediaKind, type MediaRequest } from './media.js';
 import { refusal } from './problems.js';
-import { CommonFields, MESSAGE_TYPES, PARAMS, SenderFields, type MessageType } from './schemas.js';
+import { CommonFields, MESSAGE_TYPES, PARAMS, REPLY_PARAMS, SenderFields, type MessageType } from './schemas.js';
 import { buildTemplate } from './template.js';
 import type { TSchema } from '@sinclair/typebox';
 
@@ -44,6 +44,10 @@ export interface ValidatedMessage {
   media: MediaRequest | null;
   /** Network content for non-media types; null for media types (built after fetching). */
   content: NetworkMessageContent | null;
+  /** Numbers mentioned (`params.mentions`, each once, in the order given); absent when none. */
+  mentions?: string[];
+  /** `params.quotedMessageId`: the message this one replies to, not yet looked up; absent when no reply. */
+  quotedMessageId?: string;
 }
 
 export interface ValidateOptions {
@@ -52,7 +56,9 @@ export interface ValidateOptions {
 }
 
 // Compiled at start-up: the first request must not pay for it (it blocks the event loop).
-for (const schema of [CommonFields, SenderFields, ...Object.values(PARAMS)]) compile(schema);
+for (const schema of [CommonFields, SenderFields, ...Object.values(PARAMS), ...Object.values(REPLY_PARAMS)]) {
+  compile(schema);
+}
 
 const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaKind>(['image', 'video', 'audio', 'file']);
 
@@ -83,11 +89,22 @@ function paramsFindings(type: MessageType, params: unknown): Finding[] {
   if (params === undefined) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'is required' }];
   if (!isRecord(params)) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'must be an object' }];
   const list = type === 'list';
-  return findings(PARAMS[type], params, {
-    at: 'params',
-    code: list ? 'INVALID_LIST' : 'VALIDATION_FAILED',
-    relative: list,
-  });
+  return [
+    ...findings(PARAMS[type], params, {
+      at: 'params',
+      code: list ? 'INVALID_LIST' : 'VALIDATION_FAILED',
+      relative: list,
+    }),
+    ...findings(REPLY_PARAMS[type], params, { at: 'params', code: 'VALIDATION_FAILED' }),
+  ];
+}
+
+/** The reply fields (only those given): echoed in the message's params beside its own, and carried to the network. */
+function replyFields(params: Record<string, unknown>): Pick<ValidatedMessage, 'mentions' | 'quotedMessageId'> {
+  return {
+    ...(Array.isArray(params.mentions) ? { mentions: [...new Set(params.mentions as string[])] } : {}),
+    ...(typeof params.quotedMessageId === 'string' ? { quotedMessageId: params.quotedMessageId } : {}),
+  };
 }
 
 /**
@@ -125,11 +142,16 @@ export function validateSendRequest(sent: unknown, options: ValidateOptions): Va
     throw refusal(found.map((finding) => ({ ...finding, path: sentAs.get(finding.path) ?? finding.path })));
   }
   const validType = type;
+  const params = body.params as Record<string, unknown>;
+  const built = build(validType, params);
+  const reply = replyFields(params);
   return {
     device: body.device as string,
     receiver: options.requireReceiver ? (body.receiver as string) : null,
     type: validType,
     simulateTyping: body.simulate_typing === 1 || body.simulate_typing === true ? 1 : 0,
-    ...build(validType, body.params as Record<string, unknown>),
+    ...built,
+    params: { ...built.params, ...reply },
+    ...reply,
   };
 }

@@ -93,6 +93,27 @@ export interface OutgoingNetworkMessage {
   /** A phone number, or a group id for group sends. */
   readonly to: PhoneNumber | NetworkGroupId;
   readonly content: NetworkMessageContent;
+  /** People mentioned in the message's text or caption (DECISIONS 12); only with content that has one. */
+  readonly mentions?: ReadonlyArray<PhoneNumber>;
+  /** The message this one answers: it is shown as a reply to it (DECISIONS 12). */
+  readonly quoted?: QuotedMessage;
+}
+
+/** A message an outgoing one replies to, as the gateway knows it. */
+export interface QuotedMessage {
+  /**
+   * A message this device sent: the caller-chosen id it was sent with. A message it received: the
+   * network's id, as `incoming_message` reported it.
+   */
+  readonly id: string;
+  /** True when this device sent the quoted message. */
+  readonly fromMe: boolean;
+  /** The chat it is in: a phone number, or a group id. */
+  readonly chat: PhoneNumber | NetworkGroupId;
+  /** Who wrote it, when someone else did. */
+  readonly author?: PhoneNumber;
+  /** Its text or caption, when it had one: what the reply shows of it. */
+  readonly text?: string;
 }
 
 /**
@@ -132,7 +153,43 @@ export interface NetworkGroup {
   readonly participants: ReadonlyArray<NetworkParticipant>;
   /** Maximum members the network allows (1024). */
   readonly capacity: number;
+  /** The group's settings, when the network reports them. */
+  readonly settings?: GroupSettings;
 }
+
+/** Who may do what in a group, and whether its messages disappear (DECISIONS 12). */
+export interface GroupSettings {
+  /** Only admins may post. */
+  readonly onlyAdminsCanSend: boolean;
+  /** Only admins may change the group's subject, description and disappearing messages. */
+  readonly onlyAdminsCanEdit: boolean;
+  /** Seconds after which new messages disappear; 0 when they do not. */
+  readonly disappearingSeconds: number;
+}
+
+/** What `updateGroup` may change; each absent field stays as it is. */
+export interface GroupChanges {
+  readonly subject?: string;
+  readonly description?: string;
+  readonly onlyAdminsCanSend?: boolean;
+  readonly onlyAdminsCanEdit?: boolean;
+  /** 0 turns disappearing messages off. */
+  readonly disappearingSeconds?: number;
+}
+
+export type GroupSettingName = keyof GroupChanges;
+
+/**
+ * The order in which a network applies the changes of one `updateGroup` call. The network stops at the
+ * first refusal: the changes before it are applied, the rest are not.
+ */
+export const GROUP_CHANGE_ORDER: readonly GroupSettingName[] = [
+  'subject',
+  'description',
+  'disappearingSeconds',
+  'onlyAdminsCanEdit',
+  'onlyAdminsCanSend',
+];
 
 /** A group just created, as the network shows it, plus the requested participants it was created without. */
 export interface CreatedNetworkGroup extends NetworkGroup {
@@ -165,6 +222,21 @@ export class NetworkNotFoundError extends Error {
   constructor(message = 'group not found') {
     super(message);
     this.name = 'NetworkNotFoundError';
+  }
+}
+
+/**
+ * The network refused one change of an `updateGroup` call after it had applied others (`applied`), or
+ * refused a change for a reason other than the device's rights. Changes after it were not tried.
+ */
+export class NetworkSettingRefusedError extends Error {
+  constructor(
+    readonly setting: GroupSettingName,
+    readonly applied: readonly GroupSettingName[],
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NetworkSettingRefusedError';
   }
 }
 
@@ -250,7 +322,11 @@ export interface NetworkConnection {
   createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<CreatedNetworkGroup>;
   /** Per-participant outcome; rejects with NetworkForbiddenError / NetworkNotFoundError for request-level problems. */
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): Promise<AddParticipantOutcome[]>;
-  updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): Promise<NetworkGroup>;
+  /**
+   * Applies `changes` in GROUP_CHANGE_ORDER. Rejects with NetworkForbiddenError when the device may change
+   * none of them, NetworkSettingRefusedError when the network refused one (naming it and what was applied).
+   */
+  updateGroup(groupId: NetworkGroupId, changes: GroupChanges): Promise<NetworkGroup>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
   /**
    * During a pairing attempt (connected with no session): a code the user types into the phone's

@@ -42,7 +42,8 @@ export class BulkInsert<T extends string & keyof Database, R extends Record<stri
       let p = 0;
       for (let r = start; r < start + n; r++) {
         const row = rows[r]!;
-        for (const column of this.columns) parameters[p++] = row[column];
+        // A column the row leaves out (one added by a later migration) is stored as null.
+        for (const column of this.columns) parameters[p++] = row[column] ?? null;
       }
       await db.executeQuery(CompiledQuery.raw(template.sql, parameters));
       start += n;

@@ -21,6 +21,7 @@ import * as m007d from './migrations/007d-store-probe.js';
 import * as m007e from './migrations/007e-webhook-secret-rotation.js';
 import * as m007e2 from './migrations/007e2-media-chunks.js';
 import * as m007h from './migrations/007h-network-state.js';
+import * as m008c from './migrations/008c-replies-and-group-settings.js';
 import * as m008d from './migrations/008d-webhook-formats.js';
 import * as m008e from './migrations/008e-interactive-offers.js';
 import * as m008f from './migrations/008f-sandbox-accounts.js';
@@ -40,6 +41,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['007e-webhook-secret-rotation', m007e],
   ['007e2-media-chunks', m007e2],
   ['007h-network-state', m007h],
+  ['008c-replies-and-group-settings', m008c],
   ['008d-webhook-formats', m008d],
   ['008e-interactive-offers', m008e],
   ['008f-sandbox-accounts', m008f],

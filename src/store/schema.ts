@@ -6,7 +6,10 @@
  * text, ids are integers from the database except where a table says
  * otherwise.
  */
-import type { Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+
+/** A nullable column a migration added later: inserts may leave it out (it is then null). */
+export type AddedLater<T> = ColumnType<T | null, T | null | undefined, T | null>;
 
 export interface AccountsTable {
   id: Generated<number>;
@@ -143,6 +146,8 @@ export interface MessagesTable {
   failed_at: number | null;
   /** Outgoing: `text` when the network delivered it as text rather than in its own form (DECISIONS 10); set when sent. */
   rendered_as: string | null;
+  /** Outgoing replies: JSON of the network seam's QuotedMessage, resolved at acceptance (008c). */
+  quoted: AddedLater<string>;
 }
 
 export interface MessageMediaTable {
@@ -219,6 +224,10 @@ export interface GroupsTable {
   synced_at: number;
   /** Set when the device is no longer in the group; the row (and its id) comes back if it rejoins. */
   left_at: number | null;
+  /** Settings as the network last reported them (008c): 0/1, and seconds (0: off); null until reported. */
+  only_admins_can_send: AddedLater<number>;
+  only_admins_can_edit: AddedLater<number>;
+  disappearing_seconds: AddedLater<number>;
 }
 
 /** One row per admitted members-add request: the sliding one-minute window. */

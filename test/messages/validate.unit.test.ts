@@ -129,6 +129,8 @@ describe('type', () => {
 describe('device and receiver', () => {
   const PHONE_RULE =
     'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
+  // A receiver may also be a group (DECISIONS 12).
+  const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
 
   it.each([
     ['with +', '+6281234567890'],
@@ -148,7 +150,7 @@ describe('device and receiver', () => {
     ['an object', { phone: '6281234567890' }],
     ['a boolean', true],
   ])('refuses a receiver %s', (_label, receiver) => {
-    expectRefused(body('chat', { text: 'hi' }, { receiver }), 'INVALID_PHONE', { receiver: [PHONE_RULE] });
+    expectRefused(body('chat', { text: 'hi' }, { receiver }), 'INVALID_PHONE', { receiver: [RECEIVER_RULE] });
   });
 
   it.each([
@@ -173,7 +175,7 @@ describe('device and receiver', () => {
   it('names both when both are malformed', () => {
     expectRefused(body('chat', { text: 'hi' }, { device: '+62', receiver: '0812' }), 'INVALID_PHONE', {
       device: [PHONE_RULE],
-      receiver: [PHONE_RULE],
+      receiver: [RECEIVER_RULE],
     });
   });
 
@@ -191,7 +193,7 @@ describe('device and receiver', () => {
   it('answers Validation failed for a missing field, naming the malformed one too (issue 10 item 16)', () => {
     expectRefused({ type: 'chat', receiver: '+62', params: { text: 'hi' } }, 'VALIDATION_FAILED', {
       device: ['is required'],
-      receiver: [PHONE_RULE],
+      receiver: [RECEIVER_RULE],
     });
   });
 
@@ -239,6 +241,8 @@ describe('simulate_typing', () => {
 describe('every failing field at once', () => {
   const PHONE_RULE =
     'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
+  // A receiver may also be a group (DECISIONS 12).
+  const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
 
   it('answers an unknown type at once: it decides what the params must be', () => {
     const error = expectRefused({ type: 'fax', device: '+1' }, 'INVALID_MESSAGE_TYPE');
@@ -266,7 +270,7 @@ describe('every failing field at once', () => {
 
   it('names a malformed address beside a structural problem', () => {
     expectRefused(body('chat', { text: 'hi' }, { receiver: '+1', simulate_typing: 9 }), 'VALIDATION_FAILED', {
-      receiver: [PHONE_RULE],
+      receiver: [RECEIVER_RULE],
       simulate_typing: ['must be 0 or 1'],
     });
   });
@@ -290,7 +294,7 @@ describe('every failing field at once', () => {
       body('image', { image: { url: 'ftp://x' }, caption: ascii(4097) }, { receiver: '+1' }),
       'INVALID_PHONE',
       {
-        receiver: [PHONE_RULE],
+        receiver: [RECEIVER_RULE],
       },
     );
   });

@@ -44,6 +44,7 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       read_at: i % 8 === 0 ? 5_000_000 + i : null,
       failed_at: i % 5 === 0 ? 6_000_000 + i : null,
       rendered_as: i % 3 === 0 ? 'text' : null,
+      quoted: i % 3 === 0 ? null : JSON.stringify({ id: `q${i}`, fromMe: true, chat: `62814${i}` }),
     };
   }
 

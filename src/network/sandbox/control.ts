@@ -33,6 +33,10 @@ export interface SandboxInboxEntry {
   readonly read_at: string | null;
   /** How long the sender showed "typing..." right before this message, when it did. */
   readonly typing_ms?: number;
+  /** The numbers the message mentions, when it mentions any. */
+  readonly mentions?: ReadonlyArray<PhoneNumber>;
+  /** The message this one replies to, when it is a reply: its id, who wrote it and its text. */
+  readonly quoted?: { readonly message_id: string; readonly from: PhoneNumber; readonly text?: string };
 }
 
 export interface SandboxPhone {

@@ -11,15 +11,25 @@ import type {
   AddParticipantErrorCode,
   AddParticipantOutcome,
   CreatedNetworkGroup,
+  GroupChanges,
+  GroupSettingName,
   NetworkGroup,
   NetworkGroupId,
   ParticipantRole,
   PhoneNumber,
 } from '../network.js';
-import { NetworkForbiddenError, NetworkNotFoundError } from '../network.js';
+import {
+  GROUP_CHANGE_ORDER,
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSettingRefusedError,
+} from '../network.js';
 import { SandboxControlError } from './control.js';
 import { isWellFormedPhone, magicOf } from './phones.js';
-import type { GroupRecord, Link, WorldState } from './state.js';
+import { DEFAULT_GROUP_SETTINGS, type GroupRecord, type Link, type WorldState } from './state.js';
+
+/** The disappearing-message timers the network offers (24 hours, 7 days, 90 days), and 0 for off. */
+export const DISAPPEARING_SECONDS: readonly number[] = [0, 86_400, 604_800, 7_776_000];
 
 export const GROUP_CAPACITY = 1024;
 
@@ -51,6 +61,7 @@ export function groupView(world: WorldState, group: GroupRecord): NetworkGroup {
       return name ? { phone, name, role } : { phone, role };
     }),
     capacity: GROUP_CAPACITY,
+    settings: { ...group.settings },
   };
 }
 
@@ -77,7 +88,13 @@ function refusal(world: WorldState, group: GroupRecord, phone: PhoneNumber): Add
 }
 
 function insert(world: WorldState, subject: string, members: Map<PhoneNumber, ParticipantRole>): GroupRecord {
-  const group: GroupRecord = { id: newGroupId(world), subject, description: null, participants: members };
+  const group: GroupRecord = {
+    id: newGroupId(world),
+    subject,
+    description: null,
+    participants: members,
+    settings: { ...DEFAULT_GROUP_SETTINGS },
+  };
   world.groups.set(group.id, group);
   world.changed();
   notify(world, group);
@@ -126,7 +143,13 @@ export function createGroupByLink(
   phones: ReadonlyArray<PhoneNumber>,
 ): CreatedNetworkGroup {
   const self = world.requireOpen(link);
-  const draft: GroupRecord = { id: '', subject, description: null, participants: new Map([[self, 'superadmin']]) };
+  const draft: GroupRecord = {
+    id: '',
+    subject,
+    description: null,
+    participants: new Map([[self, 'superadmin']]),
+    settings: DEFAULT_GROUP_SETTINGS,
+  };
   const notAdded: Array<{ phone: PhoneNumber; code: AddParticipantErrorCode }> = [];
   const seen = new Set<PhoneNumber>();
   for (const phone of phones) {
@@ -188,18 +211,64 @@ export function addParticipants(
   return outcomes;
 }
 
+/**
+ * A member changes the group, one change at a time in GROUP_CHANGE_ORDER, stopping at the first refusal:
+ * who may post and who may edit are an admin's to set; the subject, description and disappearing
+ * messages too while only admins may edit. A refusal before anything changed for want of rights is
+ * NetworkForbiddenError; any other is NetworkSettingRefusedError naming the change and what went before.
+ */
 export function updateGroup(
   world: WorldState,
   link: Link,
   groupId: NetworkGroupId,
-  changes: { subject?: string; description?: string },
+  changes: GroupChanges,
 ): NetworkGroup {
-  const group = adminGroup(world, link, groupId);
-  if (changes.subject !== undefined) group.subject = changes.subject;
-  if (changes.description !== undefined) group.description = changes.description;
-  world.changed();
-  notify(world, group);
+  const { group, self } = memberGroup(world, link, groupId);
+  const admin = group.participants.get(self) !== null;
+  const applied: GroupSettingName[] = [];
+  try {
+    for (const name of GROUP_CHANGE_ORDER) {
+      const value = changes[name];
+      if (value === undefined) continue;
+      const adminOnly =
+        name === 'onlyAdminsCanSend' || name === 'onlyAdminsCanEdit' || group.settings.onlyAdminsCanEdit;
+      if (adminOnly && !admin) {
+        if (applied.length === 0) throw new NetworkForbiddenError();
+        throw new NetworkSettingRefusedError(name, applied, 'only an administrator of the group can change this');
+      }
+      if (name === 'disappearingSeconds' && !DISAPPEARING_SECONDS.includes(value as number)) {
+        throw new NetworkSettingRefusedError(name, applied, 'not a disappearing-message timer the network offers');
+      }
+      applyChange(group, name, value);
+      applied.push(name);
+    }
+  } finally {
+    if (applied.length > 0) {
+      world.changed();
+      notify(world, group);
+    }
+  }
   return groupView(world, group);
+}
+
+function applyChange(group: GroupRecord, name: GroupSettingName, value: string | number | boolean): void {
+  switch (name) {
+    case 'subject':
+      group.subject = value as string;
+      return;
+    case 'description':
+      group.description = value as string;
+      return;
+    case 'onlyAdminsCanSend':
+      group.settings = { ...group.settings, onlyAdminsCanSend: value as boolean };
+      return;
+    case 'onlyAdminsCanEdit':
+      group.settings = { ...group.settings, onlyAdminsCanEdit: value as boolean };
+      return;
+    case 'disappearingSeconds':
+      group.settings = { ...group.settings, disappearingSeconds: value as number };
+      return;
+  }
 }
 
 export function checkNumbers(

@@ -11,9 +11,9 @@
  * id is taken. This exists so the gateway's retry path can be tested.
  */
 import { ulid } from 'ulid';
-import type { PhoneNumber } from '../network.js';
+import type { OutgoingNetworkMessage, PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
-import type { RecipientScope, SandboxPhone, SandboxPhoneSettings } from './control.js';
+import type { RecipientScope, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from './control.js';
 import { SandboxControlError } from './control.js';
 import type { PhoneRecord, StatusTracker, StoredEntry } from './phones.js';
 import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone } from './phones.js';
@@ -29,13 +29,24 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
   const key = `${from}:${message.id}`;
   if (world.sentIds.has(key)) return;
   const { type, ...content } = summarise(message.content);
-  const base = { message_id: message.id, from, type, content, received_at: '', read_at: null };
+  const base = {
+    message_id: message.id,
+    from,
+    type,
+    content,
+    received_at: '',
+    read_at: null,
+    ...replyContext(message, from),
+  };
   const tracker: StatusTracker = { delivered: false, read: false };
   const session = link.session;
 
   if (isGroupId(message.to)) {
     const group = world.groups.get(message.to);
     if (!group?.participants.has(from)) throw new NetworkSendError('not a member of the group', 'permanent');
+    if (group.settings.onlyAdminsCanSend && group.participants.get(from) === null) {
+      throw new NetworkSendError('only administrators can send messages to this group', 'permanent');
+    }
     world.rememberSent(key);
     // Members at send time receive it, like the real network's fan-out.
     const members = [...group.participants.keys()].filter((p) => p !== from);
@@ -155,6 +166,25 @@ export function getPhone(world: WorldState, phone: PhoneNumber): SandboxPhone {
   const record = world.phones.get(phone) ?? (isWellFormedPhone(phone) && isMagicPhone(phone) ? new Phone(phone) : null);
   if (!record) throw new SandboxControlError(404, 'Phone not found');
   return record.view();
+}
+
+/** The mentions and the quoted message of an outgoing message, as the recipient's inbox shows them. */
+function replyContext(
+  message: Pick<OutgoingNetworkMessage, 'mentions' | 'quoted'>,
+  from: PhoneNumber,
+): Pick<SandboxInboxEntry, 'mentions' | 'quoted'> {
+  const context: { -readonly [K in 'mentions' | 'quoted']?: SandboxInboxEntry[K] } = {};
+  if (message.mentions !== undefined && message.mentions.length > 0) context.mentions = [...message.mentions];
+  const quoted = message.quoted;
+  if (quoted !== undefined) {
+    const author = quoted.fromMe ? from : (quoted.author ?? quoted.chat);
+    context.quoted = {
+      message_id: quoted.id,
+      from: author,
+      ...(quoted.text === undefined ? {} : { text: quoted.text }),
+    };
+  }
+  return context;
 }
 
 /** What the recipient "sees": media as its size and fingerprint, taken as the bytes went past. */

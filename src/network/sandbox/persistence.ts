@@ -9,7 +9,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ParticipantRole, PhoneNumber } from '../network.js';
+import type { GroupSettings, ParticipantRole, PhoneNumber } from '../network.js';
 import type { SandboxPhoneSettings } from './control.js';
 
 export interface PersistedState {
@@ -21,6 +21,8 @@ export interface PersistedState {
     readonly subject: string;
     readonly description: string | null;
     readonly participants: ReadonlyArray<{ readonly phone: PhoneNumber; readonly role: ParticipantRole }>;
+    /** Absent in files saved before groups had settings. */
+    readonly settings?: GroupSettings;
   }>;
 }
 

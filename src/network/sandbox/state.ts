@@ -7,7 +7,14 @@
  * offline). Must never: decide network rules (pairing, messaging and groups
  * live in their own modules) or let a timer outlive close().
  */
-import type { NetworkEvent, NetworkEventHandler, NetworkGroupId, ParticipantRole, PhoneNumber } from '../network.js';
+import type {
+  GroupSettings,
+  NetworkEvent,
+  NetworkEventHandler,
+  NetworkGroupId,
+  ParticipantRole,
+  PhoneNumber,
+} from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import { PhoneRecord } from './phones.js';
 import type { PersistedState } from './persistence.js';
@@ -56,7 +63,15 @@ export interface GroupRecord {
   subject: string;
   description: string | null;
   readonly participants: Map<PhoneNumber, ParticipantRole>;
+  settings: GroupSettings;
 }
+
+/** A new group: everyone may post, only admins edit it (the sandbox's default), messages stay. */
+export const DEFAULT_GROUP_SETTINGS: GroupSettings = {
+  onlyAdminsCanSend: false,
+  onlyAdminsCanEdit: true,
+  disappearingSeconds: 0,
+};
 
 /** Bounds that keep a long-running sandbox's memory flat. */
 const SESSION_QUEUE_LIMIT = 1000;
@@ -253,6 +268,7 @@ export class WorldState {
         subject: g.subject,
         description: g.description,
         participants: [...g.participants].map(([phone, role]) => ({ phone, role })),
+        settings: g.settings,
       })),
     };
   }
@@ -263,7 +279,9 @@ export class WorldState {
     for (const p of saved.phones) this.phone(p.phone).applySettings(p);
     for (const g of saved.groups) {
       const participants = new Map(g.participants.map((p) => [p.phone, p.role] as const));
-      this.groups.set(g.id, { id: g.id, subject: g.subject, description: g.description, participants });
+      // Files saved before groups had settings: the defaults.
+      const settings = { ...DEFAULT_GROUP_SETTINGS, ...g.settings };
+      this.groups.set(g.id, { id: g.id, subject: g.subject, description: g.description, participants, settings });
     }
   }
 }

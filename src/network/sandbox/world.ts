@@ -11,6 +11,7 @@ import type {
   AddParticipantOutcome,
   ConnectOptions,
   CreatedNetworkGroup,
+  GroupChanges,
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
@@ -35,7 +36,7 @@ export interface SandboxLink {
   getGroup(groupId: NetworkGroupId): NetworkGroup;
   createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
-  updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }): NetworkGroup;
+  updateGroup(groupId: NetworkGroupId, changes: GroupChanges): NetworkGroup;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */

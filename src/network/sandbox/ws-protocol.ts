@@ -15,7 +15,14 @@
  * Must never: carry behaviour; both ends stay thin.
  */
 import type { MediaSource, NetworkEvent, OutgoingNetworkMessage } from '../network.js';
-import { NetworkForbiddenError, NetworkNotFoundError, NetworkSendError, NetworkUnavailableError } from '../network.js';
+import {
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSendError,
+  NetworkSettingRefusedError,
+  NetworkUnavailableError,
+  type GroupSettingName,
+} from '../network.js';
 import { SandboxControlError } from './control.js';
 
 /** Largest frame a client takes: answers and events (a device's groups with all their participants), never media. */
@@ -79,6 +86,9 @@ export interface WireError {
   readonly status?: number;
   readonly detail?: string;
   readonly kind?: string;
+  /** NetworkSettingRefusedError: the refused setting and those applied before it. */
+  readonly setting?: string;
+  readonly applied?: readonly string[];
 }
 
 export type ServerFrame =
@@ -91,6 +101,9 @@ export function encodeError(err: unknown): WireError {
     return { name: err.name, message: err.message, status: err.status, detail: err.detail };
   }
   if (err instanceof NetworkSendError) return { name: err.name, message: err.message, kind: err.kind };
+  if (err instanceof NetworkSettingRefusedError) {
+    return { name: err.name, message: err.message, setting: err.setting, applied: err.applied };
+  }
   if (err instanceof Error) return { name: err.name, message: err.message };
   return { name: 'Error', message: String(err) };
 }
@@ -107,6 +120,12 @@ export function decodeError(wire: WireError): Error {
       return new NetworkNotFoundError(wire.message);
     case 'NetworkUnavailableError':
       return new NetworkUnavailableError(wire.message);
+    case 'NetworkSettingRefusedError':
+      return new NetworkSettingRefusedError(
+        wire.setting as GroupSettingName,
+        (wire.applied ?? []) as GroupSettingName[],
+        wire.message,
+      );
     default:
       return new Error(wire.message);
   }

@@ -9,7 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
-import type { ConnectOptions, NetworkGroupId, PhoneNumber } from '../network.js';
+import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import type { RecipientScope, SandboxPhoneSettings, ScanScope } from './control.js';
 import type { ClientFrame, ServerFrame } from './ws-protocol.js';
@@ -48,7 +48,7 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
     case 'addParticipants':
       return link.addParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[]);
     case 'updateGroup':
-      return link.updateGroup(a[0] as NetworkGroupId, a[1] as { subject?: string; description?: string });
+      return link.updateGroup(a[0] as NetworkGroupId, a[1] as GroupChanges);
     case 'checkNumbers':
       return link.checkNumbers(a[0] as PhoneNumber[]);
     case 'logout':

@@ -20,7 +20,7 @@
  * message history in memory.
  */
 import { randomUUID } from 'node:crypto';
-import { proto, type BaileysEventMap, type BinaryNode, type WAMessageKey } from 'baileys';
+import { proto, type BaileysEventMap, type BinaryNode, type WAMessage, type WAMessageKey } from 'baileys';
 import type { Logger } from 'pino';
 import {
   NetworkSendError,
@@ -33,14 +33,16 @@ import {
   type NetworkEventHandler,
   type NetworkGroup,
   type NetworkGroupId,
+  type GroupChanges,
   type OutgoingNetworkMessage,
   type PhoneNumber,
+  type QuotedMessage,
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import { closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
-import { GROUP_CAPACITY, addOutcome, groupError, toNetworkGroup } from './groups.js';
+import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
 import { fromNetworkId, toNetworkId } from './ids.js';
 import { translateIncoming } from './incoming.js';
 import {
@@ -55,6 +57,7 @@ import {
   type InteractiveContent,
 } from './interactive.js';
 import { matchNumbers, phoneOf, userJid } from './numbers.js';
+import { quotedMessage, quotedNetworkId } from './quoted.js';
 import { UnreadableStateError, type Sealer } from './seal.js';
 import type { SocketFactory, SocketPort } from './socket-port.js';
 
@@ -341,6 +344,7 @@ export class WhatsAppConnection implements NetworkConnection {
     acked.catch(() => undefined);
     const { content } = message;
     const interactive = content.type === 'list' || content.type === 'template' ? content : null;
+    const quoted = message.quoted === undefined ? undefined : await this.quotedOf(message.quoted);
     let sent: proto.IMessage | null | undefined;
     try {
       if (interactive !== null && this.deps.nativeInteractive) {
@@ -350,7 +354,8 @@ export class WhatsAppConnection implements NetworkConnection {
           additionalNodes: NATIVE_FLOW_NODES,
         });
       } else {
-        sent = (await socket.sendMessage(this.jidOf(message.to), outgoingContent(content), { messageId: networkId }))
+        const options = { messageId: networkId, ...(quoted === undefined ? {} : { quoted }) };
+        sent = (await socket.sendMessage(this.jidOf(message.to), outgoingContent(content, message.mentions), options))
           ?.message;
       }
     } catch (error) {
@@ -378,6 +383,17 @@ export class WhatsAppConnection implements NetworkConnection {
       // The message reached the recipient; only reading a numbered reply back is lost. Sending it again would not help.
       this.deps.logger.warn({ err: error }, 'recording the choices of a list or template failed');
     }
+  }
+
+  /** The quoted message of a reply: ours as sent when the sent records still have it, else what the gateway knows. */
+  private async quotedOf(quoted: QuotedMessage): Promise<WAMessage> {
+    const sent = quoted.fromMe
+      ? await this.sentMessage({ id: quotedNetworkId(quoted) }).catch((error: unknown) => {
+          this.deps.logger.warn({ err: error }, 'the quoted message could not be read from the sent records');
+          return undefined;
+        })
+      : undefined;
+    return quotedMessage(quoted, sent);
   }
 
   private waitForAck(networkId: string): Promise<void> {
@@ -566,14 +582,8 @@ export class WhatsAppConnection implements NetworkConnection {
     }
   }
 
-  async updateGroup(groupId: NetworkGroupId, changes: { subject?: string; description?: string }) {
-    const socket = this.open();
-    try {
-      if (changes.subject !== undefined) await socket.groupUpdateSubject(groupId, changes.subject);
-      if (changes.description !== undefined) await socket.groupUpdateDescription(groupId, changes.description);
-    } catch (error) {
-      throw groupError(error);
-    }
+  async updateGroup(groupId: NetworkGroupId, changes: GroupChanges) {
+    await applyGroupChanges(this.open(), groupId, changes);
     return this.getGroup(groupId);
   }
 

@@ -4,14 +4,16 @@
  *
  * Owns: the mapping of every type; `list` and `template` go as their text
  * form (interactive.ts: DECISIONS 10, WhatsApp no longer renders them from a
- * linked device).
+ * linked device); mentions (the people's ids beside the text; the `@number`
+ * in the text is the sender's to write).
  * Must never: send an interactive shape here (it is accepted and then
  * silently never shown); the experimental native form is sent elsewhere.
  */
 import { Readable } from 'node:stream';
 import type { AnyMessageContent, WAMediaUpload } from 'baileys';
-import type { MediaSource, NetworkMessageContent } from '../network.js';
+import type { MediaSource, NetworkMessageContent, PhoneNumber } from '../network.js';
 import { interactiveAsText } from './interactive.js';
+import { userJid } from './numbers.js';
 
 /**
  * Media as Baileys takes a stream: it reads it once, encrypting to a temporary file as it goes, so
@@ -22,16 +24,26 @@ function upload(media: MediaSource): WAMediaUpload {
   return { stream: Readable.from(media.open(), { objectMode: false }) };
 }
 
-export function outgoingContent(content: NetworkMessageContent): AnyMessageContent {
+/**
+ * The Baileys content of a message. `mentions` go with the types that carry a text or caption (WhatsApp
+ * shows a mention where the text has `@number`); audio and locations have none, and the gateway never
+ * sends mentions with them.
+ */
+export function outgoingContent(
+  content: NetworkMessageContent,
+  mentions: ReadonlyArray<PhoneNumber> = [],
+): AnyMessageContent {
+  const mentioned = mentions.length === 0 ? {} : { mentions: mentions.map(userJid) };
   switch (content.type) {
     case 'chat':
-      return { text: content.text };
+      return { text: content.text, ...mentioned };
     case 'image':
       return {
         image: upload(content.media),
         mimetype: content.mimetype,
         ...(content.caption === undefined ? {} : { caption: content.caption }),
         ...(content.viewOnce === true ? { viewOnce: true } : {}),
+        ...mentioned,
       };
     case 'video':
       return {
@@ -39,6 +51,7 @@ export function outgoingContent(content: NetworkMessageContent): AnyMessageConte
         mimetype: content.mimetype,
         ...(content.caption === undefined ? {} : { caption: content.caption }),
         ...(content.viewOnce === true ? { viewOnce: true } : {}),
+        ...mentioned,
       };
     case 'audio':
       return { audio: upload(content.media), mimetype: content.mimetype };
@@ -48,6 +61,8 @@ export function outgoingContent(content: NetworkMessageContent): AnyMessageConte
         mimetype: content.mimetype,
         fileName: content.fileName,
         ...(content.caption === undefined ? {} : { caption: content.caption }),
+        // Baileys' document type takes mentions only as the context they end up in.
+        ...(mentions.length === 0 ? {} : { contextInfo: { mentionedJid: mentions.map(userJid) } }),
       };
     case 'location':
       return {
@@ -60,6 +75,6 @@ export function outgoingContent(content: NetworkMessageContent): AnyMessageConte
       };
     case 'list':
     case 'template':
-      return { text: interactiveAsText(content) };
+      return { text: interactiveAsText(content), ...mentioned };
   }
 }

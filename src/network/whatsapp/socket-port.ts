@@ -36,6 +36,8 @@ export type SocketPort = Pick<
   | 'groupParticipantsUpdate'
   | 'groupUpdateSubject'
   | 'groupUpdateDescription'
+  | 'groupSettingUpdate'
+  | 'groupToggleEphemeral'
   | 'onWhatsApp'
   | 'sendPresenceUpdate'
   | 'user'

@@ -196,6 +196,27 @@ export class FakeSocket implements SocketPort {
       if (group !== undefined) group.desc = description;
     });
 
+  /** Settings queries the network refuses, by the tag or setting they send, with the error to refuse with. */
+  refuseSetting = new Map<string, Error>();
+
+  groupSettingUpdate: SocketPort['groupSettingUpdate'] = (jid, setting) =>
+    this.groupCall('groupSettingUpdate', [jid, setting], () => {
+      const refusal = this.refuseSetting.get(setting);
+      if (refusal !== undefined) throw refusal;
+      const group = this.groups[jid];
+      if (group === undefined) return;
+      if (setting === 'announcement' || setting === 'not_announcement') group.announce = setting === 'announcement';
+      if (setting === 'locked' || setting === 'unlocked') group.restrict = setting === 'locked';
+    });
+
+  groupToggleEphemeral: SocketPort['groupToggleEphemeral'] = (jid, seconds) =>
+    this.groupCall('groupToggleEphemeral', [jid, seconds], () => {
+      const refusal = this.refuseSetting.get('ephemeral');
+      if (refusal !== undefined) throw refusal;
+      const group = this.groups[jid];
+      if (group !== undefined) group.ephemeralDuration = seconds === 0 ? undefined : seconds;
+    });
+
   onWhatsApp: SocketPort['onWhatsApp'] = async (...phones) => {
     this.record('onWhatsApp', phones);
     return this.numbers;
