@@ -24,7 +24,7 @@ import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
 import { ConnectionManager } from './devices/connections.js';
 import { PairingService } from './devices/pairing.js';
-import { createNetwork, sandboxScope } from './network/create.js';
+import { createNetwork, sandboxScope, type NetworkHost } from './network/create.js';
 import { SqlNetworkStateStore } from './devices/network-state.js';
 import type { Logger } from 'pino';
 import type { Network } from './network/network.js';
@@ -76,8 +76,11 @@ export interface BuildOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** SQLite file name under the data dir (tests use their own). */
   readonly sqliteFile?: string;
-  /** A network to use instead of the configured one (tests). Closed with the app. */
-  readonly network?: Network;
+  /**
+   * A network to use instead of the configured one (tests), or a maker of one given what the app
+   * would hand the configured one (its store for network state, its logger). Closed with the app.
+   */
+  readonly network?: Network | ((host: NetworkHost) => Network);
   /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
   readonly sandbox?: SandboxOptions;
   /** Dispatcher retry timings (tests shorten them). */
@@ -272,19 +275,17 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // A configured token is known to its operator already: in place before the first request, never printed.
   // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
   if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
+  const host: NetworkHost = {
+    states: new SqlNetworkStateStore(store, clock),
+    // The network library logs warnings and worse only; its debug output would flood the log.
+    logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
+    // The device's account decides its network, once per connection (DECISIONS 10: sandbox accounts).
+    onSandbox: (deviceId) => accounts.isSandboxDevice(deviceId),
+  };
   const network =
-    options.network ??
-    createNetwork(
-      config,
-      {
-        states: new SqlNetworkStateStore(store, clock),
-        // The network library logs warnings and worse only; its debug output would flood the log.
-        logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
-        // The device's account decides its network, once per connection (DECISIONS 10: sandbox accounts).
-        onSandbox: (deviceId) => accounts.isSandboxDevice(deviceId),
-      },
-      options.sandbox,
-    );
+    typeof options.network === 'function'
+      ? options.network(host)
+      : (options.network ?? createNetwork(config, host, options.sandbox));
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
   const connections = new ConnectionManager({

@@ -46,6 +46,11 @@ describe.skipIf(noStoreAvailable)('groups', () => {
       device_admin: 'admin',
       created_at: expect.any(String),
       synced_at: expect.any(String),
+      // DECISIONS 12: the names Whatspie clients read, and the settings as the network reports them.
+      jid: created.id,
+      title: 'From the network',
+      permissions: { only_admins_can_send: false, only_admins_can_edit: true },
+      disappearing_messages: { enabled: false, duration: null },
     });
 
     const detail = await gw.request('GET', `/groups/${group.id}`);

@@ -2,7 +2,13 @@
 // the Baileys socket (Baileys' own event buffer, real protobuf payloads) over
 // the real store (both SQLite and PostgreSQL) and the real sealing.
 import { Readable } from 'node:stream';
-import { proto } from 'baileys';
+import {
+  generateWAMessageContent,
+  generateWAMessageFromContent,
+  proto,
+  type AnyMessageContent,
+  type MiscMessageGenerationOptions,
+} from 'baileys';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/clock.js';
@@ -11,6 +17,7 @@ import {
   NetworkForbiddenError,
   NetworkNotFoundError,
   NetworkSendError,
+  NetworkSettingRefusedError,
   NetworkUnavailableError,
   type Network,
   type NetworkConnection,
@@ -21,12 +28,16 @@ import { openStore, type Store } from '../../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../helpers/gateway.js';
 import { waitFor as poll } from '../../helpers/wait.js';
 import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
-import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
+import { FakeWhatsApp, queryError, type FakeSocket } from './fake-socket.js';
 import { KEYS, SLOW, upsert } from './harness.js';
 
 const ME = '4915100000001';
 const FRIEND = '4917600000002';
 const ULID = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A2';
+/** Content generation for text needs no upload; a test that reaches it has built media by mistake. */
+const noUpload = async (): Promise<never> => {
+  throw new Error('no uploads in these tests');
+};
 
 /** Waits (with a generous deadline) until an async probe answers something other than undefined/false. */
 function until(probe: () => Promise<unknown>, what = 'condition'): Promise<unknown> {
@@ -330,6 +341,107 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         .sendMessage({ id: other, to: FRIEND, content: { type: 'chat', text: 'b' } })
         .catch((e: unknown) => e);
       expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (479)' });
+    });
+
+    it('mentions go as WhatsApp ids beside the text, and a reply quotes our own message as it was sent', async () => {
+      const { connection, socket } = await pairDevice();
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'first' } });
+      const reply = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A4';
+      await connection.sendMessage({
+        id: reply,
+        to: FRIEND,
+        content: { type: 'chat', text: 'hi @4917600000003' },
+        mentions: ['4917600000003'],
+        quoted: { id: ULID, fromMe: true, chat: FRIEND, text: 'what the gateway stored' },
+      });
+      const [jid, content, options] = socket.calls.filter((c) => c.method === 'sendMessage')[1]!.args as [
+        string,
+        AnyMessageContent,
+        MiscMessageGenerationOptions,
+      ];
+      expect(content).toEqual({ text: 'hi @4917600000003', mentions: ['4917600000003@s.whatsapp.net'] });
+      expect(options.messageId).toBe(toNetworkId(reply));
+      // The quoted message as it was sent (from the sent records), under its network id.
+      expect(options.quoted?.key).toEqual({
+        remoteJid: `${FRIEND}@s.whatsapp.net`,
+        fromMe: true,
+        id: toNetworkId(ULID),
+      });
+      expect(options.quoted?.message?.conversation).toBe('first');
+      // What Baileys builds from it: the reply's context names the quoted message and the mention.
+      const built = generateWAMessageFromContent(jid, await generateWAMessageContent(content, { upload: noUpload }), {
+        userJid: `${ME}@s.whatsapp.net`,
+        quoted: options.quoted!,
+      });
+      expect(built.message?.extendedTextMessage?.contextInfo).toMatchObject({
+        stanzaId: toNetworkId(ULID),
+        participant: `${ME}@s.whatsapp.net`,
+        quotedMessage: { conversation: 'first' },
+        mentionedJid: ['4917600000003@s.whatsapp.net'],
+      });
+    });
+
+    it('a reply to a group member’s message quotes it by its network id, author and text; media mention too', async () => {
+      const { connection, socket } = await pairDevice();
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      const group = '120363000000000001@g.us';
+      await connection.sendMessage({
+        id: ULID,
+        to: group,
+        content: {
+          type: 'image',
+          media: new BytesSource(new Uint8Array([1, 2])),
+          mimetype: 'image/png',
+          caption: '@4917600000002',
+        },
+        mentions: [FRIEND],
+        quoted: { id: 'ABCDEF0123', fromMe: false, chat: group, author: FRIEND, text: 'question?' },
+      });
+      const [jid, content, options] = socket.calls.find((c) => c.method === 'sendMessage')!.args as [
+        string,
+        AnyMessageContent,
+        MiscMessageGenerationOptions,
+      ];
+      expect(jid).toBe(group);
+      expect(content).toMatchObject({ caption: '@4917600000002', mentions: [`${FRIEND}@s.whatsapp.net`] });
+      expect(options.quoted?.key).toEqual({
+        remoteJid: group,
+        fromMe: false,
+        id: 'ABCDEF0123',
+        participant: `${FRIEND}@s.whatsapp.net`,
+      });
+      expect(options.quoted?.message?.conversation).toBe('question?');
+      const built = generateWAMessageFromContent(jid, proto.Message.create({ extendedTextMessage: { text: 'x' } }), {
+        userJid: `${ME}@s.whatsapp.net`,
+        quoted: options.quoted!,
+      });
+      expect(built.message?.extendedTextMessage?.contextInfo).toMatchObject({
+        stanzaId: 'ABCDEF0123',
+        participant: `${FRIEND}@s.whatsapp.net`,
+        quotedMessage: { conversation: 'question?' },
+      });
+      // A document carries its mentions in its context (Baileys' type for it has no `mentions`).
+      await connection.sendMessage({
+        id: '01JQZ3Y8N5S7T9V1W3X5Y7Z9A5',
+        to: group,
+        content: {
+          type: 'file',
+          media: new BytesSource(new Uint8Array([1])),
+          mimetype: 'application/pdf',
+          fileName: 'a.pdf',
+        },
+        mentions: [FRIEND],
+      });
+      const [, document] = socket.calls.filter((c) => c.method === 'sendMessage')[1]!.args as [
+        string,
+        AnyMessageContent,
+      ];
+      expect(document).toMatchObject({ contextInfo: { mentionedJid: [`${FRIEND}@s.whatsapp.net`] } });
     });
 
     it('a refusal after the acknowledgement is a failed status for our message', async () => {
@@ -661,9 +773,17 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
             { phone: ME, role: 'superadmin' },
             { phone: FRIEND, role: 'admin' },
           ],
+          settings: { onlyAdminsCanSend: false, onlyAdminsCanEdit: false, disappearingSeconds: 0 },
         },
       ]);
       expect(await connection.getGroup(GROUP)).toEqual(groups[0]);
+      // announcement, locked and the ephemeral timer, as WhatsApp reports them.
+      Object.assign(socket.groups[GROUP]!, { announce: true, restrict: true, ephemeralDuration: 604_800 });
+      expect((await connection.getGroup(GROUP)).settings).toEqual({
+        onlyAdminsCanSend: true,
+        onlyAdminsCanEdit: true,
+        disappearingSeconds: 604_800,
+      });
     });
 
     it('a sync does not set off a storm: the echo of a listing is not a change, a real change is', async () => {
@@ -730,6 +850,78 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(socket.calls.some((c) => c.method === 'groupMetadata' && c.args[0] === created.id)).toBe(true);
       const updated = await connection.updateGroup(created.id, { subject: 'Newer', description: 'D' });
       expect(updated).toMatchObject({ subject: 'Newer', description: 'D' });
+    });
+
+    it('changes settings one query each, in the seam’s order: ephemeral, locked, announcement', async () => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket);
+      const updated = await connection.updateGroup(GROUP, {
+        onlyAdminsCanSend: true,
+        onlyAdminsCanEdit: true,
+        disappearingSeconds: 7_776_000,
+        subject: 'Quiet',
+      });
+      const queries = socket.calls
+        .filter(
+          (c) =>
+            c.method.startsWith('groupUpdate') ||
+            c.method.startsWith('groupSetting') ||
+            c.method === 'groupToggleEphemeral',
+        )
+        .map((c) => [c.method, ...c.args]);
+      expect(queries).toEqual([
+        ['groupUpdateSubject', GROUP, 'Quiet'],
+        ['groupToggleEphemeral', GROUP, 7_776_000],
+        ['groupSettingUpdate', GROUP, 'locked'],
+        ['groupSettingUpdate', GROUP, 'announcement'],
+      ]);
+      expect(updated).toMatchObject({
+        subject: 'Quiet',
+        settings: { onlyAdminsCanSend: true, onlyAdminsCanEdit: true, disappearingSeconds: 7_776_000 },
+      });
+      socket.calls.length = 0;
+      const reopened = await connection.updateGroup(GROUP, {
+        onlyAdminsCanSend: false,
+        onlyAdminsCanEdit: false,
+        disappearingSeconds: 0,
+      });
+      expect(socket.calls.filter((c) => c.method !== 'groupMetadata').map((c) => [c.method, ...c.args])).toEqual([
+        ['groupToggleEphemeral', GROUP, 0],
+        ['groupSettingUpdate', GROUP, 'unlocked'],
+        ['groupSettingUpdate', GROUP, 'not_announcement'],
+      ]);
+      expect(reopened.settings).toEqual({ onlyAdminsCanSend: false, onlyAdminsCanEdit: false, disappearingSeconds: 0 });
+    });
+
+    it('a refused setting names itself and what was changed before it; a refusal of everything is forbidden', async () => {
+      const { connection, socket } = await pairDevice();
+      seedGroup(socket);
+      socket.refuseSetting.set('announcement', queryError(400, 'bad-request'));
+      const refused = await connection
+        .updateGroup(GROUP, { subject: 'S', onlyAdminsCanSend: true, disappearingSeconds: 86_400 })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(NetworkSettingRefusedError);
+      expect(refused).toMatchObject({
+        setting: 'onlyAdminsCanSend',
+        applied: ['subject', 'disappearingSeconds'],
+        message: 'refused by the network (400)',
+      });
+      socket.refuseSetting.set('announcement', queryError(403, 'not-authorized'));
+      await expect(connection.updateGroup(GROUP, { onlyAdminsCanSend: true })).rejects.toBeInstanceOf(
+        NetworkForbiddenError,
+      );
+      const late = await connection
+        .updateGroup(GROUP, { subject: 'T', onlyAdminsCanSend: true })
+        .catch((e: unknown) => e);
+      expect(late).toMatchObject({
+        setting: 'onlyAdminsCanSend',
+        applied: ['subject'],
+        message: 'not allowed for this device (403)',
+      });
+      socket.refuseSetting.set('ephemeral', queryError(404, 'item-not-found'));
+      await expect(connection.updateGroup(GROUP, { disappearingSeconds: 86_400 })).rejects.toBeInstanceOf(
+        NetworkNotFoundError,
+      );
     });
 
     it('number checks match the answers back to the numbers asked', async () => {
