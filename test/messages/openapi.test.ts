@@ -55,10 +55,36 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
     expect(group.required).not.toContain('device');
   });
 
+  it('shows the reply fields beside each type’s params, and a receiver that may be a group (DECISIONS 12)', () => {
+    const shapes = bodyOf('/messages').content['application/json'].schema.oneOf;
+    for (const shape of shapes) {
+      const params = shape.properties.params.properties;
+      expect(params.quotedMessageId).toMatchObject({ type: 'string', maxLength: 128 });
+      const type = shape.properties.type.enum[0] as string;
+      if (type === 'audio' || type === 'location') expect(params.mentions.description).toMatch(/^Not allowed/);
+      else
+        expect(params.mentions).toMatchObject({
+          type: 'array',
+          maxItems: 1024,
+          items: { pattern: '^[1-9][0-9]{6,14}$' },
+        });
+    }
+    expect(shapes[0].properties.receiver.examples).toContain('120363012345678901@g.us');
+    const put = doc.paths['/groups/{id}'].put.requestBody.content['application/json'].schema;
+    expect(Object.keys(put.properties)).toEqual(
+      expect.arrayContaining(['subject', 'description', 'permissions', 'disappearing_messages']),
+    );
+    expect(put.properties.disappearing_messages.properties.duration.enum).toEqual(['24h', '7d', '90d']);
+    const group = doc.paths['/groups/{id}'].get.responses['200'].content['application/json'].schema.properties.data;
+    expect(Object.keys(group.properties)).toEqual(
+      expect.arrayContaining(['jid', 'title', 'permissions', 'disappearing_messages']),
+    );
+  });
+
   it('describes bodies that validation accepts', () => {
     const URL_OK = 'https://example.com/a.png';
     const examples: Record<string, unknown> = {
-      chat: { text: 'hi' },
+      chat: { text: 'hi @6281234567891', mentions: ['6281234567891'] },
       image: { image: { url: URL_OK }, caption: 'c' },
       list: {
         title: 'Menu',
