@@ -9,6 +9,7 @@ import {
   NetworkForbiddenError,
   NetworkNotFoundError,
   NetworkSendError,
+  NetworkSettingRefusedError,
   NetworkUnavailableError,
 } from '../../src/network/network.js';
 import { SandboxControlError } from '../../src/network/sandbox/control.js';
@@ -474,6 +475,83 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
           await expect(device.connection.getGroup(id)).rejects.toBeInstanceOf(NetworkNotFoundError);
           await expect(device.connection.addParticipants(id, [FRIEND])).rejects.toBeInstanceOf(NetworkNotFoundError);
         }
+      });
+
+      it('settings: shown, changed in order, refusals carried with their class; admins-only groups refuse members', async () => {
+        const network = await start();
+        const admin = await pair(network, 1, DEVICE);
+        const member = await pair(network, 2, OTHER_DEVICE);
+        const group = await network.sandbox.createGroup('Rules', [
+          { phone: DEVICE, admin: true },
+          { phone: OTHER_DEVICE },
+          { phone: FRIEND },
+        ]);
+        expect(group.settings).toEqual({ onlyAdminsCanSend: false, onlyAdminsCanEdit: true, disappearingSeconds: 0 });
+        const changed = await admin.connection.updateGroup(group.id, {
+          onlyAdminsCanSend: true,
+          onlyAdminsCanEdit: false,
+          disappearingSeconds: 604_800,
+        });
+        expect(changed.settings).toEqual({
+          onlyAdminsCanSend: true,
+          onlyAdminsCanEdit: false,
+          disappearingSeconds: 604_800,
+        });
+        // A member may now edit the info, not who may post: stopped there, the subject went through.
+        const refused = await rejection(
+          member.connection.updateGroup(group.id, { subject: 'By a member', onlyAdminsCanSend: false }),
+        );
+        expect(refused).toBeInstanceOf(NetworkSettingRefusedError);
+        expect(refused).toMatchObject({
+          setting: 'onlyAdminsCanSend',
+          applied: ['subject'],
+          message: 'only an administrator of the group can change this',
+        });
+        expect((await member.connection.getGroup(group.id)).subject).toBe('By a member');
+        // A timer the network does not offer.
+        expect(await rejection(admin.connection.updateGroup(group.id, { disappearingSeconds: 5 }))).toMatchObject({
+          name: 'NetworkSettingRefusedError',
+          setting: 'disappearingSeconds',
+          applied: [],
+        });
+        // Only admins post.
+        const post = await rejection(
+          member.connection.sendMessage({ id: 'm-post', to: group.id, content: { type: 'chat', text: 'hi' } }),
+        );
+        expect(post).toBeInstanceOf(NetworkSendError);
+        expect(post).toMatchObject({
+          kind: 'permanent',
+          message: 'only administrators can send messages to this group',
+        });
+        await admin.connection.sendMessage({ id: 'a-post', to: group.id, content: { type: 'chat', text: 'hi' } });
+        await admin.recorder.wait('message_status', (e) => e.id === 'a-post');
+      });
+
+      it('shows mentions and the quoted message in the inbox', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await device.connection.sendMessage({
+          id: 'reply',
+          to: FRIEND,
+          content: { type: 'chat', text: 'hi @4917612345678' },
+          mentions: [FRIEND],
+          quoted: { id: 'earlier', fromMe: true, chat: FRIEND, text: 'earlier text' },
+        });
+        await device.connection.sendMessage({
+          id: 'answer',
+          to: FRIEND,
+          content: { type: 'chat', text: 'yes' },
+          quoted: { id: 'NETWORK-ID', fromMe: false, chat: FRIEND, author: FRIEND },
+        });
+        await device.recorder.wait('message_status', (e) => e.id === 'answer');
+        const inbox = (await network.sandbox.getPhone(FRIEND)).inbox;
+        expect(inbox.find((e) => e.message_id === 'reply')).toMatchObject({
+          mentions: [FRIEND],
+          quoted: { message_id: 'earlier', from: DEVICE, text: 'earlier text' },
+        });
+        const answer = inbox.find((e) => e.message_id === 'answer')!;
+        expect(answer.quoted).toEqual({ message_id: 'NETWORK-ID', from: FRIEND });
+        expect(answer.mentions).toBeUndefined();
       });
 
       it('fills up at 1024 members (GROUP_FULL)', async () => {

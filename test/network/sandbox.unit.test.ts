@@ -24,7 +24,12 @@ describe('in-process sandbox', () => {
     const first = createSandboxNetwork({ statePath, deliveryDelayMs: 1 });
     const device = await pair(first, 1, '4915112345678');
     await first.sandbox.upsertPhone({ phone: '4917612345678', name: 'Kept', online: false });
-    const group = await first.sandbox.createGroup('Durable', [{ phone: '4915112345678', admin: true }]);
+    const created = await first.sandbox.createGroup('Durable', [{ phone: '4915112345678', admin: true }]);
+    // Settings are durable too.
+    const group = await device.connection.updateGroup(created.id, {
+      onlyAdminsCanSend: true,
+      disappearingSeconds: 86_400,
+    });
     await device.connection.sendMessage({ id: 'x', to: '4915199998888', content: { type: 'chat', text: 'x' } });
     await first.close();
     const saved = JSON.parse(readFileSync(statePath, 'utf8')) as { sessions: unknown[] };
