@@ -65,6 +65,10 @@ import { dashboardRoutes, defaultDashboardDir, isDashboardPath } from './http/da
 import { requestUrlForLog, urlForLog } from './http/log-redaction.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
 import { Retention, type RetentionTimings } from './store/retention.js';
+import { createCluster, type Cluster } from './cluster/index.js';
+import type { ClusterTimings } from './cluster/node.js';
+import { installForwarding } from './cluster/forward.js';
+import { holderLookups } from './cluster/holder-routes.js';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -102,6 +106,8 @@ export interface BuildOptions {
   readonly outboundLookup?: LookupFunction;
   /** Retention sweep timings (tests shorten them). */
   readonly retention?: RetentionTimings;
+  /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
+  readonly cluster?: ClusterTimings & { readonly clock?: Clock };
 }
 
 export interface Services {
@@ -113,6 +119,7 @@ export interface Services {
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
   readonly retention: Retention;
+  readonly cluster: Cluster;
 }
 
 export interface RouteInfo {
@@ -275,8 +282,23 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // A configured token is known to its operator already: in place before the first request, never printed.
   // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
   if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
+  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (DECISIONS 11).
+  const cluster = createCluster({
+    store,
+    databaseUrl: config.databaseUrl,
+    name: config.serverName,
+    url: config.advertiseUrl,
+    clock: options.cluster?.clock ?? systemClock,
+    logger: app.log,
+    timings: options.cluster,
+  });
+  const clusterNode = cluster.node;
   const host: NetworkHost = {
-    states: new SqlNetworkStateStore(store, clock),
+    states: new SqlNetworkStateStore(
+      store,
+      clock,
+      clusterNode === null ? undefined : (db, session) => clusterNode.fenceSession(db, session),
+    ),
     // The network library logs warnings and worse only; its debug output would flood the log.
     logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
     // The device's account decides its network, once per connection (DECISIONS 10: sandbox accounts).
@@ -293,6 +315,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     clock,
     network,
     serverName: config.serverName,
+    holdings: cluster.holdings,
     logger: app.log,
     pairingWindowMs: config.pairingWindowS * 1000,
     onEventsRecorded: eventSignal.ring,
@@ -309,6 +332,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     batcher,
     clock,
     connections,
+    holdings: cluster.holdings,
     logger: app.log,
     sendIntervalMs: config.sendIntervalMs,
     onEventsRecorded: eventSignal.ring,
@@ -347,12 +371,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   });
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
-    // Deliveries stop first: what is still to be delivered is in the store for the next start.
+    // Sending stops first and the devices are handed back at once, so other nodes reconnect them within seconds.
+    await dispatcher.close();
+    await connections.close();
+    await cluster.close();
+    // What is still to be delivered is in the store for the next start (or another node).
     await deliverer.close();
     messages.close();
     await retention.close();
-    await dispatcher.close();
-    await connections.close();
     await network.close();
     await groupSync.close();
     await mediaAgent.close();
@@ -372,13 +398,16 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     (deviceId) => {
       directory.invalidate();
       dispatcher.deviceChanged(deviceId);
+      // The node holding it (maybe another) looks again: a suspension drops it, a new send interval applies.
+      cluster.holdings.deviceChanged(deviceId);
     },
     (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
   );
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,
-    writer: new AcceptanceWriter(committer, clock),
+    // Messages for devices held by another node wake it, from the accepting transaction (DECISIONS 11).
+    writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
     clock,
     senders: {
       findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
@@ -400,11 +429,18 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dispatcher,
     groupSync,
     retention,
+    cluster,
   } satisfies Services);
 
+  // A device's `server.status`: the cluster's view of its node (with one node: this one is up).
+  const serverUp = clusterNode === null ? undefined : (name: string) => clusterNode.isUp(name);
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
   installAuth(app, accounts);
+  // Requests that need a device's live connection run on the node holding it (DECISIONS 11).
+  if (clusterNode !== null) {
+    installForwarding(app, { node: clusterNode, lookups: holderLookups({ store, directory }), logger: app.log });
+  }
   await installOpenApi(app, `Network: ${network.description}. Store: ${store.description.split(' ')[0]}.`);
   // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
   for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
@@ -420,9 +456,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           serverName: config.serverName,
           accounts,
         });
-        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName });
+        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp });
         await api.register(messageRoutes, { messages });
-        await api.register(webhookRoutes, { webhooks, serverName: config.serverName });
+        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)
@@ -436,6 +472,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dispatcher.start();
     incoming.start();
     await connections.start();
+    // After the connection manager and dispatcher listen: the devices this node holds are handed to them.
+    await cluster.start();
     await deliverer.start();
     retention.start();
   });

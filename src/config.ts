@@ -27,6 +27,11 @@ export interface Config {
   readonly sendIntervalMs: number;
   readonly pairingWindowS: number;
   readonly serverName: string;
+  /**
+   * Where other nodes of a cluster reach this one's API (`GATEWAY_ADVERTISE_URL`); null: http://HOST:PORT
+   * as it listens (127.0.0.1 when HOST is a wildcard). Only used with PostgreSQL (DECISIONS 11).
+   */
+  readonly advertiseUrl: string | null;
   readonly logLevel: LogLevel;
   /** Days an ended webhook delivery (with its attempts) is kept; 0 keeps them (DECISIONS 13). */
   readonly webhookRetentionDays: number;
@@ -169,6 +174,35 @@ function databaseUrl(env: Env): string | null {
   return raw;
 }
 
+function serverName(env: Env): string {
+  const name = text(env, 'GATEWAY_SERVER_NAME') ?? hostname();
+  // Shown in every device object and used as a node's identity in a cluster: printable, short.
+  if (name.length > 64 || !/^[A-Za-z0-9._-]+$/.test(name)) {
+    throw new ConfigError(
+      `GATEWAY_SERVER_NAME must be 1 to 64 letters, digits, dots, dashes or underscores, got "${name.slice(0, 80)}"`,
+    );
+  }
+  return name;
+}
+
+function advertiseUrl(env: Env): string | null {
+  const raw = text(env, 'GATEWAY_ADVERTISE_URL');
+  if (raw === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
+    throw new ConfigError(`GATEWAY_ADVERTISE_URL must be an http:// or https:// URL, got "${raw}"`);
+  }
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError('GATEWAY_ADVERTISE_URL must have no query, fragment or credentials');
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
 function allowedPrivateHosts(env: Env): string[] {
   try {
     return parseAllowedPrivateHosts(env.GATEWAY_ALLOWED_PRIVATE_HOSTS ?? '');
@@ -205,7 +239,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowedPrivateHosts: allowedPrivateHosts(env),
     sendIntervalMs: integer(env, 'GATEWAY_SEND_INTERVAL_MS', 1000, 0, 3_600_000),
     pairingWindowS: integer(env, 'GATEWAY_PAIRING_WINDOW_S', 120, 1, 86_400),
-    serverName: text(env, 'GATEWAY_SERVER_NAME') ?? hostname(),
+    serverName: serverName(env),
+    advertiseUrl: advertiseUrl(env),
     logLevel: logLevel as LogLevel,
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),

@@ -3,6 +3,7 @@
  * cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight work, close).
  */
 import { existsSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { buildApp, printBootstrapToken } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { StoreOpenError, storeFault } from './store/faults.js';
@@ -69,11 +70,24 @@ try {
   await app.close();
   process.exit(1);
 }
+// Other nodes of a cluster forward to this address (GATEWAY_ADVERTISE_URL wins when set).
+try {
+  await app.services.cluster.advertise(listeningUrl(app.server.address(), config.host));
+} catch (error) {
+  app.log.error({ err: error }, 'could not record this node’s address; other nodes answer 503 for its devices');
+}
 // Only now: a start that failed above has not used up the one-time token of an empty store.
 try {
   await printBootstrapToken(app, config);
 } catch (error) {
   app.log.error({ err: error }, 'could not create the first API token; it is created at the next start');
+}
+
+/** http://HOST:PORT as other nodes on this machine reach it: a wildcard host is reached through loopback. */
+function listeningUrl(address: string | AddressInfo | null, host: string): string {
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 function startupStoreProblem(error: unknown, where: string): string | null {

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       sendIntervalMs: 1000,
       pairingWindowS: 120,
       serverName: hostname(),
+      advertiseUrl: null,
       logLevel: 'info',
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 },
       webhookRetentionDays: 7,
@@ -98,6 +99,7 @@ describe('loadConfig', () => {
       sendIntervalMs: 0,
       pairingWindowS: 30,
       serverName: 'node-7',
+      advertiseUrl: null,
       logLevel: 'debug',
       http: loadConfig({}).http,
       webhookRetentionDays: 30,
@@ -106,6 +108,26 @@ describe('loadConfig', () => {
       whatsappUrl: null,
       whatsappNativeInteractive: false,
     });
+  });
+
+  it('reads GATEWAY_ADVERTISE_URL and checks GATEWAY_SERVER_NAME (a node name of a cluster)', () => {
+    expect(loadConfig({ GATEWAY_ADVERTISE_URL: 'http://10.0.0.5:3000/' }).advertiseUrl).toBe('http://10.0.0.5:3000');
+    expect(loadConfig({ GATEWAY_ADVERTISE_URL: 'https://node-a.internal/gw' }).advertiseUrl).toBe(
+      'https://node-a.internal/gw',
+    );
+    expect(configError({ GATEWAY_ADVERTISE_URL: 'node-a:3000' }).message).toBe(
+      'GATEWAY_ADVERTISE_URL must be an http:// or https:// URL, got "node-a:3000"',
+    );
+    expect(configError({ GATEWAY_ADVERTISE_URL: 'http://u:p@node-a:3000' }).message).toBe(
+      'GATEWAY_ADVERTISE_URL must have no query, fragment or credentials',
+    );
+    expect(loadConfig({ GATEWAY_SERVER_NAME: 'gw-1.eu_west' }).serverName).toBe('gw-1.eu_west');
+    expect(configError({ GATEWAY_SERVER_NAME: 'node a' }).message).toBe(
+      'GATEWAY_SERVER_NAME must be 1 to 64 letters, digits, dots, dashes or underscores, got "node a"',
+    );
+    expect(configError({ GATEWAY_SERVER_NAME: 'n'.repeat(65) }).message).toMatch(
+      /^GATEWAY_SERVER_NAME must be 1 to 64/,
+    );
   });
 
   it('reads GATEWAY_WHATSAPP_URL (a local stand-in for WhatsApp Web)', () => {

@@ -14,16 +14,23 @@
  *   open --disconnected--> session (reconnect after backoff) --connected--> open
  *   any --logged_out--> (none), device UNPAIRED
  *
+ * Which devices it connects is the cluster's to say (src/cluster/): it
+ * connects a device when the cluster says it is held here and drops it at
+ * once when it is not; every state write carries the lease epoch the device
+ * was held under, so a node that lost the device writes nothing for it.
+ *
  * Must never: hold the only copy of anything (the store is the truth; this is
- * a cache of sockets and timers, a few hundred bytes per device), or let a
+ * a cache of sockets and timers, a few hundred bytes per device), let a
  * stale connection's late events change state (each connection has a
- * generation number).
+ * generation number), or connect a device the cluster does not hold here.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { recordEvent } from '../events/record.js';
 import type { Network, NetworkConnection, NetworkEvent, ReconnectHint } from '../network/network.js';
 import type { Store } from '../store/store.js';
+import type { Db } from '../store/schema.js';
+import { DeviceUnavailableError, LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
 import {
   QUEUE_END_BATCH,
   REASON_LOGGED_OUT,
@@ -40,6 +47,8 @@ export interface ConnectionManagerOptions {
   readonly clock: Clock;
   readonly network: Network;
   readonly serverName: string;
+  /** Which devices this node holds, and the fence of their writes. */
+  readonly holdings: DeviceHoldings;
   readonly logger: FastifyBaseLogger;
   readonly pairingWindowMs: number;
   /** How long a QR request waits for the network's first code. */
@@ -77,6 +86,8 @@ interface QrWaiter {
 interface Live {
   mode: 'pairing' | 'session';
   generation: number;
+  /** The lease epoch this node holds the device under; its writes are fenced by it. */
+  epoch: number;
   conn: NetworkConnection | null;
   open: boolean;
   qr: string | null;
@@ -126,6 +137,10 @@ export class ConnectionManager implements DeviceConnections {
       replaced: options.replacedRetryMs ?? 60_000,
       outdated: options.outdatedRetryMs ?? 600_000,
     };
+    options.holdings.subscribe({
+      acquired: (deviceId, epoch) => this.adopt(deviceId, epoch),
+      lost: (deviceId) => this.forget(deviceId),
+    });
   }
 
   onEvent(listener: DeviceNetworkListener): () => void {
@@ -133,13 +148,52 @@ export class ConnectionManager implements DeviceConnections {
     return () => this.listeners.delete(listener);
   }
 
-  /** After start-up: every paired device of this store reconnects from its stored session. */
+  /**
+   * After start-up: the paired devices reconnect from their stored sessions; all of them with one node
+   * (SQLite), those the cluster hands this node otherwise (see adopt).
+   */
   async start(): Promise<void> {
     const { db } = this.options.store;
     await devicesRepository.clearConnectedOf(db, this.options.serverName);
-    const paired = await devicesRepository.pairedIds(db);
-    for (const id of paired) this.connectSession(id, 0);
+    if (!this.options.holdings.clustered) {
+      const paired = await devicesRepository.pairedIds(db);
+      for (const id of paired) this.connectSession(id, 0, 0);
+    }
     void this.discardOrphanedState();
+  }
+
+  /** The cluster made this node the device's holder: connect it from its stored session. */
+  private adopt(deviceId: number, epoch: number): void {
+    if (this.closed) return;
+    const live = this.live.get(deviceId);
+    if (live !== undefined && live.epoch === epoch) return;
+    if (live !== undefined) this.drop(deviceId);
+    this.connectSession(deviceId, 0, epoch);
+  }
+
+  /** The device is no longer held here: its connection ends at once, quietly. */
+  private forget(deviceId: number): void {
+    if (!this.live.has(deviceId)) return;
+    this.drop(deviceId);
+    // Not fenced (the lease is gone): only while the row still names this node, never over the new holder's.
+    void devicesRepository
+      .setDisconnectedIfServer(this.options.store.db, deviceId, this.options.serverName)
+      .catch(() => undefined);
+  }
+
+  /** A write for a device, refused unless this node still holds it under `epoch` (in one transaction). */
+  private fenced<T>(deviceId: number, epoch: number, work: (trx: Db) => Promise<T>): Promise<T> {
+    return this.options.store.db.transaction().execute(async (trx) => {
+      await this.options.holdings.fence(trx, deviceId, epoch);
+      return work(trx);
+    });
+  }
+
+  /** The epoch this node holds the device under now, or DeviceUnavailableError. */
+  private heldEpoch(deviceId: number): number {
+    const epoch = this.options.holdings.epochOf(deviceId);
+    if (epoch === null) throw new DeviceUnavailableError(deviceId);
+    return epoch;
   }
 
   /**
@@ -165,7 +219,9 @@ export class ConnectionManager implements DeviceConnections {
   /** The open connection of a device, or null. */
   connection(deviceId: number): NetworkConnection | null {
     const live = this.live.get(deviceId);
-    return live?.open === true ? live.conn : null;
+    if (live?.open !== true) return null;
+    // Not held here any more (or this node's lease ran out): nothing may be sent through it.
+    return this.options.holdings.epochOf(deviceId) === live.epoch ? live.conn : null;
   }
 
   isConnected(deviceId: number): boolean {
@@ -177,13 +233,19 @@ export class ConnectionManager implements DeviceConnections {
     let live = this.live.get(device.id);
     if (live?.mode === 'pairing' && live.qr !== null) return live.qr;
     if (live === undefined || live.mode !== 'pairing') {
+      // The attempt runs where the device is held; a device nobody holds is taken here for it.
+      const epoch =
+        this.options.holdings.epochOf(device.id) ?? (await this.options.holdings.claimForPairing(device.id));
+      if (epoch === null) throw new DeviceUnavailableError(device.id);
       this.drop(device.id);
-      live = this.startPairing(device);
+      live = this.startPairing(device, epoch);
       if (device.paired_status === 'EXPIRED') {
-        await devicesRepository.update(this.options.store.db, device.account_id, device.id, {
-          paired_status: 'UNPAIRED',
-          updated_at: this.options.clock.now(),
-        });
+        await this.fenced(device.id, epoch, (trx) =>
+          devicesRepository.update(trx, device.account_id, device.id, {
+            paired_status: 'UNPAIRED',
+            updated_at: this.options.clock.now(),
+          }),
+        );
       }
     }
     const attempt = live;
@@ -215,9 +277,10 @@ export class ConnectionManager implements DeviceConnections {
   async restart(device: DeviceRow): Promise<void> {
     this.drop(device.id);
     if (device.paired_status !== 'PAIRED' || device.network_session === null) return;
+    const epoch = this.heldEpoch(device.id);
     // Written before the new connection opens, so its `connected` always lands after this.
-    await devicesRepository.setConnected(this.options.store.db, device.id, false);
-    this.connectSession(device.id, 0);
+    await this.fenced(device.id, epoch, (trx) => devicesRepository.setConnected(trx, device.id, false));
+    this.connectSession(device.id, 0, epoch);
   }
 
   /**
@@ -248,14 +311,21 @@ export class ConnectionManager implements DeviceConnections {
   /** Ends the device's connection here; with `logout`, its network session too. */
   async release(deviceId: number, { logout }: { logout: boolean }): Promise<void> {
     await this.end(deviceId, logout);
+    const epoch = this.options.holdings.epochOf(deviceId);
+    // Not held here: the holder drops it when it sees the device needs no connection.
+    if (epoch === null) return;
     // Dropped quietly (no `disconnected` event from a dropped connection): the row must say so itself.
-    await devicesRepository.setConnected(this.options.store.db, deviceId, false);
+    await this.fenced(deviceId, epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
+    this.options.holdings.letGo(deviceId);
   }
 
   /** A device made active again: it reconnects from its stored session (openSession checks it has one). */
   resume(deviceId: number): void {
     if (this.closed || this.live.has(deviceId)) return;
-    this.connectSession(deviceId, 0);
+    const epoch = this.options.holdings.epochOf(deviceId);
+    // Held by nobody (it was let go when suspended): a node takes it when woken.
+    if (epoch === null) this.options.holdings.deviceChanged(deviceId);
+    else this.connectSession(deviceId, 0, epoch);
   }
 
   /**
@@ -264,8 +334,11 @@ export class ConnectionManager implements DeviceConnections {
    * write, so a reader never sees "paired but offline" in between.
    */
   async logout(device: DeviceRow): Promise<void> {
+    // Nothing stored to end: only a pairing attempt (if one runs here) stops.
+    if (device.paired_status !== 'PAIRED') return this.end(device.id, true);
+    const epoch = this.heldEpoch(device.id);
     await this.end(device.id, true);
-    await this.markLoggedOut(device.id, 'logout requested through the API');
+    await this.markLoggedOut(device.id, epoch, 'logout requested through the API');
   }
 
   /** Ends the connection here; with `logout`, its session on the network too. */
@@ -288,8 +361,8 @@ export class ConnectionManager implements DeviceConnections {
 
   // --- pairing -------------------------------------------------------------
 
-  private startPairing(device: DeviceRow): Live {
-    const live = this.newLive('pairing');
+  private startPairing(device: DeviceRow, epoch: number): Live {
+    const live = this.newLive('pairing', epoch);
     this.live.set(device.id, live);
     live.pairingTimer = setTimeout(() => this.expirePairing(device.id, live.generation), this.options.pairingWindowMs);
     live.pairingEndsAt = this.options.clock.now() + this.options.pairingWindowMs;
@@ -303,17 +376,18 @@ export class ConnectionManager implements DeviceConnections {
   private expirePairing(deviceId: number, generation: number): void {
     const live = this.live.get(deviceId);
     if (live === undefined || live.generation !== generation || live.mode !== 'pairing') return;
-    this.drop(deviceId);
+    // The lease is kept until the expiry is written under it.
+    this.drop(deviceId, null, false);
     void this.serial(live, async () => {
-      const { db } = this.options.store;
       const now = this.options.clock.now();
-      const expired = await db.transaction().execute(async (trx) => {
+      const expired = await this.fenced(deviceId, live.epoch, async (trx) => {
         const device = await devicesRepository.findById(trx, deviceId);
         if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return false;
         await devicesRepository.markExpired(trx, deviceId, now);
         await recordEvent(trx, device, 'device.qr_expired', { paired_status: 'EXPIRED' }, now);
         return true;
       });
+      this.options.holdings.letGo(deviceId);
       if (!expired) return;
       this.options.logger.info(
         { deviceId, pairingWindowMs: this.options.pairingWindowMs },
@@ -325,10 +399,11 @@ export class ConnectionManager implements DeviceConnections {
 
   // --- sessions and reconnects --------------------------------------------
 
-  private connectSession(deviceId: number, delayMs: number): void {
+  private connectSession(deviceId: number, delayMs: number, epoch: number): void {
     if (this.closed) return;
-    const live = this.live.get(deviceId) ?? this.newLive('session');
+    const live = this.live.get(deviceId) ?? this.newLive('session', epoch);
     live.mode = 'session';
+    live.epoch = epoch;
     this.live.set(deviceId, live);
     if (live.reconnectTimer !== null) clearTimeout(live.reconnectTimer);
     live.reconnectTimer = setTimeout(() => {
@@ -340,6 +415,12 @@ export class ConnectionManager implements DeviceConnections {
   private async openSession(deviceId: number, live: Live): Promise<void> {
     live.holdsSlot = true;
     if (this.closed || this.live.get(deviceId) !== live) return this.releaseSlot(live);
+    if (this.options.holdings.epochOf(deviceId) !== live.epoch) {
+      // Taken over (or this node's lease ran out) while waiting for a slot.
+      this.releaseSlot(live);
+      this.drop(deviceId);
+      return;
+    }
     const device = await devicesRepository.findById(this.options.store.db, deviceId).catch(() => undefined);
     if (
       device === undefined ||
@@ -367,7 +448,7 @@ export class ConnectionManager implements DeviceConnections {
     // Equal jitter: half fixed, half random, so a fleet that dropped together does not return together.
     const delay = ceiling / 2 + Math.random() * (ceiling / 2);
     const wait = Math.max(delay, this.retryFloorMs[hint]);
-    this.connectSession(deviceId, wait);
+    this.connectSession(deviceId, wait, live.epoch);
     return wait;
   }
 
@@ -430,6 +511,8 @@ export class ConnectionManager implements DeviceConnections {
 
   private serial(live: Live, work: () => Promise<void>): Promise<void> {
     live.chain = live.chain.then(work).catch((error: unknown) => {
+      // A refused write means the device moved to another node: the cluster drops it here; nothing to log twice.
+      if (error instanceof LeaseLostError) return;
       this.options.logger.error({ err: error }, 'applying a network event failed');
     });
     return live.chain;
@@ -455,7 +538,9 @@ export class ConnectionManager implements DeviceConnections {
         if (live.failures > 0) this.options.logger.info({ deviceId, attempts: live.failures }, 'device reconnected');
         else this.options.logger.info({ deviceId }, 'device connected');
         this.releaseSlot(live);
-        await devicesRepository.setConnected(this.options.store.db, deviceId, true, this.options.serverName);
+        await this.fenced(deviceId, live.epoch, (trx) =>
+          devicesRepository.setConnected(trx, deviceId, true, this.options.serverName),
+        );
         break;
       }
       case 'disconnected': {
@@ -472,7 +557,7 @@ export class ConnectionManager implements DeviceConnections {
         }
         if (live.openedAt !== 0 && Date.now() - live.openedAt >= STABLE_MS) live.failures = 0;
         live.openedAt = 0;
-        await devicesRepository.setConnected(this.options.store.db, deviceId, false);
+        await this.fenced(deviceId, live.epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
         const hint = event.retry ?? 'backoff';
         this.logDrop(deviceId, event.reason, hint);
         if (this.live.get(deviceId) === live && !this.closed) {
@@ -490,7 +575,7 @@ export class ConnectionManager implements DeviceConnections {
         this.releaseSlot(live);
         this.drop(deviceId);
         // Tells the listeners itself, also for a logout asked through the API.
-        await this.markLoggedOut(deviceId, event.reason);
+        await this.markLoggedOut(deviceId, live.epoch, event.reason);
         return;
       }
       default:
@@ -500,9 +585,8 @@ export class ConnectionManager implements DeviceConnections {
   }
 
   private async onPaired(deviceId: number, live: Live, phone: string, session: string): Promise<void> {
-    const { db } = this.options.store;
     const now = this.options.clock.now();
-    const refused = await db.transaction().execute(async (trx) => {
+    const refused = await this.fenced(deviceId, live.epoch, async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null) return 'device is gone';
       if (device.expected_phone !== null && device.expected_phone !== phone) return 'another number scanned the QR';
@@ -534,10 +618,10 @@ export class ConnectionManager implements DeviceConnections {
    * (its messages were accepted for a number this device may no longer have),
    * in the same transaction as far as the first batch goes.
    */
-  private async markLoggedOut(deviceId: number, reason: string): Promise<void> {
+  private async markLoggedOut(deviceId: number, epoch: number, reason: string): Promise<void> {
     const { db } = this.options.store;
     const now = this.options.clock.now();
-    const ended = await db.transaction().execute(async (trx) => {
+    const ended = await this.fenced(deviceId, epoch, async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return null;
       const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
@@ -550,6 +634,8 @@ export class ConnectionManager implements DeviceConnections {
       return { end, phone: device.phone, first: await endQueueBatch(trx, end, now) };
     });
     if (ended === null) return;
+    // Logged out: no connection needed any more, the lease goes.
+    this.options.holdings.letGo(deviceId);
     this.options.onEventsRecorded?.();
     this.options.logger.info({ deviceId, phone: ended.phone, reason }, 'device logged out');
     let failed = ended.first;
@@ -568,10 +654,11 @@ export class ConnectionManager implements DeviceConnections {
 
   // --- bookkeeping ------------------------------------------------------------
 
-  private newLive(mode: Live['mode']): Live {
+  private newLive(mode: Live['mode'], epoch: number): Live {
     return {
       mode,
       generation: ++this.generation,
+      epoch,
       conn: null,
       open: false,
       qr: null,
@@ -595,12 +682,14 @@ export class ConnectionManager implements DeviceConnections {
   }
 
   /** Forgets the device here: closes its connection quietly and clears its timers. */
-  private drop(deviceId: number, endedBy: QrUnavailableError['endedBy'] = null): void {
+  private drop(deviceId: number, endedBy: QrUnavailableError['endedBy'] = null, letGo = true): void {
     const live = this.live.get(deviceId);
     if (live === undefined) return;
     this.live.delete(deviceId);
     live.generation = -1;
     live.open = false;
+    // A pairing attempt that ends unpaired needs the device no longer here.
+    if (live.mode === 'pairing' && letGo) this.options.holdings.letGo(deviceId);
     if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
     if (live.reconnectTimer !== null) clearTimeout(live.reconnectTimer);
     this.failQrWaiters(live, 'the pairing attempt ended', endedBy);

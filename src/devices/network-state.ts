@@ -67,12 +67,19 @@ export const networkStateRepository = {
   },
 };
 
+/**
+ * Whether this node may still write a session's state (the cluster's fence by the lease of the device that
+ * has the session); false refuses the write. Runs inside the write's transaction.
+ */
+export type SessionFence = (db: Db, session: string) => Promise<boolean>;
+
 class SqlStateWriter implements NetworkStateWriter {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     readonly session: string,
     private readonly fence: number,
+    private readonly lease: SessionFence | undefined,
   ) {}
 
   async readCreds(): Promise<Uint8Array | null> {
@@ -232,6 +239,8 @@ class SqlStateWriter implements NetworkStateWriter {
    * row lock it takes also orders concurrent writers; SQLite's write lock does the same.
    */
   private async checkFence(trx: Db, creds?: Uint8Array): Promise<void> {
+    if (this.lease !== undefined && !(await this.lease(trx, this.session)))
+      throw new StaleNetworkStateError(this.session);
     const result = await trx
       .updateTable('network_auth')
       .set({ updated_at: this.clock.now(), ...(creds === undefined ? {} : { creds }) })
@@ -246,6 +255,8 @@ export class SqlNetworkStateStore implements NetworkStateStore {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** The cluster's lease fence (PostgreSQL); none with one node. */
+    private readonly lease?: SessionFence,
   ) {}
 
   async claim(session: string, options: { readonly create: boolean }): Promise<NetworkStateWriter | null> {
@@ -266,7 +277,7 @@ export class SqlNetworkStateStore implements NetworkStateStore {
         .executeTakeFirst();
       return row?.fence;
     });
-    return fence === undefined ? null : new SqlStateWriter(this.store, this.clock, session, Number(fence));
+    return fence === undefined ? null : new SqlStateWriter(this.store, this.clock, session, Number(fence), this.lease);
   }
 
   async discard(session: string): Promise<void> {

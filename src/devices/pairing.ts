@@ -11,6 +11,7 @@
 import QRCode from 'qrcode';
 import { ApiError } from '../http/errors.js';
 import { QrUnavailableError, type ConnectionManager } from './connections.js';
+import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';
 import type { DeviceRow } from './repository.js';
 import type { DevicesService } from './service.js';
 
@@ -41,6 +42,8 @@ export class PairingService {
     try {
       qr = await this.connections.currentQr(device);
     } catch (error) {
+      // No node can run the attempt right now: 503 with Retry-After, not a failed QR.
+      if (error instanceof DeviceUnavailableError || error instanceof LeaseLostError) throw error;
       await this.whatEnded(accountId, deviceId);
       if (error instanceof QrUnavailableError && error.endedBy === 'release') {
         throw new ApiError('DEVICE_LOGGED_OUT', { error: 'the pairing attempt was ended by a logout' });
@@ -101,6 +104,7 @@ export class PairingService {
     try {
       return await this.connections.pairingCode(device, phone);
     } catch (error) {
+      if (error instanceof DeviceUnavailableError || error instanceof LeaseLostError) throw error;
       throw new ApiError('PAIRING_CODE_FAILED', { error: (error as Error).message });
     }
   }

@@ -47,7 +47,15 @@ export const DeviceSchema = Type.Object(
 
 export type DeviceJson = Static<typeof DeviceSchema>;
 
-export function presentDevice(row: DeviceRow, serverName: string): DeviceJson {
+/**
+ * `server` is the node that holds (or last held) the device's connection; `isUp` says whether that node is
+ * alive (the cluster's view; with one node, only this one is).
+ */
+export function presentDevice(
+  row: DeviceRow,
+  serverName: string,
+  isUp: (name: string) => boolean = (name) => name === serverName,
+): DeviceJson {
   const plan = findPackage(row.package_code);
   const server = row.server_name ?? serverName;
   return {
@@ -65,8 +73,7 @@ export function presentDevice(row: DeviceRow, serverName: string): DeviceJson {
     send_interval_ms: row.send_interval_ms,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
-    // Single node: the node holding the connection is this one, and it is up while it answers.
-    server: { name: server, status: server === serverName ? 'ACTIVE' : 'DOWN' },
+    server: { name: server, status: isUp(server) ? 'ACTIVE' : 'DOWN' },
     package: { code: row.package_code, name: plan?.name ?? row.package_code },
     subscription: {
       quote_available: quoteAvailable(row.quota_limit, row.quote_used),

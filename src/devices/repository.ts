@@ -133,6 +133,16 @@ export const devicesRepository = {
       .execute();
   },
 
+  /** The device is no longer held by `serverName`: not connected, unless another node's connection is recorded since. */
+  setDisconnectedIfServer: async (db: Db, id: number, serverName: string): Promise<void> => {
+    await db
+      .updateTable('devices')
+      .set({ connected: 0 })
+      .where('id', '=', id)
+      .where('server_name', '=', serverName)
+      .execute();
+  },
+
   /** After a crash `connected` may still be set; nothing of this node is connected until the network says so. */
   clearConnectedOf: async (db: Db, serverName: string): Promise<void> => {
     await db

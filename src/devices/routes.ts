@@ -26,6 +26,8 @@ export interface DeviceRoutesOptions {
   readonly devices: DevicesService;
   readonly pairing: PairingService;
   readonly serverName: string;
+  /** Whether a node is up (the device's `server.status`); default: only this one. */
+  readonly serverUp?: (name: string) => boolean;
 }
 
 const QrQuery = Type.Object({
@@ -116,9 +118,9 @@ const tags = ['Devices'];
 
 export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (
   app,
-  { devices, pairing, serverName },
+  { devices, pairing, serverName, serverUp },
 ) => {
-  const present = (row: Parameters<typeof presentDevice>[0]) => presentDevice(row, serverName);
+  const present = (row: Parameters<typeof presentDevice>[0]) => presentDevice(row, serverName, serverUp);
 
   app.post(
     '/devices',

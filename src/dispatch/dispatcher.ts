@@ -18,8 +18,15 @@
  * until it commits, through a store outage; the lane takes the next message
  * only once the outcome of the one before is stored.
  *
- * Must never: send a message of one device out of order, or hold the only copy
- * of anything (a lane is a cursor and a timer; the store has the queue).
+ * Lanes run only for devices the cluster holds here (src/cluster/): before each
+ * send the lane asks for the device's lease epoch, and every outcome is written
+ * fenced by it; a refused write means the device moved to another node, and
+ * the lane stops at once (the new holder sends again, under the same ids, what
+ * was sent here but not recorded).
+ *
+ * Must never: send a message of one device out of order, send for a device not
+ * held here, or hold the only copy of anything (a lane is a cursor and a timer;
+ * the store has the queue).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
@@ -36,6 +43,7 @@ import {
 import type { WriteBatcher } from '../store/batcher.js';
 import { untilStored } from '../store/until-stored.js';
 import type { Store } from '../store/store.js';
+import { LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { presentMessage } from '../messages/present.js';
 import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
@@ -47,6 +55,8 @@ export interface DispatcherOptions {
   readonly batcher: WriteBatcher;
   readonly clock: Clock;
   readonly connections: ConnectionManager;
+  /** Whether a device is held here, under which epoch, and the fence of its writes. */
+  readonly holdings: DeviceHoldings;
   readonly logger: FastifyBaseLogger;
   /** Default gap between two sends of one device; a device's own `send_interval_ms` wins. */
   readonly sendIntervalMs: number;
@@ -74,6 +84,8 @@ interface Lane {
   timer: NodeJS.Timeout | null;
   lastSentAt: number;
   intervalMs: number | null;
+  /** The run under way, if any (a device handed to another node waits for it). */
+  current: Promise<void> | null;
 }
 
 const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
@@ -111,7 +123,39 @@ export class Dispatcher {
   }
 
   start(): void {
-    this.unsubscribe = this.options.connections.onEvent((deviceId, event) => this.onNetworkEvent(deviceId, event));
+    const offEvents = this.options.connections.onEvent((deviceId, event) => this.onNetworkEvent(deviceId, event));
+    const offHoldings = this.options.holdings.subscribe({
+      lost: (deviceId) => this.forget(deviceId),
+      changed: (deviceId) => this.deviceChanged(deviceId),
+      work: (deviceIds) => {
+        for (const deviceId of deviceIds) this.notify(deviceId);
+      },
+    });
+    this.unsubscribe = () => {
+      offEvents();
+      offHoldings();
+    };
+  }
+
+  /**
+   * The device is no longer held here: its lane forgets what it read and stops; resolves once a
+   * send under way (and the write of its outcome) is over, so the next holder starts after it.
+   */
+  private async forget(deviceId: number): Promise<void> {
+    const lane = this.lanes.get(deviceId);
+    if (lane === undefined) return;
+    this.reset(lane);
+    await lane.current?.catch(() => undefined);
+    this.deviceCache.delete(deviceId);
+  }
+
+  private reset(lane: Lane): void {
+    if (lane.timer !== null) clearTimeout(lane.timer);
+    lane.timer = null;
+    lane.buffer = [];
+    lane.stale = true;
+    lane.cursor = 0;
+    lane.wake = false;
   }
 
   /** A message was committed for this device (or its connection opened): move its queue. */
@@ -128,6 +172,7 @@ export class Dispatcher {
         timer: null,
         lastSentAt: 0,
         intervalMs: null,
+        current: null,
       };
       this.lanes.set(deviceId, lane);
     }
@@ -165,12 +210,20 @@ export class Dispatcher {
       return;
     }
     lane.running = true;
+    const current = this.drive(deviceId, lane);
+    lane.current = current;
     try {
-      await this.drive(deviceId, lane);
+      await current;
     } catch (error) {
-      this.options.logger.error({ err: error, deviceId }, 'dispatch lane failed; retrying shortly');
-      this.schedule(deviceId, lane, 1000);
+      if (error instanceof LeaseLostError) {
+        // The device moved to another node (the cluster drops it here too): nothing more to do for it.
+        this.reset(lane);
+      } else {
+        this.options.logger.error({ err: error, deviceId }, 'dispatch lane failed; retrying shortly');
+        this.schedule(deviceId, lane, 1000);
+      }
     } finally {
+      lane.current = null;
       lane.running = false;
       if (lane.wake && !this.closed) {
         lane.wake = false;
@@ -184,6 +237,9 @@ export class Dispatcher {
     for (;;) {
       lane.wake = false;
       if (this.closed) return;
+      // Asked before every send: a device taken over, or a lease this node could not renew, stops the lane.
+      const epoch = this.options.holdings.epochOf(deviceId);
+      if (epoch === null) return this.reset(lane);
       const conn = this.options.connections.connection(deviceId);
       if (conn === null) return; // woken again when the device connects
       if (lane.buffer.length === 0) {
@@ -203,19 +259,19 @@ export class Dispatcher {
       if (sender === 'suspended') {
         // A suspended device's queue waits, but no longer than any queued message may (DECISIONS 5).
         if (Date.now() - head.created_at < this.maxQueuedMs) return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
-        await this.persist(head, () => this.fail(head, REASON_SUSPENDED_TOO_LONG));
+        await this.persist(head, () => this.fail(head, epoch, REASON_SUSPENDED_TOO_LONG));
         lane.buffer.shift();
         lane.cursor = head.seq;
         continue;
       }
       if (sender !== 'same') {
         // Accepted for a sender this device no longer is: it ends here, never leaves from another number.
-        await this.persist(head, () => this.fail(head, sender));
+        await this.persist(head, () => this.fail(head, epoch, sender));
         lane.buffer.shift();
         lane.cursor = head.seq;
         continue;
       }
-      const { outcome, stored } = await this.sendOne(conn, head);
+      const { outcome, stored } = await this.sendOne(conn, head, epoch);
       if (outcome === 'retry') {
         lane.buffer = [];
         lane.stale = true;
@@ -284,6 +340,7 @@ export class Dispatcher {
   private async sendOne(
     conn: NetworkConnection,
     row: MessageRow,
+    epoch: number,
   ): Promise<{ outcome: 'sent' | 'failed' | 'retry'; stored?: Promise<void> }> {
     const { db } = this.options.store;
     // Only the media's layout is read here; the network reads the bytes chunk by chunk as it sends them.
@@ -291,7 +348,7 @@ export class Dispatcher {
     if (MEDIA_TYPES.has(row.type) && media === undefined) {
       return {
         outcome: 'failed',
-        stored: this.persist(row, () => this.fail(row, 'the media of this message is missing')),
+        stored: this.persist(row, () => this.fail(row, epoch, 'the media of this message is missing')),
       };
     }
     try {
@@ -312,13 +369,13 @@ export class Dispatcher {
       if (error instanceof NetworkUnavailableError) return { outcome: 'retry' };
       if (error instanceof NetworkSendError && error.kind === 'permanent') {
         const reason = error.message;
-        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, reason)) };
+        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, epoch, reason)) };
       }
       const attempts = row.attempts + 1;
       const reason = error instanceof Error ? error.message : 'send failed';
       if (attempts >= this.maxAttempts || now - row.created_at >= this.maxQueuedMs) {
         const final = `gave up after ${attempts} attempts: ${reason}`;
-        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, final)) };
+        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, epoch, final)) };
       }
       const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempts - 1));
       const next = now + ceiling / 2 + Math.random() * (ceiling / 2);
@@ -331,7 +388,7 @@ export class Dispatcher {
     const renderedAs = INTERACTIVE_TYPES.has(row.type) && conn.capabilities?.interactive === 'text' ? 'text' : null;
     return {
       outcome: 'sent',
-      stored: this.persist(row, () => this.markSent(row.device_id, row.id, hasMedia, renderedAs)),
+      stored: this.persist(row, () => this.markSent(row.device_id, epoch, row.id, hasMedia, renderedAs)),
     };
   }
 
@@ -347,7 +404,8 @@ export class Dispatcher {
         logger: this.options.logger,
         what: 'a message status',
         context: { messageId: row.id, deviceId: row.device_id },
-        giveUp: () => this.closed,
+        // A refused write (the device moved to another node) is final: the new holder takes over.
+        giveUp: (error) => this.closed || error instanceof LeaseLostError,
       }),
     );
   }
@@ -370,9 +428,16 @@ export class Dispatcher {
 
   // --- status writes (group-committed, each with its webhook event) -----------------
 
-  private markSent(deviceId: number, id: string, hasMedia: boolean, renderedAs: string | null): Promise<void> {
+  private markSent(
+    deviceId: number,
+    epoch: number,
+    id: string,
+    hasMedia: boolean,
+    renderedAs: string | null,
+  ): Promise<void> {
     const at = this.options.clock.now();
     return this.options.batcher.run(async (trx) => {
+      await this.options.holdings.fence(trx, deviceId, epoch);
       if (!(await this.announces(trx, deviceId))) {
         await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
         return;
@@ -382,9 +447,10 @@ export class Dispatcher {
     });
   }
 
-  private async fail(row: MessageRow, reason: string): Promise<void> {
+  private async fail(row: MessageRow, epoch: number, reason: string): Promise<void> {
     const at = this.options.clock.now();
     const ended = await this.options.batcher.run(async (trx) => {
+      await this.options.holdings.fence(trx, row.device_id, epoch);
       const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
       if (failed === undefined) return false;
       // It never reached the network: its unit of quota comes back.
@@ -414,14 +480,18 @@ export class Dispatcher {
       return;
     }
     if (event.type !== 'message_status') return;
+    // A receipt reaching a node that no longer holds the device is the new holder's to record.
+    const epoch = this.options.holdings.epochOf(deviceId);
+    if (epoch === null) return;
     const at = event.at.getTime();
     if (event.status === 'failed') {
-      this.track(this.refused(deviceId, event.id, at, event.reason));
+      this.track(this.refused(deviceId, epoch, event.id, at, event.reason));
       return;
     }
     const { id, status } = event;
     void this.persist({ id, device_id: deviceId }, () =>
       this.options.batcher.run(async (trx) => {
+        await this.options.holdings.fence(trx, deviceId, epoch);
         const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
         if (!(await this.announces(trx, deviceId))) {
           await change(trx, deviceId, id, at, false);
@@ -435,8 +505,9 @@ export class Dispatcher {
   }
 
   /** A refusal after `sent` ends the message failed, with `message.failed` (DECISIONS 10). */
-  private refused(deviceId: number, id: string, at: number, reason: string): Promise<void> {
+  private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
     return this.options.batcher.run(async (trx) => {
+      await this.options.holdings.fence(trx, deviceId, epoch);
       const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
       if (row !== undefined) await this.event(trx, row, 'message.failed', at);
     });

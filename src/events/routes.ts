@@ -17,6 +17,8 @@ import type { WebhooksService } from './service.js';
 export interface WebhookRoutesOptions {
   readonly webhooks: WebhooksService;
   readonly serverName: string;
+  /** Whether a node is up (the device's `server.status`); default: only this one. */
+  readonly serverUp?: (name: string) => boolean;
 }
 
 const DeliveriesQuery = Type.Composite([
@@ -34,7 +36,10 @@ const DeliveryParams = Type.Object({
 
 const tags = ['Webhooks'];
 
-export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { webhooks, serverName }) => {
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
+  app,
+  { webhooks, serverName, serverUp },
+) => {
   app.get(
     '/devices/:id/webhook-deliveries',
     {
@@ -97,7 +102,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => {
       const row = await webhooks.rotateSecret(accountOf(request), request.params.id);
-      return { code: 200, status: 200, message: 'Webhook secret rotated', data: presentDevice(row, serverName) };
+      return {
+        code: 200,
+        status: 200,
+        message: 'Webhook secret rotated',
+        data: presentDevice(row, serverName, serverUp),
+      };
     },
   );
 };

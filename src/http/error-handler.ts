@@ -12,6 +12,15 @@ import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
 import { GROUP_REF_PATTERN, GROUP_REF_RULE, NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
+import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';
+
+/** Seconds a client waits before asking again for a device no node holds right now. */
+export const DEVICE_RETRY_AFTER_S = 5;
+
+/** The answer when no live node can act for a device right now (never a hang). */
+export function deviceUnavailable(): ApiError {
+  return new ApiError('DEVICE_UNAVAILABLE', { headers: { 'retry-after': String(DEVICE_RETRY_AFTER_S) } });
+}
 
 interface SchemaIssue {
   instancePath: string;
@@ -154,6 +163,8 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
       request.routeOptions.config.fieldErrors,
     );
   }
+  // The device's holder is down, or it moved to another node mid-request: a retry finds its new holder.
+  if (error instanceof DeviceUnavailableError || error instanceof LeaseLostError) return deviceUnavailable();
   // The store out of service (down, frozen, full disk): a client should come back later, not report a bug.
   if (storeFault(error) !== null) {
     return new ApiError('STORE_UNAVAILABLE', { headers: { 'retry-after': String(STORE_RETRY_AFTER_S) } });

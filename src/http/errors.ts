@@ -31,6 +31,8 @@ export const ERRORS = {
   DEVICE_LOGGED_OUT: [409, 'Device logged out'],
   PAIRING_CODE_FAILED: [500, 'Pairing code generation failed'],
   PHONE_MISMATCH: [400, 'Phone number mismatch'],
+  // The node holding the device's connection is down and no node took it over yet (DECISIONS 11).
+  DEVICE_UNAVAILABLE: [503, 'Device unavailable, retry shortly'],
   INVALID_PHONE: [400, 'Invalid phone number format'],
   // Messages (spec 7.2, DECISIONS 4 and 5)
   INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],

@@ -53,6 +53,9 @@ export class AcceptanceWriter {
   constructor(
     committer: Committer,
     private readonly clock: Clock,
+    /** Called in the accepting transaction with the devices that got messages (wakes the nodes holding them). */
+    private readonly announce: (trx: Transaction<Database>, deviceIds: readonly number[]) => Promise<void> = async () =>
+      undefined,
   ) {
     this.submit = committer.channel((trx, items: AcceptRequest[]) => this.write(trx, items));
   }
@@ -120,6 +123,7 @@ export class AcceptanceWriter {
 
     for (const [deviceId, units] of taken) await messagesRepository.addQuotaUsed(trx, deviceId, units);
     await messagesRepository.insertMany(trx, rows);
+    if (taken.size > 0) await this.announce(trx, [...taken.keys()]);
     for (const [i, item] of items.entries()) {
       const outcome = outcomes[i];
       if (outcome?.kind !== 'ok') continue;

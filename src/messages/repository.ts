@@ -179,6 +179,23 @@ function receipt(change: ReturnType<typeof statusChange<readonly [id: string, de
 }
 
 export const messagesRepository = {
+  /** Of these devices, those with messages waiting to be sent (a node's poll for work it was not told of). */
+  devicesWithPending: async (db: Db, deviceIds: readonly number[]): Promise<number[]> => {
+    const found: number[] = [];
+    for (let start = 0; start < deviceIds.length; start += MAX_LOCKED_AT_ONCE) {
+      const ids = deviceIds.slice(start, start + MAX_LOCKED_AT_ONCE);
+      const rows = await db
+        .selectFrom('messages')
+        .select('device_id')
+        .distinct()
+        .where(sql<boolean>`status = 'pending'`)
+        .where('device_id', 'in', ids)
+        .execute();
+      for (const row of rows) found.push(Number(row.device_id));
+    }
+    return found;
+  },
+
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
   takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
     (await takeQuotaStatement(db, deviceId)).length === 1,

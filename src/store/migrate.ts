@@ -25,6 +25,7 @@ import * as m008c from './migrations/008c-replies-and-group-settings.js';
 import * as m008d from './migrations/008d-webhook-formats.js';
 import * as m008e from './migrations/008e-interactive-offers.js';
 import * as m008f from './migrations/008f-sandbox-accounts.js';
+import * as m008g from './migrations/008g-cluster.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -45,6 +46,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['008d-webhook-formats', m008d],
   ['008e-interactive-offers', m008e],
   ['008f-sandbox-accounts', m008f],
+  ['008g-cluster', m008g],
 ];
 
 class StaticProvider implements MigrationProvider {

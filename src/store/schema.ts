@@ -194,6 +194,8 @@ export interface Database {
   network_auth_keys: NetworkAuthKeysTable;
   network_sent: NetworkSentTable;
   network_offers: NetworkOffersTable;
+  cluster_nodes: ClusterNodesTable;
+  device_leases: DeviceLeasesTable;
 }
 
 /** Readiness's throwaway writes (see store/store.ts); empty between probes. */
@@ -279,6 +281,29 @@ export interface NetworkOffersTable {
   chat: string;
   payload: Uint8Array;
   created_at: number;
+}
+
+/** A gateway process sharing the store (DECISIONS 11). */
+export interface ClusterNodesTable {
+  name: string;
+  /** The process running under this name now (random per start). */
+  instance: string;
+  /** Where other nodes forward requests that need this node's live connections. */
+  url: string;
+  started_at: number;
+  /** Renewed every few seconds; renewing it renews every lease of the node. */
+  heartbeat_at: number;
+  /** Set by a clean shutdown: its leases were released and it is DOWN at once. */
+  stopped_at: number | null;
+}
+
+/** Which node holds a device's connection; `node` null: released. */
+export interface DeviceLeasesTable {
+  device_id: number;
+  node: string | null;
+  /** Grows at every takeover; writes made under an older epoch are refused. */
+  epoch: number;
+  acquired_at: number;
 }
 
 /** A handle repositories take: the database, or a transaction on it. */

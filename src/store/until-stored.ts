@@ -17,8 +17,11 @@ export interface UntilStoredOptions {
   readonly what: string;
   /** Fields for the log lines (ids; never content). */
   readonly context?: Record<string, unknown>;
-  /** Asked after a failed attempt: true ends the loop with that attempt's error (the caller is shutting down). */
-  readonly giveUp: () => boolean;
+  /**
+   * Asked after a failed attempt: true ends the loop with that attempt's error (the caller is shutting
+   * down, or the error says no attempt can ever succeed).
+   */
+  readonly giveUp: (error: unknown) => boolean;
   readonly firstDelayMs?: number;
   readonly maxDelayMs?: number;
 }
@@ -31,7 +34,7 @@ export async function untilStored<T>(write: () => Promise<T>, options: UntilStor
       if (attempt > 1) logger.info({ ...context, attempts: attempt }, `stored ${what} after the store came back`);
       return result;
     } catch (error) {
-      if (options.giveUp()) throw error;
+      if (options.giveUp(error)) throw error;
       if (attempt === 1 || attempt % 10 === 0) {
         const fault = storeFault(error);
         // A store fault is an outage that ends by itself; anything else is a defect to look into.

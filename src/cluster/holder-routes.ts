@@ -1,0 +1,53 @@
+/**
+ * The routes whose work needs the device's live connection, and how each
+ * finds its device (DECISIONS 11: QR, pairing code, logout, restart,
+ * deletion, group and contact operations). Durable work (sending a message,
+ * a group send) is accepted by any node and never forwarded.
+ *
+ * Owns: that list. A lookup that finds nothing (unknown device, malformed
+ * input) lets the request run where it arrived, which answers it as usual.
+ * Must never: decide an answer itself.
+ */
+import type { FastifyRequest } from 'fastify';
+import { accountOf } from '../http/auth.js';
+import type { DeviceDirectory } from '../devices/directory.js';
+import { groupsRepository } from '../groups/repository.js';
+import type { Store } from '../store/store.js';
+import type { HolderLookup } from './forward.js';
+
+function numeric(value: unknown): number | undefined {
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+function field(source: unknown, name: string): unknown {
+  return typeof source === 'object' && source !== null ? (source as Record<string, unknown>)[name] : undefined;
+}
+
+export function holderLookups(deps: { store: Store; directory: DeviceDirectory }): Map<string, HolderLookup> {
+  const byDeviceParam: HolderLookup = async (request) => numeric(field(request.params, 'id'));
+  const byDeviceNumber: HolderLookup = async (request: FastifyRequest) => {
+    const phone = field(request.body, 'device');
+    if (typeof phone !== 'string') return undefined;
+    return (await deps.directory.findByPhone(accountOf(request), phone))?.id;
+  };
+  const byGroup =
+    (param: string): HolderLookup =>
+    async (request) => {
+      const id = numeric(field(request.params, param));
+      if (id === undefined) return undefined;
+      return (await groupsRepository.find(deps.store.db, accountOf(request), id))?.device_id;
+    };
+  return new Map<string, HolderLookup>([
+    ['GET /devices/:id/qr', byDeviceParam],
+    ['POST /devices/:id/pairing-code', byDeviceParam],
+    ['POST /devices/:id/logout', byDeviceParam],
+    ['POST /devices/:id/restart', byDeviceParam],
+    ['DELETE /devices/:id', byDeviceParam],
+    ['POST /contacts/check', byDeviceNumber],
+    ['POST /groups', byDeviceNumber],
+    ['PUT /groups/:id', byGroup('id')],
+    ['POST /groups/:group_id/members/add', byGroup('group_id')],
+  ]);
+}
