@@ -272,6 +272,13 @@ export class ClusterNode implements DeviceHoldings {
 
   // --- rounds ---------------------------------------------------------------------
 
+  /** Runs a round now and resolves when it is over (tests, which drive rounds by hand). */
+  async roundNow(): Promise<void> {
+    while (this.round !== null) await this.round;
+    this.wake();
+    while (this.round !== null) await this.round;
+  }
+
   /** Runs a round now (coalesced with one under way). */
   wake(): void {
     if (!this.started || this.closed) return;
