@@ -69,6 +69,7 @@ import { createCluster, type Cluster } from './cluster/index.js';
 import type { ClusterTimings } from './cluster/node.js';
 import { installForwarding } from './cluster/forward.js';
 import { holderLookups } from './cluster/holder-routes.js';
+import { installClusterMetrics } from './cluster/metrics.js';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -436,6 +437,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const serverUp = clusterNode === null ? undefined : (name: string) => clusterNode.isUp(name);
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
+  installClusterMetrics(metrics, cluster, systemClock);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (DECISIONS 11).
   if (clusterNode !== null) {

@@ -3,8 +3,8 @@
  * The command-line entry: `gateway <command>` (or `npm run cli -- <command>`).
  *
  * Owns: parsing arguments and printing results for operators: accounts,
- * tokens, device limits, migrations, network keys, and running the sandbox
- * network as its own process. Works on the same store as the server (same settings).
+ * tokens, device limits, migrations, network keys, the cluster's nodes, and
+ * running the sandbox network as its own process. Works on the same store as the server (same settings).
  * Must never: print a token secret except the one just created.
  */
 import { existsSync } from 'node:fs';
@@ -21,6 +21,8 @@ import { PACKAGE_CODES, findPackage, quoteAvailable } from '../devices/packages.
 import { ApiError } from '../http/errors.js';
 import { sandboxScope } from '../network/create.js';
 import { startSandboxServer } from '../network/sandbox/index.js';
+import { clusterRepository } from '../cluster/repository.js';
+import { nodeStatuses } from '../cluster/status.js';
 
 export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -236,6 +238,34 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         const stop = () => void server.close().then(resolve, resolve);
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);
+      });
+    });
+
+  const cluster = program.command('cluster').description('The nodes sharing a PostgreSQL store (DECISIONS 11)');
+  cluster
+    .command('status')
+    .description(
+      'List the nodes: status (ACTIVE or DOWN), seconds since their last heartbeat, devices held and connected',
+    )
+    .action(async () => {
+      const config = settings();
+      await withAccounts(config, async (_service, store) => {
+        if (!store.capabilities.sharedByProcesses) {
+          io.out(`One node (SQLite store): ${config.serverName}. A cluster needs DATABASE_URL=postgres://...`);
+          return;
+        }
+        const rows = await clusterRepository.nodes(store.db);
+        table(
+          io,
+          nodeStatuses(rows, systemClock.now()).map((s) => ({
+            node: s.node,
+            status: s.status,
+            heartbeat_age_s: s.heartbeatAgeS,
+            devices: s.devices,
+            connected: s.connected,
+            url: s.url,
+          })),
+        );
       });
     });
 

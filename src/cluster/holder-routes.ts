@@ -41,6 +41,7 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     };
   return new Map<string, HolderLookup>([
     ['GET /devices/:id/qr', byDeviceParam],
+    ['GET /sandbox/devices/:id/qr', byDeviceParam],
     ['POST /devices/:id/pairing-code', byDeviceParam],
     ['POST /devices/:id/logout', byDeviceParam],
     ['POST /devices/:id/restart', byDeviceParam],

@@ -355,8 +355,11 @@ export class ConnectionManager implements DeviceConnections {
 
   async close(): Promise<void> {
     this.closed = true;
+    const chains = [...this.live.values()].map((live) => live.chain);
     for (const id of [...this.live.keys()]) this.drop(id);
-    await Promise.all([...this.live.values()].map((live) => live.chain));
+    await Promise.all(chains);
+    // Dropped quietly: the rows say so themselves (another node sets them again when it connects them).
+    await devicesRepository.clearConnectedOf(this.options.store.db, this.options.serverName).catch(() => undefined);
   }
 
   // --- pairing -------------------------------------------------------------

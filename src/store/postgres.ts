@@ -23,9 +23,21 @@ export interface PostgresTimeouts {
   readonly statementMs: number;
   /** We stop waiting for an answer (a frozen server cancels nothing); the connection is then discarded. */
   readonly answerMs: number;
+  /**
+   * The server ends a session left inside a transaction this long (idle_in_transaction_session_timeout):
+   * a process frozen or cut off mid-transaction must not keep its row locks, which would hold up other
+   * nodes taking over its devices (DECISIONS 11). 0 means none.
+   */
+  readonly idleInTransactionMs?: number;
 }
 
-export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 3_000, statementMs: 5_000, answerMs: 6_000 };
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = {
+  connectMs: 3_000,
+  statementMs: 5_000,
+  answerMs: 6_000,
+  // Well inside a device lease (15 s), so a frozen node's locks are gone before its devices are taken over.
+  idleInTransactionMs: 10_000,
+};
 
 /** While the server does not answer, how often one caller may try it again. */
 const OUTAGE_TRIAL_INTERVAL_MS = 1_000;
@@ -189,6 +201,9 @@ export function openPostgres(
     max: poolSize,
     ...(timeouts.connectMs > 0 ? { connectionTimeoutMillis: timeouts.connectMs } : {}),
     ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}),
+    ...((timeouts.idleInTransactionMs ?? 0) > 0
+      ? { idle_in_transaction_session_timeout: timeouts.idleInTransactionMs }
+      : {}),
   });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
