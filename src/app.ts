@@ -412,7 +412,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     clock,
     senders: {
       findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
-      isConnected: (deviceId) => connections.isConnected(deviceId),
+      // Any node accepts for any device (DECISIONS 11): held elsewhere, the row says whether its node has it open.
+      isConnected: (device) =>
+        connections.isConnected(device.id) ||
+        (clusterNode !== null &&
+          device.connected === 1 &&
+          device.server_name !== null &&
+          device.server_name !== config.serverName &&
+          clusterNode.isUp(device.server_name)),
     },
     mediaDispatcher: mediaAgent,
     logger: app.log,

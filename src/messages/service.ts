@@ -38,7 +38,8 @@ import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from '.
 export interface SenderDirectory {
   /** The account's device with this number (not deleted), if any. */
   findByPhone(accountId: number, phone: string): Promise<DeviceRow | undefined>;
-  isConnected(deviceId: number): boolean;
+  /** Whether the device's connection is open now, here or (in a cluster) on the node holding it. */
+  isConnected(device: DeviceRow): boolean;
 }
 
 export interface MessagesServiceOptions {
@@ -133,7 +134,7 @@ export class MessagesService {
   ): Promise<SendAnswer> {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     // An open connection means paired; a device not connected right now cannot take messages.
-    if (!this.options.senders.isConnected(device.id)) throw new ApiError('DEVICE_NOT_CONNECTED');
+    if (!this.options.senders.isConnected(device)) throw new ApiError('DEVICE_NOT_CONNECTED');
     const quoted =
       request.quotedMessageId === undefined
         ? undefined
