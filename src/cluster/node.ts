@@ -316,6 +316,8 @@ export class ClusterNode implements DeviceHoldings {
   /** One round; true when another should follow at once. */
   private async oneRound(): Promise<boolean> {
     const { store, clock, logger } = this.options;
+    // A round running after the lease ran out (the process was paused) drops everything first, as the timer would.
+    await this.expire();
     const now = clock.now();
     const before = this.seq;
     const leases = await store.db
@@ -453,17 +455,20 @@ export class ClusterNode implements DeviceHoldings {
     this.expiryTimer = setTimeout(
       () => {
         this.expiryTimer = null;
-        if (this.closed || this.valid()) return;
-        if (this.held.size > 0) {
-          this.options.logger.warn(
-            { devices: this.held.size },
-            'the lease ran out before it could be renewed (store unreachable or process paused); every device dropped here',
-          );
-        }
-        void this.dropAll();
+        void this.expire();
       },
       Math.max(0, at - this.options.clock.now()),
     );
+  }
+
+  /** Drops every device once this node's own lease has run out (by the timer, or by a round coming late). */
+  private async expire(): Promise<void> {
+    if (this.closed || this.valid() || this.held.size === 0) return;
+    this.options.logger.warn(
+      { devices: this.held.size },
+      'the lease ran out before it could be renewed (store unreachable or process paused); every device dropped here',
+    );
+    await this.dropAll();
   }
 
   /** The poll fallback of the wake-ups: held devices with messages waiting are told to their listeners. */
