@@ -28,10 +28,16 @@ export const HOP_HEADER = 'x-gateway-forwarded-by';
 /** Finds the device a request acts on (undefined: none known; the request runs here and answers itself). */
 export type HolderLookup = (request: FastifyRequest) => Promise<number | undefined>;
 
+export interface HolderRoute {
+  readonly find: HolderLookup;
+  /** Also served without the connection (deleting a device): with no live holder it runs where it arrived. */
+  readonly anywhere?: boolean;
+}
+
 export interface ForwardOptions {
   readonly node: ClusterNode;
   /** By `METHOD /path` as registered, without the `/api` prefix. */
-  readonly lookups: ReadonlyMap<string, HolderLookup>;
+  readonly lookups: ReadonlyMap<string, HolderRoute>;
   readonly logger: FastifyBaseLogger;
   /** Connecting to the holder. */
   readonly connectTimeoutMs?: number;
@@ -56,12 +62,12 @@ export function installForwarding(app: FastifyInstance, options: ForwardOptions)
   app.addHook('preHandler', async (request, reply) => {
     const pattern = request.routeOptions.url;
     if (pattern === undefined) return;
-    const lookup = options.lookups.get(`${request.method} ${pattern.replace(/^\/api(?=\/)/, '')}`);
-    if (lookup === undefined) return;
-    const deviceId = await lookup(request);
+    const holder = options.lookups.get(`${request.method} ${pattern.replace(/^\/api(?=\/)/, '')}`);
+    if (holder === undefined) return;
+    const deviceId = await holder.find(request);
     if (deviceId === undefined) return;
     const hop = request.headers[HOP_HEADER] !== undefined;
-    const route = await options.node.route(deviceId, hop);
+    const route = await options.node.route(deviceId, hop, holder.anywhere === true);
     if (route.kind === 'here') return;
     if (route.kind === 'unavailable') return sendError(reply, deviceUnavailable());
 

@@ -13,7 +13,7 @@ import { accountOf } from '../http/auth.js';
 import type { DeviceDirectory } from '../devices/directory.js';
 import { groupsRepository } from '../groups/repository.js';
 import type { Store } from '../store/store.js';
-import type { HolderLookup } from './forward.js';
+import type { HolderLookup, HolderRoute } from './forward.js';
 
 function numeric(value: unknown): number | undefined {
   const n =
@@ -25,7 +25,7 @@ function field(source: unknown, name: string): unknown {
   return typeof source === 'object' && source !== null ? (source as Record<string, unknown>)[name] : undefined;
 }
 
-export function holderLookups(deps: { store: Store; directory: DeviceDirectory }): Map<string, HolderLookup> {
+export function holderLookups(deps: { store: Store; directory: DeviceDirectory }): Map<string, HolderRoute> {
   const byDeviceParam: HolderLookup = async (request) => numeric(field(request.params, 'id'));
   const byDeviceNumber: HolderLookup = async (request: FastifyRequest) => {
     const phone = field(request.body, 'device');
@@ -39,16 +39,17 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
       if (id === undefined) return undefined;
       return (await groupsRepository.find(deps.store.db, accountOf(request), id))?.device_id;
     };
-  return new Map<string, HolderLookup>([
-    ['GET /devices/:id/qr', byDeviceParam],
-    ['GET /sandbox/devices/:id/qr', byDeviceParam],
-    ['POST /devices/:id/pairing-code', byDeviceParam],
-    ['POST /devices/:id/logout', byDeviceParam],
-    ['POST /devices/:id/restart', byDeviceParam],
-    ['DELETE /devices/:id', byDeviceParam],
-    ['POST /contacts/check', byDeviceNumber],
-    ['POST /groups', byDeviceNumber],
-    ['PUT /groups/:id', byGroup('id')],
-    ['POST /groups/:group_id/members/add', byGroup('group_id')],
+  return new Map<string, HolderRoute>([
+    ['GET /devices/:id/qr', { find: byDeviceParam }],
+    ['GET /sandbox/devices/:id/qr', { find: byDeviceParam }],
+    ['POST /devices/:id/pairing-code', { find: byDeviceParam }],
+    ['POST /devices/:id/logout', { find: byDeviceParam }],
+    ['POST /devices/:id/restart', { find: byDeviceParam }],
+    // The holder logs the device out of the network; with none, it is deleted here all the same (as an offline one).
+    ['DELETE /devices/:id', { find: byDeviceParam, anywhere: true }],
+    ['POST /contacts/check', { find: byDeviceNumber }],
+    ['POST /groups', { find: byDeviceNumber }],
+    ['PUT /groups/:id', { find: byGroup('id') }],
+    ['POST /groups/:group_id/members/add', { find: byGroup('group_id') }],
   ]);
 }

@@ -219,15 +219,18 @@ export class ClusterNode implements DeviceHoldings {
     if (message === 'l' || message.startsWith('d:')) this.wake();
   }
 
-  /** Where a request needing the device's live connection should run. */
-  async route(deviceId: number, hop: boolean): Promise<Route> {
+  /**
+   * Where a request needing the device's live connection should run. `anywhere`: the request can also
+   * be served without the connection (deleting a device), so with no live holder it runs here.
+   */
+  async route(deviceId: number, hop: boolean, anywhere = false): Promise<Route> {
     const { store, clock } = this.options;
     const [placement, wanted] = await Promise.all([
       clusterRepository.placement(store.db, deviceId),
       clusterRepository.isWanted(store.db, deviceId),
     ]);
     if (placement?.node === this.node) {
-      return this.epochOf(deviceId) !== null || !wanted ? { kind: 'here' } : { kind: 'unavailable' };
+      return this.epochOf(deviceId) !== null || !wanted || anywhere ? { kind: 'here' } : { kind: 'unavailable' };
     }
     if (placement !== null && placement.node !== null && this.alive(placement, clock.now())) {
       if (hop || placement.url === null) return { kind: 'unavailable' };
@@ -235,7 +238,7 @@ export class ClusterNode implements DeviceHoldings {
     }
     // Nobody live holds it: a device that needs no connection is handled here (a pairing attempt claims
     // it); one that does waits for a node to take it over.
-    return wanted ? { kind: 'unavailable' } : { kind: 'here' };
+    return wanted && !anywhere ? { kind: 'unavailable' } : { kind: 'here' };
   }
 
   private alive(p: Placement, now: number): boolean {

@@ -6,8 +6,10 @@
  * Owns: the tables `network_auth`, `network_auth_keys`, `network_sent`,
  * `network_offers`; the
  * single-writer fence (every claim moves it; a write checks it in the same
- * transaction, so a writer that lost its claim changes nothing); deleting a
- * session's state with its device's session.
+ * transaction, so a writer that lost its claim changes nothing), and, in a
+ * cluster, the device lease's fence checked in that transaction too (a node
+ * whose lease moved on writes nothing, even before the new holder claims the
+ * session); deleting a session's state with its device's session.
  * Must never: swallow a failed write (the network must hear of it), write
  * outside one transaction per call, or look inside the values.
  */

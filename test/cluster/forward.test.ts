@@ -82,6 +82,10 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('forwarding to the
     expect(res.body).toEqual(UNAVAILABLE);
     expect(res.headers['retry-after']).toBe('5');
     expect((await gw.request('GET', `/devices/${id}`)).body.data.server).toEqual({ name: 'ghost', status: 'DOWN' });
+    // Deleting needs no connection: with no live holder the node that got the request deletes it.
+    const deleted = await gw.request('DELETE', `/devices/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.message).toBe('Device deleted');
   });
 
   it('never forwards a forwarded request again', async () => {
