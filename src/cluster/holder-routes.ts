@@ -11,7 +11,7 @@
 import type { FastifyRequest } from 'fastify';
 import { accountOf } from '../http/auth.js';
 import type { DeviceDirectory } from '../devices/directory.js';
-import { groupsRepository } from '../groups/repository.js';
+import { findGroup } from '../groups/lookup.js';
 import type { Store } from '../store/store.js';
 import type { HolderLookup, HolderRoute } from './forward.js';
 
@@ -32,12 +32,24 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     if (typeof phone !== 'string') return undefined;
     return (await deps.directory.findByPhone(accountOf(request), phone))?.id;
   };
+  // A group named by its id or its JID (DECISIONS 12); one that cannot be resolved is answered where it arrived.
   const byGroup =
     (param: string): HolderLookup =>
     async (request) => {
-      const id = numeric(field(request.params, param));
-      if (id === undefined) return undefined;
-      return (await groupsRepository.find(deps.store.db, accountOf(request), id))?.device_id;
+      const ref = field(request.params, param);
+      if (typeof ref !== 'string' && typeof ref !== 'number') return undefined;
+      const device = field(request.body, 'device');
+      try {
+        const group = await findGroup(
+          deps.store.db,
+          accountOf(request),
+          String(ref),
+          typeof device === 'string' ? device : undefined,
+        );
+        return group.device_id;
+      } catch {
+        return undefined;
+      }
     };
   return new Map<string, HolderRoute>([
     ['GET /devices/:id/qr', { find: byDeviceParam }],
