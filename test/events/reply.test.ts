@@ -8,7 +8,7 @@ import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gat
 import { waitFor } from '../helpers/wait.js';
 import { fixture, startServer, type TestServer } from '../outbound/helpers.js';
 import { NOT_A_REPLY, REPLY_ANSWER_MAX_BYTES } from '../../src/events/reply-answer.js';
-import { REACTIONS_UNSUPPORTED } from '../../src/events/reply.js';
+import { NOT_ONE_EMOJI } from '../../src/messages/reaction.js';
 import {
   deliveries,
   pairedWithWebhookSettings,
@@ -82,13 +82,22 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
     const paired = await pairedWithWebhookSettings(gw, phone, { webhook_url: hooks.url, ...settings }, create);
     await before?.(paired.id);
     const quotaBefore = Number((await device(paired.id)).subscription.quote_used);
-    await phoneSends(gw, friend, phone, text);
+    const networkId = await phoneSends(gw, friend, phone, text);
     const [delivery] = await waitFor(
       () => deliveries(gw, paired.id, '&type=message.incoming'),
       (list) => list[0]?.status === 'delivered',
       { what: 'message.incoming delivered' },
     );
-    return { hooks, phone, friend, device: paired, delivery, quotaBefore, attempt: delivery.attempts.at(-1) };
+    return {
+      hooks,
+      phone,
+      friend,
+      device: paired,
+      delivery,
+      quotaBefore,
+      networkId,
+      attempt: delivery.attempts.at(-1),
+    };
   }
 
   it('{type: "chat", body} reaches the sender once, counted against the quota, noted on the attempt', async () => {
@@ -149,12 +158,15 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
     expect(Number((await device(d.id)).subscription.quote_used)).toBe(quotaBefore + 3);
   });
 
-  it('a refused reply is noted with the error POST /messages answers; the others still go', async () => {
+  it('a refused reply (bad image, a reaction not one emoji) is noted with its error; the others still go', async () => {
     const { phone, friend, attempt } = await exchange('bad image', {
       'bad image': [
         { type: 'image', params: { image: { url: 'ftp://example.test/a.png' } } },
         { type: 'chat', body: 'but this goes' },
-        { type: 'reaction', body: '👍' },
+        // A reaction is exactly one emoji: two, none or text are refused.
+        { type: 'reaction', body: '👍👍' },
+        { type: 'reaction', body: '' },
+        { type: 'reaction', body: 'ok' },
       ],
     });
     const got = await waitFor(
@@ -171,13 +183,50 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
           error: expect.objectContaining({ code: 400, message: 'Invalid image URL' }),
         },
         { type: 'chat', status: 'queued', message_id: got[0].message_id },
-        {
+        ...['👍👍', '', 'ok'].map(() => ({
           type: 'reaction',
           status: 'refused',
-          error: { code: 400, message: 'Invalid message type', error: REACTIONS_UNSUPPORTED },
-        },
+          error: expect.objectContaining({
+            code: 400,
+            message: 'Validation failed',
+            errors: { body: [NOT_ONE_EMOJI] },
+          }),
+        })),
       ],
     });
+  });
+
+  it('{type: "reaction", body} reacts to the incoming message, counted against the quota', async () => {
+    const {
+      phone,
+      friend,
+      attempt,
+      quotaBefore,
+      networkId,
+      device: d,
+    } = await exchange('like this', { 'like this': { type: 'reaction', body: '👍🏽' } });
+    const [reaction] = await waitFor(
+      () => inbox(friend, phone),
+      (list) => list.length === 1,
+      { what: 'the reaction in the sender’s inbox' },
+    );
+    // On the message the phone sent, by the id the phone knows it by; no quote, no text.
+    expect(reaction).toMatchObject({ type: 'reaction', content: { emoji: '👍🏽', message_id: networkId } });
+    expect(reaction.quoted).toBeUndefined();
+    expect(attempt.reply).toEqual({
+      ignored: null,
+      replies: [{ type: 'reaction', status: 'queued', message_id: reaction.message_id }],
+    });
+    const [incoming] = (await gw.request('GET', `/messages?device=${phone}&direction=incoming`)).body.data;
+    const message = (await gw.request('GET', `/messages/${reaction.message_id}`)).body.data;
+    expect(message).toMatchObject({
+      direction: 'outgoing',
+      type: 'reaction',
+      receiver: friend,
+      message: '👍🏽',
+      params: { emoji: '👍🏽', message_id: incoming.id },
+    });
+    expect(Number((await device(d.id)).subscription.quote_used)).toBe(quotaBefore + 1);
   });
 
   it('an answer that is not a reply is ignored and noted; nothing is sent', async () => {
