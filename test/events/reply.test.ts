@@ -312,10 +312,13 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     for (const thing of open.reverse()) await thing.close();
   });
 
-  it('an attempt repeated after the replies were queued (the outcome lost, then a restart) sends nothing twice', async () => {
+  it('an attempt repeated after a reply and a reaction were queued (the outcome lost, then a restart) sends nothing twice', async () => {
     const PHONE = '6287800000399';
     const FRIEND = '6287899990399';
-    let answer: unknown = { type: 'chat', body: 'replied once' };
+    let answer: unknown = [
+      { type: 'chat', body: 'replied once' },
+      { type: 'reaction', body: '👍' },
+    ];
     const hooks = await startReceiver(() => ({ status: 200, body: JSON.stringify(answer) }));
     open.push(hooks);
     const first = await startGateway({ config, build });
@@ -329,11 +332,12 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
       (((await gw.request('GET', `/sandbox/phones/${FRIEND}`)).body.data?.inbox ?? []) as any[]).filter(
         (entry) => entry.from === PHONE,
       );
-    const [reply] = await waitFor(
+    const [reply, reaction] = await waitFor(
       () => inbox(first),
-      (list) => list.length === 1,
-      { what: 'the reply sent' },
+      (list) => list.length === 2,
+      { what: 'the reply and the reaction sent' },
     );
+    expect(reaction).toMatchObject({ type: 'reaction', content: { emoji: '👍' } });
     const [delivery] = await deliveries(first, paired.id);
     expect(delivery.status).toBe('delivered');
     await first.close({ keepStore: true });
@@ -357,11 +361,17 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     // The same reply: the message accepted the first time, not a new one.
     expect(again[0].attempts[1].reply).toEqual({
       ignored: null,
-      replies: [{ type: 'chat', status: 'queued', message_id: reply.message_id }],
+      replies: [
+        { type: 'chat', status: 'queued', message_id: reply.message_id },
+        { type: 'reaction', status: 'queued', message_id: reaction.message_id },
+      ],
     });
 
     // A manual retry whose receiver now answers something else: that place was answered already.
-    answer = { type: 'chat', body: 'a different reply' };
+    answer = [
+      { type: 'chat', body: 'a different reply' },
+      { type: 'reaction', body: '👎' },
+    ];
     expect((await second.request('POST', `/devices/${paired.id}/webhook-deliveries/${delivery.id}/retry`)).status).toBe(
       200,
     );
@@ -372,11 +382,14 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     );
     expect(third[0].attempts[2].reply).toEqual({
       ignored: null,
-      replies: [{ type: 'chat', status: 'already_queued' }],
+      replies: [
+        { type: 'chat', status: 'already_queued' },
+        { type: 'reaction', status: 'already_queued' },
+      ],
     });
     // One message in all (the in-process sandbox's inboxes start empty with each gateway, so the store tells).
     const messages = (await second.request('GET', `/messages?device=${PHONE}&direction=outgoing`)).body.data;
-    expect(messages.map((m: any) => m.id)).toEqual([reply.message_id]);
+    expect(messages.map((m: any) => m.id).sort()).toEqual([reply.message_id, reaction.message_id].sort());
     expect(await inbox(second)).toEqual([]);
   });
 });
