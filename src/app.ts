@@ -357,7 +357,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     signal: eventSignal,
     http: webhookAgent,
     // Replies asked for by a receiver's answer go through POST /messages' own path (`messages` is built below).
-    replies: new RepliesByResponse({ send: (accountId, body, key) => messages.send(accountId, body, key) }),
+    replies: new RepliesByResponse({
+      send: (accountId, body, key) => messages.send(accountId, body, key),
+      react: (accountId, reaction, key) => messages.react(accountId, reaction, key),
+    }),
     ...options.webhooks,
   });
   const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });

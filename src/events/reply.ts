@@ -4,7 +4,9 @@
  * device to the chat the incoming message came from (its sender, or its
  * group), through `POST /messages`' own path: the same canonical mapping and
  * validation, the same checks of the device, the same media fetching, the
- * same durable, quota-counted acceptance (messages/service.ts).
+ * same durable, quota-counted acceptance (messages/service.ts). A reaction
+ * is on the incoming message itself (messages/reaction.ts), accepted the same
+ * way.
  *
  * Owns: the send body of each reply, and that each reply of a delivery is
  * accepted at most once however often the delivery is attempted: reply n of
@@ -19,12 +21,19 @@
  * incoming message's chat, or skip the messages service's checks.
  */
 import { ApiError, errorBody, type ErrorBody } from '../http/errors.js';
+import type { ReactionRequest } from '../messages/reaction.js';
 import { readReplies, type ReplyRequest } from './reply-answer.js';
 import type { Answer } from './attempt.js';
 
 /** The part of the messages service replies go through (`POST /messages`). */
 export interface ReplySender {
   send(accountId: number, body: unknown, idempotencyKey: string | undefined): Promise<{ data: { id: string } }>;
+  /** A reaction to the incoming message (messages/reaction.ts): no `POST /messages` type, the same acceptance. */
+  react(
+    accountId: number,
+    reaction: ReactionRequest,
+    idempotencyKey: string | undefined,
+  ): Promise<{ data: { id: string } }>;
 }
 
 export type ReplyResult =
@@ -51,12 +60,12 @@ export interface ReplyOutcome {
 interface Incoming {
   readonly device: string;
   readonly chat: string;
+  /** The gateway's id of the incoming message: what a reaction is on. */
+  readonly id: string;
 }
 
 /** Failures that pass: the delivery is attempted again rather than its reply dropped. */
 const PASSING: ReadonlySet<string> = new Set(['STORE_UNAVAILABLE', 'TOO_MANY_REQUESTS', 'IDEMPOTENCY_IN_USE']);
-
-export const REACTIONS_UNSUPPORTED = 'reactions cannot be sent by this gateway yet';
 
 export class RepliesByResponse {
   constructor(private readonly sender: ReplySender) {}
@@ -71,20 +80,16 @@ export class RepliesByResponse {
     }
     const results: ReplyResult[] = [];
     for (const [index, reply] of read.replies.entries()) {
-      if (reply.type === 'reaction') {
-        results.push({
-          type: reply.type,
-          status: 'refused',
-          error: errorBody(new ApiError('INVALID_MESSAGE_TYPE', { error: REACTIONS_UNSUPPORTED })),
-        });
-        continue;
-      }
       try {
-        const answer = await this.sender.send(
-          accountId,
-          sendBody(incoming, reply),
-          `webhook-reply:${eventId}:${index}`,
-        );
+        const key = `webhook-reply:${eventId}:${index}`;
+        const answer =
+          reply.type === 'reaction'
+            ? await this.sender.react(
+                accountId,
+                { device: incoming.device, chat: incoming.chat, messageId: incoming.id, emoji: reply.body },
+                key,
+              )
+            : await this.sender.send(accountId, sendBody(incoming, reply), key);
         results.push({ type: reply.type, status: 'queued', message_id: answer.data.id });
       } catch (error) {
         if (error instanceof ApiError && error.code === 'IDEMPOTENCY_REUSE') {
@@ -122,5 +127,6 @@ function incomingOf(payload: string): Incoming | null {
   const params = (data.params ?? {}) as Record<string, unknown>;
   const device = data.device;
   const chat = typeof params.group_id === 'string' ? params.group_id : data.sender;
-  return typeof device === 'string' && typeof chat === 'string' ? { device, chat } : null;
+  const id = data.id;
+  return typeof device === 'string' && typeof chat === 'string' && typeof id === 'string' ? { device, chat, id } : null;
 }

@@ -31,6 +31,7 @@ import { validateSendRequest, type MediaRequest, type ValidatedMessage } from '.
 import { fileNameAfterFetch } from './media.js';
 import { presentMessage, type MessageJson } from './present.js';
 import { resolveQuote } from './quotes.js';
+import { validateReaction, type ReactionRequest } from './reaction.js';
 import { deviceGroup, isGroupJid } from '../groups/lookup.js';
 import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
@@ -122,6 +123,23 @@ export class MessagesService {
       throw new ApiError('VALIDATION_FAILED', { errors: { device: ['must be the number of the group’s device'] } });
     }
     return this.acceptFrom(accountId, device, { ...validated, receiver: group.networkId }, idempotencyKey, requestHash);
+  }
+
+  /**
+   * A reaction from reply by response (reaction.ts): the same checks of the device, quota and durable
+   * acceptance as a send; the target is resolved as a reply's quote is, so it must be a message of
+   * this device. The idempotency key is the reply's, as for a send.
+   */
+  async react(accountId: number, reaction: ReactionRequest, idempotencyKey: string | undefined): Promise<SendAnswer> {
+    const request = validateReaction(reaction);
+    const requestHash = idempotencyKey === undefined ? '' : hashBody({ reaction });
+    if (idempotencyKey !== undefined) {
+      const replay = await this.replay(accountId, idempotencyKey, requestHash);
+      if (replay !== null) return replay;
+    }
+    const device = await this.options.senders.findByPhone(accountId, request.device);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
   /** The part of a send after the device is known: it must be able to send now; media is fetched; then the durable accept. */
@@ -360,6 +378,9 @@ export function networkContent(row: MessageRow, media: StoredMedia | undefined):
       };
     case 'template':
       return { type: 'template', text: params.text, footer: params.footer, buttons: params.templateButtons };
+    case 'reaction':
+      // Its target was resolved and stored at acceptance, in the place a reply's quote is.
+      return { type: 'reaction', emoji: String(params.emoji), target: JSON.parse(row.quoted!) as QuotedMessage };
     default:
       throw new Error(`unknown message type ${row.type}`);
   }
@@ -370,7 +391,8 @@ export function networkReplyContext(row: MessageRow): Pick<OutgoingNetworkMessag
   const params = JSON.parse(row.params) as { mentions?: unknown };
   const mentions =
     Array.isArray(params.mentions) && params.mentions.length > 0 ? (params.mentions as string[]) : undefined;
-  const quoted = row.quoted === null ? undefined : (JSON.parse(row.quoted) as QuotedMessage);
+  // A reaction's stored quote is its target (networkContent), not a message it replies to.
+  const quoted = row.quoted === null || row.type === 'reaction' ? undefined : (JSON.parse(row.quoted) as QuotedMessage);
   return { ...(mentions === undefined ? {} : { mentions }), ...(quoted === undefined ? {} : { quoted }) };
 }
 

@@ -34,7 +34,8 @@ export interface ValidatedMessage {
   device: string;
   /** Null only when options.requireReceiver is false (group sends). */
   receiver: string | null;
-  type: MessageType;
+  /** `reaction` only from reply by response (reaction.ts), never from a request body. */
+  type: MessageType | 'reaction';
   simulateTyping: 0 | 1;
   /** Chat text, or the caption of media, or the list/template text: what the Message shows as `message` (null if none). */
   message: string | null;

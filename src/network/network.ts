@@ -80,7 +80,12 @@ export type NetworkMessageContent =
       readonly text: string;
       readonly footer?: string;
       readonly buttons: ReadonlyArray<TemplateButton>;
-    };
+    }
+  /**
+   * A reaction (reply by response, DECISIONS 12): `emoji` shown on `target`, a message of the chat it
+   * is sent to. Sent on its own: never with mentions or a quoted message.
+   */
+  | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage };
 
 export type TemplateButton =
   | { readonly index: number; readonly urlButton: { readonly displayText: string; readonly url: string } }

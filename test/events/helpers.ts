@@ -114,9 +114,11 @@ export async function pairedWithWebhookSettings(
 }
 
 /** A sandbox phone sends a text to a device's number. */
-export async function phoneSends(gw: TestGateway, from: string, to: string, text: string): Promise<void> {
+/** A sandbox phone writes to a device's number; answers the network's id of the message. */
+export async function phoneSends(gw: TestGateway, from: string, to: string, text: string): Promise<string> {
   const sent = await gw.request('POST', `/sandbox/phones/${from}/messages`, { to, text });
   expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+  return sent.body.data.message_id as string;
 }
 
 /** Sends a chat message from the device's number; answers the message id. */

@@ -8,7 +8,7 @@ import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gat
 import { waitFor } from '../helpers/wait.js';
 import { fixture, startServer, type TestServer } from '../outbound/helpers.js';
 import { NOT_A_REPLY, REPLY_ANSWER_MAX_BYTES } from '../../src/events/reply-answer.js';
-import { REACTIONS_UNSUPPORTED } from '../../src/events/reply.js';
+import { NOT_ONE_EMOJI } from '../../src/messages/reaction.js';
 import {
   deliveries,
   pairedWithWebhookSettings,
@@ -82,13 +82,22 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
     const paired = await pairedWithWebhookSettings(gw, phone, { webhook_url: hooks.url, ...settings }, create);
     await before?.(paired.id);
     const quotaBefore = Number((await device(paired.id)).subscription.quote_used);
-    await phoneSends(gw, friend, phone, text);
+    const networkId = await phoneSends(gw, friend, phone, text);
     const [delivery] = await waitFor(
       () => deliveries(gw, paired.id, '&type=message.incoming'),
       (list) => list[0]?.status === 'delivered',
       { what: 'message.incoming delivered' },
     );
-    return { hooks, phone, friend, device: paired, delivery, quotaBefore, attempt: delivery.attempts.at(-1) };
+    return {
+      hooks,
+      phone,
+      friend,
+      device: paired,
+      delivery,
+      quotaBefore,
+      networkId,
+      attempt: delivery.attempts.at(-1),
+    };
   }
 
   it('{type: "chat", body} reaches the sender once, counted against the quota, noted on the attempt', async () => {
@@ -149,12 +158,15 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
     expect(Number((await device(d.id)).subscription.quote_used)).toBe(quotaBefore + 3);
   });
 
-  it('a refused reply is noted with the error POST /messages answers; the others still go', async () => {
+  it('a refused reply (bad image, a reaction not one emoji) is noted with its error; the others still go', async () => {
     const { phone, friend, attempt } = await exchange('bad image', {
       'bad image': [
         { type: 'image', params: { image: { url: 'ftp://example.test/a.png' } } },
         { type: 'chat', body: 'but this goes' },
-        { type: 'reaction', body: '👍' },
+        // A reaction is exactly one emoji: two, none or text are refused.
+        { type: 'reaction', body: '👍👍' },
+        { type: 'reaction', body: '' },
+        { type: 'reaction', body: 'ok' },
       ],
     });
     const got = await waitFor(
@@ -171,13 +183,50 @@ describe.skipIf(noStoreAvailable)('reply by response', () => {
           error: expect.objectContaining({ code: 400, message: 'Invalid image URL' }),
         },
         { type: 'chat', status: 'queued', message_id: got[0].message_id },
-        {
+        ...['👍👍', '', 'ok'].map(() => ({
           type: 'reaction',
           status: 'refused',
-          error: { code: 400, message: 'Invalid message type', error: REACTIONS_UNSUPPORTED },
-        },
+          error: expect.objectContaining({
+            code: 400,
+            message: 'Validation failed',
+            errors: { body: [NOT_ONE_EMOJI] },
+          }),
+        })),
       ],
     });
+  });
+
+  it('{type: "reaction", body} reacts to the incoming message, counted against the quota', async () => {
+    const {
+      phone,
+      friend,
+      attempt,
+      quotaBefore,
+      networkId,
+      device: d,
+    } = await exchange('like this', { 'like this': { type: 'reaction', body: '👍🏽' } });
+    const [reaction] = await waitFor(
+      () => inbox(friend, phone),
+      (list) => list.length === 1,
+      { what: 'the reaction in the sender’s inbox' },
+    );
+    // On the message the phone sent, by the id the phone knows it by; no quote, no text.
+    expect(reaction).toMatchObject({ type: 'reaction', content: { emoji: '👍🏽', message_id: networkId } });
+    expect(reaction.quoted).toBeUndefined();
+    expect(attempt.reply).toEqual({
+      ignored: null,
+      replies: [{ type: 'reaction', status: 'queued', message_id: reaction.message_id }],
+    });
+    const [incoming] = (await gw.request('GET', `/messages?device=${phone}&direction=incoming`)).body.data;
+    const message = (await gw.request('GET', `/messages/${reaction.message_id}`)).body.data;
+    expect(message).toMatchObject({
+      direction: 'outgoing',
+      type: 'reaction',
+      receiver: friend,
+      message: '👍🏽',
+      params: { emoji: '👍🏽', message_id: incoming.id },
+    });
+    expect(Number((await device(d.id)).subscription.quote_used)).toBe(quotaBefore + 1);
   });
 
   it('an answer that is not a reply is ignored and noted; nothing is sent', async () => {
@@ -263,10 +312,13 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     for (const thing of open.reverse()) await thing.close();
   });
 
-  it('an attempt repeated after the replies were queued (the outcome lost, then a restart) sends nothing twice', async () => {
+  it('an attempt repeated after a reply and a reaction were queued (the outcome lost, then a restart) sends nothing twice', async () => {
     const PHONE = '6287800000399';
     const FRIEND = '6287899990399';
-    let answer: unknown = { type: 'chat', body: 'replied once' };
+    let answer: unknown = [
+      { type: 'chat', body: 'replied once' },
+      { type: 'reaction', body: '👍' },
+    ];
     const hooks = await startReceiver(() => ({ status: 200, body: JSON.stringify(answer) }));
     open.push(hooks);
     const first = await startGateway({ config, build });
@@ -280,11 +332,12 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
       (((await gw.request('GET', `/sandbox/phones/${FRIEND}`)).body.data?.inbox ?? []) as any[]).filter(
         (entry) => entry.from === PHONE,
       );
-    const [reply] = await waitFor(
+    const [reply, reaction] = await waitFor(
       () => inbox(first),
-      (list) => list.length === 1,
-      { what: 'the reply sent' },
+      (list) => list.length === 2,
+      { what: 'the reply and the reaction sent' },
     );
+    expect(reaction).toMatchObject({ type: 'reaction', content: { emoji: '👍' } });
     const [delivery] = await deliveries(first, paired.id);
     expect(delivery.status).toBe('delivered');
     await first.close({ keepStore: true });
@@ -308,11 +361,17 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     // The same reply: the message accepted the first time, not a new one.
     expect(again[0].attempts[1].reply).toEqual({
       ignored: null,
-      replies: [{ type: 'chat', status: 'queued', message_id: reply.message_id }],
+      replies: [
+        { type: 'chat', status: 'queued', message_id: reply.message_id },
+        { type: 'reaction', status: 'queued', message_id: reaction.message_id },
+      ],
     });
 
     // A manual retry whose receiver now answers something else: that place was answered already.
-    answer = { type: 'chat', body: 'a different reply' };
+    answer = [
+      { type: 'chat', body: 'a different reply' },
+      { type: 'reaction', body: '👎' },
+    ];
     expect((await second.request('POST', `/devices/${paired.id}/webhook-deliveries/${delivery.id}/retry`)).status).toBe(
       200,
     );
@@ -323,11 +382,14 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
     );
     expect(third[0].attempts[2].reply).toEqual({
       ignored: null,
-      replies: [{ type: 'chat', status: 'already_queued' }],
+      replies: [
+        { type: 'chat', status: 'already_queued' },
+        { type: 'reaction', status: 'already_queued' },
+      ],
     });
     // One message in all (the in-process sandbox's inboxes start empty with each gateway, so the store tells).
     const messages = (await second.request('GET', `/messages?device=${PHONE}&direction=outgoing`)).body.data;
-    expect(messages.map((m: any) => m.id)).toEqual([reply.message_id]);
+    expect(messages.map((m: any) => m.id).sort()).toEqual([reply.message_id, reaction.message_id].sort());
     expect(await inbox(second)).toEqual([]);
   });
 });

@@ -112,14 +112,23 @@ describe('type', () => {
     expect(validate(body(null, { text: 'hi' })).type).toBe('chat');
   });
 
-  it.each([['sticker'], ['CHAT'], ['Chat'], [' chat'], [''], [5], [true], [['chat']], [{ type: 'chat' }], ['button']])(
-    'refuses %j as an invalid message type, listing the valid ones',
-    (type) => {
-      const error = expectRefused(body(type, { text: 'hi' }), 'INVALID_MESSAGE_TYPE');
-      expect(error.message).toBe('Invalid message type');
-      expect(error.detail.error).toBe('type must be one of: chat, image, list, file, video, audio, location, template');
-    },
-  );
+  it.each([
+    ['sticker'],
+    ['reaction'],
+    ['CHAT'],
+    ['Chat'],
+    [' chat'],
+    [''],
+    [5],
+    [true],
+    [['chat']],
+    [{ type: 'chat' }],
+    ['button'],
+  ])('refuses %j as an invalid message type, listing the valid ones', (type) => {
+    const error = expectRefused(body(type, { text: 'hi' }), 'INVALID_MESSAGE_TYPE');
+    expect(error.message).toBe('Invalid message type');
+    expect(error.detail.error).toBe('type must be one of: chat, image, list, file, video, audio, location, template');
+  });
 
   it('accepts exactly the eight types', () => {
     expect([...MESSAGE_TYPES]).toEqual(['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template']);

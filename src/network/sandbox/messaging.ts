@@ -187,8 +187,10 @@ function replyContext(
   return context;
 }
 
-/** What the recipient "sees": media as its size and fingerprint, taken as the bytes went past. */
+/** What the recipient "sees": media as its size and fingerprint, taken as the bytes went past; a reaction as its emoji and target. */
 function summarise(content: DigestedContent): { type: string } & Record<string, unknown> {
+  // A reaction shows its emoji and the id of the message it is on, as the phone's inbox knows it.
+  if (content.type === 'reaction') return { type: 'reaction', emoji: content.emoji, message_id: content.target.id };
   if (!('media' in content)) return structuredClone(content) as { type: string } & Record<string, unknown>;
   const { media, ...rest } = content;
   return { ...rest, size: media.size, sha256: media.sha256 };

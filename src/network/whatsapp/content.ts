@@ -5,7 +5,7 @@
  * Owns: the mapping of every type; `list` and `template` go as their text
  * form (interactive.ts: DECISIONS 10, WhatsApp no longer renders them from a
  * linked device); mentions (the people's ids beside the text; the `@number`
- * in the text is the sender's to write).
+ * in the text is the sender's to write); a reaction as Baileys' `react`.
  * Must never: send an interactive shape here (it is accepted and then
  * silently never shown); the experimental native form is sent elsewhere.
  */
@@ -14,6 +14,7 @@ import type { AnyMessageContent, WAMediaUpload } from 'baileys';
 import type { MediaSource, NetworkMessageContent, PhoneNumber } from '../network.js';
 import { interactiveAsText } from './interactive.js';
 import { userJid } from './numbers.js';
+import { quotedMessage } from './quoted.js';
 
 /**
  * Media as Baileys takes a stream: it reads it once, encrypting to a temporary file as it goes, so
@@ -76,5 +77,8 @@ export function outgoingContent(
     case 'list':
     case 'template':
       return { text: interactiveAsText(content), ...mentioned };
+    case 'reaction':
+      // A reaction names its message by key alone, the same key a reply quoting it carries.
+      return { react: { text: content.emoji, key: quotedMessage(content.target, undefined).key } };
   }
 }

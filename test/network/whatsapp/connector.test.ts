@@ -384,6 +384,51 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       });
     });
 
+    it('a reaction goes as Baileys’ react on the reacted-to message’s key, with no quote; Baileys builds a reactionMessage', async () => {
+      const { connection, socket } = await pairDevice();
+      socket.onSend = async (_jid, _content, options) => {
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      const group = '120363000000000001@g.us';
+      await connection.sendMessage({
+        id: ULID,
+        to: group,
+        content: {
+          type: 'reaction',
+          emoji: '👍',
+          target: { id: 'ABCDEF0123', fromMe: false, chat: group, author: FRIEND, text: 'question?' },
+        },
+      });
+      await connection.sendMessage({
+        id: '01JQZ3Y8N5S7T9V1W3X5Y7Z9A6',
+        to: FRIEND,
+        content: {
+          type: 'reaction',
+          emoji: '❤️',
+          target: { id: 'XYZ987', fromMe: false, chat: FRIEND, author: FRIEND },
+        },
+      });
+      const [inGroup, inChat] = socket.calls.filter((c) => c.method === 'sendMessage');
+      const [jid, content, options] = inGroup!.args as [string, AnyMessageContent, MiscMessageGenerationOptions];
+      expect(jid).toBe(group);
+      // In a group the key names the member who wrote the message; in a chat with one person the chat is enough.
+      expect(content).toEqual({
+        react: {
+          text: '👍',
+          key: { remoteJid: group, fromMe: false, id: 'ABCDEF0123', participant: `${FRIEND}@s.whatsapp.net` },
+        },
+      });
+      expect(options).toEqual({ messageId: toNetworkId(ULID) });
+      expect(inChat!.args[1]).toEqual({
+        react: { text: '❤️', key: { remoteJid: `${FRIEND}@s.whatsapp.net`, fromMe: false, id: 'XYZ987' } },
+      });
+      const built = await generateWAMessageContent(content, { upload: noUpload });
+      expect(built.reactionMessage).toMatchObject({
+        text: '👍',
+        key: { remoteJid: group, id: 'ABCDEF0123', participant: `${FRIEND}@s.whatsapp.net` },
+      });
+    });
+
     it('a reply to a group member’s message quotes it by its network id, author and text; media mention too', async () => {
       const { connection, socket } = await pairDevice();
       socket.onSend = async (_jid, _content, options) => {
