@@ -270,19 +270,30 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     done();
   });
 
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, sqliteFile: options.sqliteFile });
+  // One gateway per SQLite data directory (DECISIONS 11); the CLI opens the same store without this.
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    sqliteFile: options.sqliteFile,
+    exclusive: true,
+  });
   app.decorate('store', store);
-  await store.migrate();
-
   const accounts = new AccountsService(
     store,
     clock,
     (error) => app.log.warn({ err: error }, 'token bookkeeping failed'),
     sandboxScope(config),
   );
-  // A configured token is known to its operator already: in place before the first request, never printed.
-  // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
-  if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
+  try {
+    await store.migrate();
+    // A configured token is known to its operator already: in place before the first request, never printed.
+    // Without one, an empty store gets its token from `printBootstrapToken`, once the gateway listens.
+    if (config.bootstrapToken !== null) await accounts.bootstrap(config.bootstrapToken);
+  } catch (error) {
+    // Nothing else holds the store yet: let go of it (and of the data directory's lock) before failing.
+    await store.close();
+    throw error;
+  }
   // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (DECISIONS 11).
   const cluster = createCluster({
     store,

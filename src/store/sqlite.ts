@@ -10,15 +10,19 @@ import Database from 'better-sqlite3';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StoreOpenError } from './faults.js';
+import { DataDirInUseError, lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
 
 type BetterSqlite = Database.Database;
 
 /** Kysely prepares every query anew; SQL text repeats, so keep the prepared statements. */
-function withStatementCache(db: BetterSqlite, capacity = 500) {
+function withStatementCache(db: BetterSqlite, lock: DataDirLock | null, capacity = 500) {
   const cache = new Map<string, Database.Statement>();
   return {
-    close: () => db.close(),
+    close: () => {
+      db.close();
+      lock?.release();
+    },
     get inTransaction() {
       return db.inTransaction;
     },
@@ -87,15 +91,24 @@ function enableWal(raw: BetterSqlite): void {
   }
 }
 
+export interface SqliteOpenOptions {
+  /** Hold this data directory's lock while open (the gateway does; the CLI does not): see data-dir-lock.ts. */
+  readonly lockDataDir?: string;
+}
+
 /**
  * Opens the file and checks that it can be written (a read-only directory or
  * file fails here, at start-up, not on the first message); a failure is a
- * StoreOpenError naming the file and the reason.
+ * StoreOpenError naming the file and the reason, or a DataDirInUseError when
+ * another gateway holds the data directory.
  */
-export function openSqlite(file: string): SqliteDialect {
+export function openSqlite(file: string, options: SqliteOpenOptions = {}): SqliteDialect {
   let raw: BetterSqlite | undefined;
+  let lock: DataDirLock | null = null;
   try {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    // Before anything touches the database: a second gateway must not even migrate it.
+    if (options.lockDataDir !== undefined) lock = lockDataDir(options.lockDataDir);
     raw = new Database(file);
     raw.pragma('busy_timeout = 10000');
     enableWal(raw);
@@ -105,9 +118,11 @@ export function openSqlite(file: string): SqliteDialect {
     raw.exec('rollback');
   } catch (error) {
     raw?.close();
+    lock?.release();
+    if (error instanceof DataDirInUseError) throw error;
     throw new StoreOpenError(`cannot open the SQLite store ${file} for writing: ${whyNot(file, error)}`, error);
   }
-  return new ImmediateSqliteDialect(withStatementCache(raw));
+  return new ImmediateSqliteDialect(withStatementCache(raw, lock));
 }
 
 function whyNot(file: string, error: unknown): string {

@@ -46,6 +46,11 @@ export interface StoreOptions {
   readonly dataDir: string;
   /** SQLite file name under dataDir (tests use their own). */
   readonly sqliteFile?: string;
+  /**
+   * SQLite: hold the data directory for this process alone (the gateway; a second one is refused at once).
+   * The CLI leaves it unset and works beside a running gateway. No effect on PostgreSQL, which nodes share.
+   */
+  readonly exclusive?: boolean;
 }
 
 function redact(url: string): string {
@@ -77,7 +82,8 @@ export function openStore(options: StoreOptions): Store {
     });
   }
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
-  const db = new Kysely<Database>({ dialect: watchedDialect(openSqlite(file), health) });
+  const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
+  const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
   return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, () =>
     migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
   );

@@ -184,12 +184,10 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
     expect((await gw.request('GET', '/devices', undefined, usedToken)).status).toBe(200);
     const usedId = /^Token (\d+) /.exec(used.out)?.[1] ?? '';
     expect((await cli(location, 'tokens', 'revoke', usedId, '--account', 'acme')).code).toBe(0);
-    const fresh = await startGateway({ location });
-    try {
-      expect((await fresh.request('GET', '/devices', undefined, usedToken)).status).toBe(401);
-    } finally {
-      await fresh.close({ keepStore: true });
-    }
+    // Restarted rather than a second server beside it: one SQLite data directory serves one gateway.
+    await gw.close({ keepStore: true });
+    gw = await startGateway({ location });
+    expect((await gw.request('GET', '/devices', undefined, usedToken)).status).toBe(401);
 
     const again = await cli(location, 'tokens', 'revoke', id, '--account', 'acme');
     expect(again.code).toBe(1);
