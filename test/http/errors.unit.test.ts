@@ -9,7 +9,7 @@ describe('ApiError', () => {
     for (const [code, [status, message]] of Object.entries(ERRORS)) {
       const error = new ApiError(code as keyof typeof ERRORS);
       expect({ status: error.statusCode, message: error.message }).toEqual({ status, message });
-      expect(errorBody(error)).toEqual({ code: status, message });
+      expect(errorBody(error)).toEqual({ code: status, status, message });
     }
     const rejected = new ApiError('SANDBOX_REJECTED', {}, { statusCode: 409, message: 'Phone busy' });
     expect(errorBody(rejected)).toEqual({ code: 409, status: 409, message: 'Phone busy' });
