@@ -73,6 +73,37 @@ describe('websocket sandbox', () => {
     await back.recorder.wait('message_status', (e) => e.id === 'after');
   });
 
+  it('answers GET /health with its connections and every session opened twice (closed as replaced)', async () => {
+    const server = await serve();
+    const health = async () => {
+      const res = await fetch(`http://127.0.0.1:${server.port}/health`);
+      expect(res.status).toBe(200);
+      return (await res.json()) as { status: string; connections: number; replaced_total: number; replaced: object };
+    };
+    const first = connectSandboxNetwork(`ws://127.0.0.1:${server.port}`);
+    const second = connectSandboxNetwork(`ws://127.0.0.1:${server.port}`);
+    cleanups.push(
+      () => first.close(),
+      () => second.close(),
+    );
+    const a = await pair(first, 1, '4915112345678');
+    await pair(first, 2, '4915187654321');
+    expect(await health()).toEqual({ status: 'ok', connections: 2, replaced_total: 0, replaced: {} });
+
+    // A second client (another gateway node) opens the same session: the older connection is closed as replaced.
+    await reconnect(second, 1, a.session);
+    await a.recorder.wait('disconnected', (e) => e.reason === 'replaced');
+    expect(await health()).toEqual({
+      status: 'ok',
+      connections: 2,
+      replaced_total: 1,
+      replaced: { '4915112345678': 1 },
+    });
+
+    expect((await fetch(`http://127.0.0.1:${server.port}/other`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${server.port}/health`, { method: 'POST' })).status).toBe(405);
+  });
+
   it('connects one socket for many devices and ignores a second close', async () => {
     const server = await serve();
     const network = connectSandboxNetwork(`ws://127.0.0.1:${server.port}`);

@@ -41,7 +41,10 @@ export function openLink(world: WorldState, options: ConnectOptions, sink: Netwo
     return link;
   }
   // One connection per session, like the real network: the newest wins.
-  if (session.link) world.endLink(session.link, { type: 'disconnected', reason: 'replaced' });
+  if (session.link) {
+    world.replaced.set(session.phone, (world.replaced.get(session.phone) ?? 0) + 1);
+    world.endLink(session.link, { type: 'disconnected', reason: 'replaced' });
+  }
   session.link = link;
   link.session = session.token;
   link.phone = session.phone;

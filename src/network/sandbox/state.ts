@@ -101,6 +101,8 @@ export class WorldState {
   readonly sentIds = new Set<string>();
   /** "sender phone + message id" already refused once by a rate-limited recipient. */
   readonly rateLimitedOnce = new Set<string>();
+  /** Device phone -> how many of its connections were closed because the same session was opened again. */
+  readonly replaced = new Map<PhoneNumber, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly file: StateFile | null;
   private nextLinkId = 1;

@@ -103,6 +103,16 @@ export class SandboxWorld {
     pairing.disconnectDevice(this.state, deviceId, options?.logout === true);
   }
 
+  /**
+   * What the sandbox process reports on `GET /health`: open connections, and every device whose connection was
+   * closed as `replaced` (its session opened again elsewhere), with how often. In a cluster that count must stay 0.
+   */
+  health(): { connections: number; replaced: Record<PhoneNumber, number> } {
+    let connections = 0;
+    for (const link of this.state.links) if (link.state === 'open') connections++;
+    return { connections, replaced: Object.fromEntries(this.state.replaced) };
+  }
+
   /** Stops every timer, closes every connection quietly and saves the durable state. */
   close(): void {
     this.state.close();

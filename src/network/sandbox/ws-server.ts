@@ -1,11 +1,14 @@
 /**
  * The sandbox as its own process: hosts one SandboxWorld behind a WebSocket
- * server that several gateway nodes can share.
+ * server that several gateway nodes can share, and answers `GET /health` on
+ * the same port (open connections, and the devices whose connection was
+ * closed as `replaced`: in a cluster, the sign of two nodes holding one device).
  *
  * Owns: mapping each client socket's connection ids to world links and
  * answering its calls. Must never: keep a link alive after its socket is gone
  * (the devices of a vanished gateway node are simply no longer connected).
  */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
@@ -208,17 +211,34 @@ function serveClient(world: SandboxWorld, socket: WebSocket): void {
   });
 }
 
+/** Plain HTTP on the sandbox's port: `GET /health` only; everything else is the WebSocket protocol. */
+function answerHttp(world: SandboxWorld, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?')[0];
+  if (path !== '/health') {
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"not found"}');
+    return;
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { 'content-type': 'application/json', allow: 'GET' }).end('{"status":"method not allowed"}');
+    return;
+  }
+  const { connections, replaced } = world.health();
+  const replacedTotal = Object.values(replaced).reduce((sum, n) => sum + n, 0);
+  const body = JSON.stringify({ status: 'ok', connections, replaced_total: replacedTotal, replaced });
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(body);
+}
+
 export async function startSandboxServer(options: SandboxServerOptions): Promise<SandboxServer> {
   const world = new SandboxWorld(options);
-  const wss = new WebSocketServer({
-    host: options.host ?? '127.0.0.1',
-    port: options.port,
-    maxPayload: MAX_CALL_FRAME_BYTES,
-  });
+  const http = createServer((req, res) => answerHttp(world, req, res));
+  const wss = new WebSocketServer({ server: http, maxPayload: MAX_CALL_FRAME_BYTES });
   try {
     await new Promise<void>((resolve, reject) => {
-      wss.once('listening', resolve);
-      wss.once('error', reject);
+      http.once('error', reject);
+      http.listen(options.port, options.host ?? '127.0.0.1', () => {
+        http.off('error', reject);
+        resolve();
+      });
     });
   } catch (err) {
     world.close();
@@ -228,13 +248,16 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
   wss.on('connection', (socket) => serveClient(world, socket));
   let closing: Promise<void> | null = null;
   return {
-    port: (wss.address() as AddressInfo).port,
+    port: (http.address() as AddressInfo).port,
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();
         wss.close(() => {
-          world.close();
-          resolve();
+          http.close(() => {
+            world.close();
+            resolve();
+          });
+          http.closeAllConnections();
         });
       });
       return closing;
