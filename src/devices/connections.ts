@@ -108,6 +108,24 @@ interface Live {
 
 /** A connection that stayed open this long was stable: the next drop starts the backoff again from the base. */
 const STABLE_MS = 30_000;
+/**
+ * How long a closed connection's background writes (a WhatsApp session's credentials and keys) are waited for
+ * before its device is let go all the same: the next holder should read the session as last written, but a store
+ * that does not answer must not hold a handover up for ever.
+ */
+const SETTLE_LIMIT_MS = 5_000;
+
+/** Waits until the connections' background writes are over, or SETTLE_LIMIT_MS. */
+async function settled(connections: ReadonlyArray<NetworkConnection | null>): Promise<void> {
+  const writes = connections.map((conn) => conn?.settled?.().catch(() => undefined));
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_LIMIT_MS)));
+  try {
+    await Promise.race([Promise.allSettled(writes), limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 /** This many drops within LOOP_WINDOW_MS is a device reconnecting in a loop (warned once per such run). */
 const LOOP_DROPS = 5;
 const LOOP_WINDOW_MS = 5 * 60_000;
@@ -171,14 +189,16 @@ export class ConnectionManager implements DeviceConnections {
     this.connectSession(deviceId, 0, epoch);
   }
 
-  /** The device is no longer held here: its connection ends at once, quietly. */
-  private forget(deviceId: number): void {
-    if (!this.live.has(deviceId)) return;
+  /** The device is no longer held here: its connection closes, and its lease goes once the writes it began are over. */
+  private async forget(deviceId: number): Promise<void> {
+    const live = this.live.get(deviceId);
+    if (live === undefined) return;
     this.drop(deviceId);
     // Not fenced (the lease is gone): only while the row still names this node, never over the new holder's.
     void devicesRepository
       .setDisconnectedIfServer(this.options.store.db, deviceId, this.options.serverName)
       .catch(() => undefined);
+    await settled([live.conn]);
   }
 
   /** A write for a device, refused unless this node still holds it under `epoch` (in one transaction). */
@@ -315,7 +335,13 @@ export class ConnectionManager implements DeviceConnections {
     // Not held here: the holder drops it when it sees the device needs no connection.
     if (epoch === null) return;
     // Dropped quietly (no `disconnected` event from a dropped connection): the row must say so itself.
-    await this.fenced(deviceId, epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
+    try {
+      await this.fenced(deviceId, epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
+    } catch (error) {
+      // The lease ended meanwhile (a deletion ends it in its own transaction): the device is no longer this node's.
+      if (error instanceof LeaseLostError) return;
+      throw error;
+    }
     this.options.holdings.letGo(deviceId);
   }
 
@@ -356,8 +382,11 @@ export class ConnectionManager implements DeviceConnections {
   async close(): Promise<void> {
     this.closed = true;
     const chains = [...this.live.values()].map((live) => live.chain);
+    const connections = [...this.live.values()].map((live) => live.conn);
     for (const id of [...this.live.keys()]) this.drop(id);
     await Promise.all(chains);
+    // Before the cluster hands the devices on: what the connections were still writing lands first.
+    await settled(connections);
     // Dropped quietly: the rows say so themselves (another node sets them again when it connects them).
     await devicesRepository.clearConnectedOf(this.options.store.db, this.options.serverName).catch(() => undefined);
   }

@@ -343,6 +343,12 @@ export interface NetworkConnection {
   logout(): Promise<void>;
   /** Closes the connection locally without ending the session (shutdown, handing the device to another node). No events after this. */
   close(): void;
+  /**
+   * Resolves once every store write the connection started in the background (a WhatsApp session's credentials
+   * and keys) has finished or failed. The gateway waits for it after `close()` before the device's lease may go to
+   * another node, which then reads the session as last written. Absent: nothing is written in the background.
+   */
+  settled?(): Promise<void>;
 }
 
 export interface Network {

@@ -67,6 +67,12 @@ class RoutedConnection implements NetworkConnection {
     return this.inner?.capabilities;
   }
 
+  /** The chosen connection's background writes (none when the lookup never chose one). */
+  async settled(): Promise<void> {
+    const inner = this.inner ?? (await this.ready);
+    await inner?.settled?.();
+  }
+
   sendMessage: NetworkConnection['sendMessage'] = async (message) => (await this.target()).sendMessage(message);
   sendTyping: NetworkConnection['sendTyping'] = async (to, ms) => (await this.target()).sendTyping(to, ms);
   listGroups: NetworkConnection['listGroups'] = async () => (await this.target()).listGroups();

@@ -51,6 +51,8 @@ export interface SessionAuth {
 export interface LoadOptions {
   /** A new pairing attempt: fresh credentials are made and stored. Otherwise missing credentials are an error. */
   readonly fresh: boolean;
+  /** Called with every write started in the background (credentials and keys), so others can wait for it. */
+  readonly track?: (write: Promise<void>) => Promise<void>;
 }
 
 /**
@@ -72,6 +74,8 @@ export async function loadSessionAuth(
   } else {
     creds = decode(sealer.open(stored, place(CREDS.kind, CREDS.id)).plain) as AuthenticationCreds;
   }
+
+  const track = options.track ?? ((write: Promise<void>) => write);
 
   const keys: SignalKeyStore = {
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
@@ -97,13 +101,13 @@ export async function loadSessionAuth(
           });
         }
       }
-      if (changes.length > 0) await writer.write({ keys: changes });
+      if (changes.length > 0) await track(writer.write({ keys: changes }));
     },
   };
 
   return {
     state: { creds, keys },
-    saveCreds: () => writer.write({ creds: sealer.seal(encode(creds), place(CREDS.kind, CREDS.id)) }),
+    saveCreds: () => track(writer.write({ creds: sealer.seal(encode(creds), place(CREDS.kind, CREDS.id)) })),
   };
 }
 

@@ -40,6 +40,7 @@ import {
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
+import type { SessionWrites } from './session-writes.js';
 import { closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
@@ -75,6 +76,8 @@ export interface ConnectionDeps {
   readonly ackTimeoutMs: number;
   /** Send `list` and `template` in WhatsApp's native interactive form instead of as text (experimental). */
   readonly nativeInteractive: boolean;
+  /** Writes of every session under way in this process, shared by the connections of one network. */
+  readonly writes: SessionWrites;
 }
 
 type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
@@ -85,6 +88,8 @@ interface AckWaiter {
   timer: NodeJS.Timeout;
 }
 
+type ConnectionState = 'starting' | 'pairing' | 'connecting' | 'open' | 'ended';
+
 type Final = Extract<NetworkEvent, { type: 'disconnected' | 'logged_out' }>;
 
 function isFinal(event: NetworkEvent): event is Final {
@@ -92,7 +97,7 @@ function isFinal(event: NetworkEvent): event is Final {
 }
 
 export class WhatsAppConnection implements NetworkConnection {
-  private state: 'starting' | 'pairing' | 'connecting' | 'open' | 'ended' = 'starting';
+  private state: ConnectionState = 'starting';
   private readonly pairing: boolean;
   private readonly session: string;
   private paired = false;
@@ -132,6 +137,9 @@ export class WhatsAppConnection implements NetworkConnection {
       return this.finish({ type: 'logged_out', reason: 'the stored session is not a WhatsApp session' });
     }
     try {
+      // An earlier connection of this session may still be writing its last credentials: read after them.
+      if (!this.pairing) await this.deps.writes.settled(this.session);
+      if ((this.state as ConnectionState) === 'ended') return;
       this.writer = await this.deps.states.claim(this.session, { create: this.pairing });
       if (this.writer === null) {
         return this.finish({ type: 'logged_out', reason: 'the stored session no longer exists' });
@@ -146,7 +154,10 @@ export class WhatsAppConnection implements NetworkConnection {
           );
         }
       }
-      this.auth = await loadSessionAuth(this.writer, this.deps.sealer, { fresh: this.pairing });
+      this.auth = await loadSessionAuth(this.writer, this.deps.sealer, {
+        fresh: this.pairing,
+        track: (write) => this.deps.writes.track(this.session, write),
+      });
     } catch (error) {
       if (error instanceof UnreadableStateError) {
         this.deps.logger.error({ session: this.session, err: error }, 'stored WhatsApp session cannot be read');
@@ -308,17 +319,21 @@ export class WhatsAppConnection implements NetworkConnection {
   private saveCreds(): void {
     const auth = this.auth;
     if (auth === null || this.state === 'ended') return;
-    this.credsChain = this.credsChain
-      .then(() => auth.saveCreds())
-      .catch((error: unknown) => {
-        // Credentials that did not reach the store would be lost on the next restart: end the connection loudly.
-        this.deps.logger.error({ err: error }, 'saving WhatsApp credentials failed');
-        if (error instanceof StaleNetworkStateError) {
-          this.finish({ type: 'disconnected', reason: 'another connection holds this session', retry: 'replaced' });
-        } else {
-          this.finish({ type: 'disconnected', reason: 'the session could not be stored', retry: 'backoff' });
-        }
-      });
+    // Queued saves count as under way too: the next connection of the session reads after the last of them.
+    this.credsChain = this.deps.writes.track(
+      this.session,
+      this.credsChain
+        .then(() => auth.saveCreds())
+        .catch((error: unknown) => {
+          // Credentials that did not reach the store would be lost on the next restart: end the connection loudly.
+          this.deps.logger.error({ err: error }, 'saving WhatsApp credentials failed');
+          if (error instanceof StaleNetworkStateError) {
+            this.finish({ type: 'disconnected', reason: 'another connection holds this session', retry: 'replaced' });
+          } else {
+            this.finish({ type: 'disconnected', reason: 'the session could not be stored', retry: 'backoff' });
+          }
+        }),
+    );
   }
 
   // --- sending ---------------------------------------------------------------
@@ -606,6 +621,11 @@ export class WhatsAppConnection implements NetworkConnection {
   async logout(): Promise<void> {
     // The network answers by closing with "logged out", which ends this connection with `logged_out`.
     await this.open().logout();
+  }
+
+  /** Every write of this session under way: queued credentials and the keys the library stored. */
+  settled(): Promise<void> {
+    return this.deps.writes.settled(this.session);
   }
 
   close(): void {

@@ -5,7 +5,8 @@
  * Owns: making connections and what they share (the sealer, the state port,
  * the socket factory, the library's logger). Everything WhatsApp-specific
  * stays inside this folder.
- * Must never: hold state of its own beyond the open connections.
+ * Must never: hold state of its own beyond the open connections and their
+ * sessions' writes under way.
  */
 import type { Logger } from 'pino';
 import type { NetworkKeys } from '../../config.js';
@@ -14,6 +15,7 @@ import type { NetworkStateStore } from '../state.js';
 import { WhatsAppConnection } from './connection.js';
 import { OFFER_TTL_MS } from './interactive.js';
 import { Sealer } from './seal.js';
+import { SessionWrites } from './session-writes.js';
 import { realSocketFactory, type SocketFactory } from './socket-port.js';
 
 /** The library and the exact version the connector is built and tested against. */
@@ -48,6 +50,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     logger: options.logger,
     ackTimeoutMs: options.ackTimeoutMs ?? 20_000,
     nativeInteractive: options.nativeInteractive ?? false,
+    writes: new SessionWrites(),
   };
   const retentionMs = options.sentRetentionMs ?? 14 * DAY_MS;
   let pruning = Promise.resolve();

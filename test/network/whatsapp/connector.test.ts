@@ -29,7 +29,9 @@ import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../he
 import { waitFor as poll } from '../../helpers/wait.js';
 import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
 import { FakeWhatsApp, queryError, type FakeSocket } from './fake-socket.js';
-import { KEYS, SLOW, upsert } from './harness.js';
+import { identityStored, KEYS, SLOW, upsert } from './harness.js';
+import { Sealer } from '../../../src/network/whatsapp/seal.js';
+import type { NetworkStateStore, NetworkStateWriter } from '../../../src/network/state.js';
 
 const ME = '4915100000001';
 const FRIEND = '4917600000002';
@@ -96,6 +98,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
     second.connection({ connection: 'open' });
     await rec.wait('connected', undefined, 0, SLOW);
     const session = rec.of('paired')[0]!.session;
+    await identityStored(store, session);
     return { connection, rec, socket: second, session };
   }
 
@@ -258,6 +261,88 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       await connection.logout();
       await rec.wait('logged_out', undefined, 0, SLOW);
       await until(async () => ((await sessionRows(session)) === 0 ? true : undefined));
+    });
+  });
+
+  describe('closing', () => {
+    /** The same store, with every session write held at a gate the test closes and opens. */
+    async function gatedWrites(): Promise<{ close(): void; open(): void }> {
+      let gate: Promise<void> = Promise.resolve();
+      let release = (): void => undefined;
+      const states = new SqlNetworkStateStore(store, systemClock);
+      const gated: NetworkStateStore = Object.assign(Object.create(states) as NetworkStateStore, {
+        claim: async (session: string, options: { readonly create: boolean }) => {
+          const writer = await states.claim(session, options);
+          if (writer === null) return null;
+          return Object.assign(Object.create(writer) as NetworkStateWriter, {
+            write: async (change: Parameters<NetworkStateWriter['write']>[0]) => {
+              await gate;
+              return writer.write(change);
+            },
+          });
+        },
+      });
+      await network.close();
+      network = createWhatsAppNetwork({
+        states: gated,
+        keys: KEYS,
+        logger: pino({ level: 'silent' }),
+        factory: wa.factory,
+        ackTimeoutMs: 300,
+      });
+      return {
+        close: () => void (gate = new Promise<void>((resolve) => (release = resolve))),
+        open: () => release(),
+      };
+    }
+
+    async function storedName(session: string): Promise<string | undefined> {
+      const row = await store.db
+        .selectFrom('network_auth')
+        .select('creds')
+        .where('session_id', '=', session)
+        .executeTakeFirstOrThrow();
+      const plain = new Sealer(KEYS).open(Buffer.from(row.creds!), { session, kind: 'creds', id: '' }).plain;
+      return JSON.parse(plain.toString('utf8')).me.name;
+    }
+
+    it('settled() resolves only once a credentials write begun before close() is stored', async () => {
+      const gate = await gatedWrites();
+      const { connection, socket, session } = await pairDevice();
+
+      gate.close();
+      socket.auth.creds.me = { ...socket.auth.creds.me!, name: 'renamed before the close' };
+      socket.ev.emit('creds.update', { me: socket.auth.creds.me });
+      connection.close();
+      let settled = false;
+      const settling = connection.settled!().then(() => (settled = true));
+      await sleep(100);
+      expect(settled).toBe(false);
+      gate.open();
+      await settling;
+      expect(await storedName(session)).toBe('renamed before the close');
+    });
+
+    it('the next connection of a session reads it only after the writes of the one before are stored', async () => {
+      const gate = await gatedWrites();
+      const { socket, session } = await pairDevice();
+
+      gate.close();
+      socket.auth.creds.me = { ...socket.auth.creds.me!, name: 'renamed before the drop' };
+      socket.ev.emit('creds.update', { me: socket.auth.creds.me });
+      socket.close(428, 'Connection Closed');
+      const before = wa.sockets.length;
+      const rec = new Recorder();
+      network.connect({ deviceId: 1, session }, rec.handler);
+      await sleep(100);
+      // No socket yet: the session is not read while the write of before the drop is held.
+      expect(wa.sockets.length).toBe(before);
+      gate.open();
+      const next = await wa.socket(before);
+      expect(next.auth.creds.me?.name).toBe('renamed before the drop');
+      next.connection({ connection: 'open' });
+      await rec.wait('connected', undefined, 0, SLOW);
+      expect(await storedName(session)).toBe('renamed before the drop');
     });
   });
 

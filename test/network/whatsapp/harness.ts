@@ -4,20 +4,46 @@
  * the way WhatsApp does them (QR, pair-success, the 515 restart, open).
  * Not a test file itself.
  */
-import { proto, type WAMessage } from 'baileys';
+import { BufferJSON, proto, type WAMessage } from 'baileys';
 import pino from 'pino';
 import { systemClock } from '../../../src/clock.js';
 import { SqlNetworkStateStore } from '../../../src/devices/network-state.js';
 import type { Network, NetworkConnection } from '../../../src/network/network.js';
 import { createWhatsAppNetwork, type WhatsAppNetworkOptions } from '../../../src/network/whatsapp/index.js';
+import { Sealer } from '../../../src/network/whatsapp/seal.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { newStoreLocation, type StoreLocation } from '../../helpers/gateway.js';
 import { Recorder } from '../helpers.js';
+import { waitFor } from '../../helpers/wait.js';
 import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
 
 export const KEYS = { current: Buffer.alloc(32, 0x42), previous: [] };
 /** Events here follow store round trips, on a shared and loaded machine: generous deadlines, never tight ones. */
 export const SLOW = 10_000;
+
+/**
+ * Waits until the session's stored credentials name the paired account. A pairing connection stores them a moment
+ * after `connected` (the library's creds update is written in the background); a test that opens the session again
+ * sooner, on a loaded machine, would read the fresh credentials of before the scan.
+ */
+export async function identityStored(store: Store, session: string): Promise<void> {
+  const sealer = new Sealer(KEYS);
+  await waitFor(
+    async () => {
+      const row = await store.db
+        .selectFrom('network_auth')
+        .select('creds')
+        .where('session_id', '=', session)
+        .executeTakeFirst();
+      if (row?.creds == null) return false;
+      const plain = sealer.open(Buffer.from(row.creds), { session, kind: 'creds', id: '' }).plain;
+      const creds = JSON.parse(plain.toString('utf8'), BufferJSON.reviver) as { me?: { id?: string } };
+      return creds.me?.id !== undefined;
+    },
+    (stored) => stored,
+    { timeoutMs: SLOW, what: 'the paired credentials stored' },
+  );
+}
 
 export interface OverFake {
   readonly connection: NetworkConnection;
@@ -82,7 +108,9 @@ export class WhatsAppHarness {
     const socket = await this.wa.socket(base + 1);
     socket.connection({ connection: 'open' });
     await recorder.wait('connected', undefined, 0, SLOW);
-    return { connection, recorder, socket, session: recorder.of('paired')[0]!.session, phone };
+    const session = recorder.of('paired')[0]!.session;
+    await identityStored(this.store, session);
+    return { connection, recorder, socket, session, phone };
   }
 
   /** Reconnects with a stored session; the socket opens and the connection is `connected`. */
