@@ -45,6 +45,19 @@ function n(value: unknown): number {
   return Number(value);
 }
 
+/**
+ * The other nodes that are down (stopped, or silent since `cutoff`), their rows share-locked for the
+ * caller's transaction: a heartbeat racing a takeover either commits first or waits for it.
+ */
+async function downNodes(db: Db, self: string, cutoff: number): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select name from cluster_nodes
+    where name <> ${self} and (stopped_at is not null or heartbeat_at < ${cutoff})
+    for share skip locked
+  `.execute(db);
+  return rows.map((r) => r.name);
+}
+
 export const clusterRepository = {
   /** Registers (or re-registers after a restart) the node under this process's instance id. */
   announce: async (db: Db, node: { name: string; instance: string; url: string; now: number }) => {
@@ -103,12 +116,7 @@ export const clusterRepository = {
       where ${WANTED} and not exists (select 1 from device_leases l where l.device_id = d.id)
       on conflict (device_id) do nothing
     `.execute(db);
-    const down = await sql<{ name: string }>`
-      select name from cluster_nodes
-      where name <> ${p.name} and (stopped_at is not null or heartbeat_at < ${p.cutoff})
-      for share skip locked
-    `.execute(db);
-    const downNames = down.rows.map((r) => r.name);
+    const downNames = await downNodes(db, p.name, p.cutoff);
     const { rows } = await sql<{ device_id: unknown; epoch: unknown }>`
       update device_leases set node = ${p.name}, epoch = epoch + 1, acquired_at = ${p.now}
       where device_id in (
@@ -131,15 +139,11 @@ export const clusterRepository = {
       insert into device_leases (device_id, node, epoch, acquired_at) values (${p.deviceId}, null, 0, 0)
       on conflict (device_id) do nothing
     `.execute(db);
-    const down = await sql<{ name: string }>`
-      select name from cluster_nodes
-      where name <> ${p.name} and (stopped_at is not null or heartbeat_at < ${p.cutoff})
-      for share skip locked
-    `.execute(db);
+    const downNames = await downNodes(db, p.name, p.cutoff);
     const { rows } = await sql<{ epoch: unknown }>`
       update device_leases set node = ${p.name}, epoch = epoch + 1, acquired_at = ${p.now}
       where device_id = ${p.deviceId}
-        and (node is null or node = ${p.name} or node = any(${down.rows.map((r) => r.name)}::text[])
+        and (node is null or node = ${p.name} or node = any(${downNames}::text[])
              or not exists (select 1 from cluster_nodes c where c.name = device_leases.node))
       returning epoch
     `.execute(db);
@@ -152,6 +156,15 @@ export const clusterRepository = {
     const only = deviceIds === undefined ? sql`` : sql`and device_id = any(${[...deviceIds]}::bigint[])`;
     const result = await sql`update device_leases set node = null where node = ${name} ${only}`.execute(db);
     return Number(result.numAffectedRows ?? 0n);
+  },
+
+  /**
+   * A deleted device's lease ends in the deleting transaction. Fenced writes under way hold the row
+   * (share lock) and commit first, so what they recorded is seen by the rest of that transaction;
+   * any later one finds no holder and is refused.
+   */
+  endLease: async (db: Db, deviceId: number): Promise<void> => {
+    await sql`update device_leases set node = null where device_id = ${deviceId}`.execute(db);
   },
 
   /** The address other nodes forward to, once known (the port is chosen when the node listens). */
@@ -178,6 +191,26 @@ export const clusterRepository = {
       for share
     `.execute(db);
     return rows.length === 1;
+  },
+
+  /**
+   * The fence of many writes in one statement: the devices whose lease is still `name`'s at the
+   * given epoch (one epoch per device). Those rows stay share-locked until the caller's
+   * transaction ends, taken in device order so two such fences cannot deadlock each other.
+   */
+  fenceAll: async (
+    db: Db,
+    p: { deviceIds: number[]; epochs: number[]; name: string },
+  ): Promise<Array<{ deviceId: number; epoch: number }>> => {
+    const { rows } = await sql<{ device_id: unknown; epoch: unknown }>`
+      select l.device_id, l.epoch from device_leases l
+      join unnest(${p.deviceIds}::bigint[], ${p.epochs}::bigint[]) as w(device_id, epoch)
+        on l.device_id = w.device_id and l.epoch = w.epoch
+      where l.node = ${p.name}
+      order by l.device_id
+      for share of l
+    `.execute(db);
+    return rows.map((row) => ({ deviceId: Number(row.device_id), epoch: Number(row.epoch) }));
   },
 
   placement: async (db: Db, deviceId: number): Promise<Placement | null> => {

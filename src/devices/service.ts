@@ -20,6 +20,7 @@ import { networkStateRepository } from './network-state.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
 import { QUEUE_END_BATCH, REASON_DELETED, endQueueBatch, endQueueRest, type QueueEnd } from '../messages/end-queue.js';
 import { cleanupRepository } from '../store/cleanup-repository.js';
+import { clusterRepository } from '../cluster/repository.js';
 
 /** What the device service needs from whatever holds live network connections. */
 export interface DeviceConnections {
@@ -213,6 +214,8 @@ export class DevicesService {
     // No events: a deleted device has no webhook to announce anything to.
     const end: QueueEnd = { device: existing, reason: REASON_DELETED, announce: false };
     const deleted = await this.store.db.transaction().execute(async (trx) => {
+      // First: a receipt being recorded for the device (a webhook event with it) commits before this goes on.
+      await clusterRepository.endLease(trx, id);
       const row = await devicesRepository.update(trx, accountId, id, {
         deleted_at: now,
         updated_at: now,
@@ -228,9 +231,13 @@ export class DevicesService {
       return { row, first };
     });
     if (deleted === undefined) throw new ApiError('DEVICE_NOT_FOUND');
-    this.onChanged(id);
     // Deleted first, then logged out of the network: a request meanwhile finds no device rather than an offline one.
-    await this.connections().release(id, { logout: true });
+    // The cluster hears of it only then, or its round could drop the connection before the logout.
+    try {
+      await this.connections().release(id, { logout: true });
+    } finally {
+      this.onChanged(id);
+    }
     if (deleted.first === QUEUE_END_BATCH) await endQueueRest(this.store.db, end, this.clock);
     return deleted.row;
   }
