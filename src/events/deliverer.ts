@@ -49,6 +49,7 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { Committer } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
+import type { Db } from '../store/schema.js';
 import { attemptDelivery, type AttemptResult } from './attempt.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure, type RetryPolicy } from './retry.js';
@@ -115,6 +116,31 @@ const DEFER_CHUNK = 5_000;
 
 export const NO_WEBHOOK_URL_ERROR = 'the device has no webhook_url; delivery stopped';
 
+/** Where and how each device's deliveries go (read with the claim, in its transaction). */
+async function readTargets(db: Db, claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
+  const ids = [...new Set(claimed.map((event) => event.device_id))];
+  const rows = await eventsRepository.targets(db, ids);
+  return new Map(
+    rows.map((row) => [
+      Number(row.id),
+      {
+        accountId: Number(row.account_id),
+        url: row.webhook_url,
+        format: webhookFormat(row.webhook_format),
+        reply: row.webhook_reply === 1,
+        secret: row.webhook_secret,
+        previous: row.webhook_secret_previous,
+        previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
+      },
+    ]),
+  );
+}
+
+interface Claimed {
+  readonly events: ClaimedEvent[];
+  readonly targets: Map<number, Target>;
+}
+
 export class Deliverer {
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Attempts in flight here per device (the store's count includes other processes'). */
@@ -125,7 +151,8 @@ export class Deliverer {
   private readonly attempts = new Set<AbortController>();
   /** Records an outcome; true when the delivery is due again at once (a manual retry asked for meanwhile). */
   private readonly write: (completion: Completion) => Promise<boolean>;
-  private readonly lease: (params: ClaimParams) => Promise<ClaimedEvent[]>;
+  /** Claims due deliveries, with their devices' targets read in the claim's transaction. */
+  private readonly lease: (params: ClaimParams) => Promise<Claimed>;
   private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly concurrency: number;
@@ -186,9 +213,14 @@ export class Deliverer {
         giveUp: () => this.closed,
       });
     // Claims are writes too (the lease): sharing the group commit saves a commit (an fsync on SQLite) per claim.
-    this.lease = options.committer.channel<ClaimParams, ClaimedEvent[]>(async (trx, items) => {
-      const out: ClaimedEvent[][] = [];
-      for (const params of items) out.push(await eventsRepository.claim(trx, params));
+    // The targets are read in the same transaction: a claim whose targets cannot be read is rolled back
+    // instead of leaving its deliveries leased, unattempted, until the lease runs out.
+    this.lease = options.committer.channel<ClaimParams, Claimed>(async (trx, items) => {
+      const out: Claimed[] = [];
+      for (const params of items) {
+        const events = await eventsRepository.claim(trx, params);
+        out.push({ events, targets: events.length === 0 ? new Map() : await readTargets(trx, events) });
+      }
       return out;
     });
   }
@@ -272,7 +304,7 @@ export class Deliverer {
       const now = clock.now();
       this.lastClaimAt = now;
       const limit = Math.min(room, CLAIM_BATCH);
-      const claimed = await this.lease({
+      const { events: claimed, targets } = await this.lease({
         now,
         leaseUntil: now + this.leaseMs,
         limit,
@@ -282,7 +314,6 @@ export class Deliverer {
         scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       });
-      const targets = claimed.length === 0 ? new Map<number, Target>() : await this.targets(claimed);
       for (const event of claimed) this.begin(event, targets.get(event.device_id));
       // A device at its bound had due rows left out, and may have more beyond the scan: its next
       // finished attempt looks again, and so does the next claim (which skips that device).
@@ -292,25 +323,6 @@ export class Deliverer {
       // Fewer than asked and no device held back: the scan held every due row, all taken.
       if (claimed.length < limit && !deviceBound) return;
     }
-  }
-
-  private async targets(claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
-    const ids = [...new Set(claimed.map((event) => event.device_id))];
-    const rows = await eventsRepository.targets(this.options.store.db, ids);
-    return new Map(
-      rows.map((row) => [
-        Number(row.id),
-        {
-          accountId: Number(row.account_id),
-          url: row.webhook_url,
-          format: webhookFormat(row.webhook_format),
-          reply: row.webhook_reply === 1,
-          secret: row.webhook_secret,
-          previous: row.webhook_secret_previous,
-          previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
-        },
-      ]),
-    );
   }
 
   private noteRetry(at: number): void {
