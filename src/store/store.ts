@@ -12,6 +12,7 @@ import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
 import { MIGRATION_POSTGRES_TIMEOUTS, openPostgres } from './postgres.js';
 import { migrateToLatest } from './migrate.js';
+import { introspectingOwnSchema } from './own-schema-introspector.js';
 import { postgresMigrationDialect, sqliteMigrationDialect } from './migrations/helpers.js';
 import { StoreTimeoutError, storeFault } from './faults.js';
 import { WriteHealth, watchedDialect } from './health.js';
@@ -71,7 +72,9 @@ export function openStore(options: StoreOptions): Store {
     const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
     return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
       const migrations = new Kysely<unknown>({
-        dialect: openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
+        dialect: introspectingOwnSchema(
+          openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
+        ),
       });
       try {
         const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(migrations);

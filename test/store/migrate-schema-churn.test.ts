@@ -5,6 +5,8 @@
 // created and dropped in a tight loop while fresh stores migrate.
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { Kysely, PostgresDialect } from 'kysely';
+import { introspectingOwnSchema } from '../../src/store/own-schema-introspector.js';
 import { openStore } from '../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable, storeKind } from '../helpers/gateway.js';
 
@@ -58,6 +60,35 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while 
     } finally {
       churning = false;
       await Promise.all(churners);
+    }
+  });
+
+  it("the migrator's listing of tables names its own schema's only and never fails on another's drop", async () => {
+    // Without the narrowed listing, Kysely's walks every schema and fails "schema … does not exist" here within
+    // a few hundred rounds; start-up then leaned on retries, which a loaded machine could run out of.
+    churning = true;
+    const churners = [churn(4), churn(5), churn(6)];
+    const location = await newStoreLocation();
+    const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+    const db = new Kysely<unknown>({
+      dialect: introspectingOwnSchema(
+        new PostgresDialect({ pool: new pg.Pool({ connectionString: location.databaseUrl!, max: 1 }) }),
+      ),
+    });
+    try {
+      await store.migrate();
+      const schema = new URL(location.databaseUrl!).searchParams.get('options')!.split('=')[1]!;
+      for (let round = 0; round < 400; round++) {
+        const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+        expect(new Set(tables.map((table) => table.schema))).toEqual(new Set([schema]));
+        expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['kysely_migration', 'devices']));
+      }
+    } finally {
+      churning = false;
+      await Promise.all(churners);
+      await db.destroy();
+      await store.close();
+      await location.drop();
     }
   });
 });
