@@ -3,12 +3,13 @@
  * every wait, so a server that is down, restarting or frozen (SIGSTOP, a
  * network partition) makes callers fail within seconds instead of hanging.
  *
- * Owns: the pool, its timeouts, and how PostgreSQL values come back to
- * JavaScript.
+ * Owns: the pool, its timeouts, how PostgreSQL values come back to
+ * JavaScript, and which statements are prepared by name on the server.
  * Must never: return 64-bit integers as strings to the rest of the code (all
  * our BIGINT values are epoch milliseconds or ids well inside 2^53); hand out
  * again a connection whose statement timed out (it may still be stuck in it).
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { PostgresDialect, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
 import { StoreTimeoutError, StoreUnavailableError, storeFault } from './faults.js';
@@ -78,6 +79,54 @@ class OutageGate {
   }
 }
 
+/**
+ * Statements that run again and again (the per-message reads and writes, compiled once by
+ * prepared.ts and bulk-insert.ts) go to the server as named prepared statements: each
+ * connection parses and plans them once instead of at every call. That was about a third of
+ * the server's CPU per message on the end-to-end benchmark. A text is named from its second
+ * use, and at most MAX_NAMED texts per process are, so statements built per call (lists of
+ * varying length) cannot fill the server's memory. A named statement the server no longer
+ * accepts (a migration run by another node changed a table under a `select *`) runs unnamed
+ * from then on.
+ */
+const MAX_NAMED = 256;
+/** Server errors after which a named statement must not be used again: result type changed; statement gone. */
+const STALE_PLAN = new Set(['0A000', '26000']);
+const CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
+
+class StatementNames {
+  /** Per text seen: its name, or null after its first use. */
+  private readonly names = new Map<string, string | null>();
+  private readonly never = new Set<string>();
+  private named = 0;
+
+  /** The name to run `sql` under, or undefined: run it unnamed. */
+  nameOf(sql: string): string | undefined {
+    const name = this.names.get(sql);
+    if (typeof name === 'string') return name;
+    if (this.named >= MAX_NAMED || this.never.has(sql) || CONTROL.test(sql)) return undefined;
+    if (name === undefined) {
+      // First use: remembered, not named (a statement used once should not stay on the server).
+      if (this.names.size < 4 * MAX_NAMED) this.names.set(sql, null);
+      return undefined;
+    }
+    const fresh = `s_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    this.names.set(sql, fresh);
+    this.named += 1;
+    return fresh;
+  }
+
+  /** The server refused it by name: the text runs unnamed from now on. */
+  refused(sql: string, error: unknown): void {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !STALE_PLAN.has(code) || typeof this.names.get(sql) !== 'string') return;
+    this.names.delete(sql);
+    this.never.add(sql);
+  }
+}
+
+const statementNames = new StatementNames();
+
 /** A checked-out client whose every statement has a deadline. */
 class BoundedClient implements PostgresPoolClient {
   /** Set when the connection can no longer be trusted (a statement timed out, the socket failed). */
@@ -124,20 +173,31 @@ class BoundedClient implements PostgresPoolClient {
       if (/^\s*rollback\b/i.test(sql)) return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
       return Promise.reject(this.broken);
     }
-    if (this.answerMs <= 0) {
-      return this.settle(this.inner.query(sql, parameters as unknown[]) as unknown as Promise<PostgresQueryResult<R>>);
-    }
-    return this.settle(this.bounded<R>(sql, parameters));
+    const name = statementNames.nameOf(sql);
+    const query: pg.QueryConfig = { text: sql, values: parameters as unknown[] };
+    if (name !== undefined) query.name = name;
+    const answer =
+      this.answerMs <= 0
+        ? (this.inner.query(query) as unknown as Promise<PostgresQueryResult<R>>)
+        : this.bounded<R>(query);
+    return this.settle(
+      name === undefined
+        ? answer
+        : answer.catch((error: unknown) => {
+            statementNames.refused(sql, error);
+            throw error;
+          }),
+    );
   }
 
-  private bounded<R>(sql: string, parameters: ReadonlyArray<unknown> | undefined): Promise<PostgresQueryResult<R>> {
+  private bounded<R>(query: pg.QueryConfig): Promise<PostgresQueryResult<R>> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         const error = new StoreTimeoutError('a statement', this.answerMs);
         this.broken ??= error;
         reject(error);
       }, this.answerMs);
-      this.inner.query(sql, parameters as unknown[]).then(
+      this.inner.query(query).then(
         (result) => {
           clearTimeout(timer);
           resolve(result as unknown as PostgresQueryResult<R>);
