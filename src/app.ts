@@ -33,6 +33,7 @@ import { sandboxRoutes } from './sandbox-control/routes.js';
 import { DeviceDirectory } from './devices/directory.js';
 import { AcceptanceWriter } from './messages/acceptance.js';
 import { Committer, WriteBatcher } from './store/batcher.js';
+import { FencedWrites } from './cluster/fenced-writes.js';
 import { MessagesService } from './messages/service.js';
 import { messageRoutes } from './messages/routes.js';
 import { GroupSync } from './groups/sync.js';
@@ -341,7 +342,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const batcher = new WriteBatcher(committer);
   const dispatcher = new Dispatcher({
     store,
-    batcher,
+    writes: new FencedWrites(committer, cluster.holdings),
     clock,
     connections,
     holdings: cluster.holdings,

@@ -11,6 +11,11 @@
  */
 import type { Db } from '../store/schema.js';
 
+/** One lease as a key: a device under one epoch. */
+export function leaseKey(deviceId: number, epoch: number): string {
+  return `${deviceId}:${epoch}`;
+}
+
 /** A write for a device was refused: its lease moved to another node (or this one lost it). */
 export class LeaseLostError extends Error {
   constructor(
@@ -62,6 +67,13 @@ export interface DeviceHoldings {
    */
   fence(db: Db, deviceId: number, epoch: number): Promise<void>;
   /**
+   * The fence of many writes of one transaction at once (one statement on PostgreSQL): answers
+   * the leases refused, as `leaseKey`s; each device refused is dropped here as a refused `fence`
+   * drops it. The others are fenced for the rest of the transaction (a later `fence` of one of
+   * them asks nothing more).
+   */
+  fenceAll(db: Db, leases: ReadonlyArray<{ readonly deviceId: number; readonly epoch: number }>): Promise<Set<string>>;
+  /**
    * Takes the device for a pairing attempt here when no live node holds it; the epoch, or
    * null when another live node holds it.
    */
@@ -81,6 +93,9 @@ export class SoleHoldings implements DeviceHoldings {
     return 0;
   }
   async fence(): Promise<void> {}
+  async fenceAll(): Promise<Set<string>> {
+    return new Set();
+  }
   async claimForPairing(): Promise<number> {
     return 0;
   }

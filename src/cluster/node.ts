@@ -28,7 +28,7 @@ import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
 import { messagesRepository } from '../messages/repository.js';
 import { balance } from './balance.js';
-import { LeaseLostError, type DeviceHoldings, type HoldingsListener } from './holdings.js';
+import { LeaseLostError, leaseKey, type DeviceHoldings, type HoldingsListener } from './holdings.js';
 import { clusterRepository, type HeldLease, type Placement } from './repository.js';
 
 export interface ClusterTimings {
@@ -147,7 +147,7 @@ export class ClusterNode implements DeviceHoldings {
   async fence(db: Db, deviceId: number, epoch: number): Promise<void> {
     // Within one transaction (a group commit of many outcomes) each lease is checked, and locked, once.
     const checked = db.isTransaction ? this.fenced.get(db) : undefined;
-    const key = `${deviceId}:${epoch}`;
+    const key = leaseKey(deviceId, epoch);
     if (checked?.has(key) === true) return;
     if (await clusterRepository.fence(db, { deviceId, name: this.node, epoch })) {
       if (db.isTransaction) {
@@ -159,6 +159,41 @@ export class ClusterNode implements DeviceHoldings {
     this.options.logger.warn({ deviceId, epoch }, 'a write for a device was refused: its lease moved to another node');
     void this.lose(deviceId, epoch);
     throw new LeaseLostError(deviceId, epoch);
+  }
+
+  async fenceAll(db: Db, leases: ReadonlyArray<{ deviceId: number; epoch: number }>): Promise<Set<string>> {
+    const checked = db.isTransaction ? this.fenced.get(db) : undefined;
+    const asked = new Map<string, { deviceId: number; epoch: number }>();
+    for (const lease of leases) {
+      const key = leaseKey(lease.deviceId, lease.epoch);
+      if (checked?.has(key) !== true) asked.set(key, lease);
+    }
+    const refused = new Set<string>();
+    if (asked.size === 0) return refused;
+    const pairs = [...asked.values()];
+    const held = await clusterRepository.fenceAll(db, {
+      deviceIds: pairs.map((lease) => lease.deviceId),
+      epochs: pairs.map((lease) => lease.epoch),
+      name: this.node,
+    });
+    const heldKeys = new Set(held.map((lease) => leaseKey(lease.deviceId, lease.epoch)));
+    for (const [key, { deviceId, epoch }] of asked) {
+      if (heldKeys.has(key)) {
+        if (db.isTransaction) {
+          const set = this.fenced.get(db) ?? new Set<string>();
+          set.add(key);
+          this.fenced.set(db, set);
+        }
+        continue;
+      }
+      refused.add(key);
+      this.options.logger.warn(
+        { deviceId, epoch },
+        'a write for a device was refused: its lease moved to another node',
+      );
+      void this.lose(deviceId, epoch);
+    }
+    return refused;
   }
 
   /** Network-state writes name a session; the device holding it is fenced (none: a pairing attempt, not fenced). */

@@ -13,6 +13,7 @@
  * Must never: swallow a failed write (the network must hear of it), write
  * outside one transaction per call, or look inside the values.
  */
+import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import {
   StaleNetworkStateError,
@@ -28,6 +29,24 @@ import type { Store } from '../store/store.js';
 
 /** Rows per multi-row statement: far below either database's limit on bound parameters. */
 const CHUNK = 200;
+
+/**
+ * Deletes at most `limit` rows created before `before` from a table keyed by (session_id, key), in one statement
+ * (row values work in both stores), and answers how many went.
+ */
+async function pruneOlderThan(
+  db: Db,
+  table: 'network_offers' | 'network_sent',
+  key: 'chat' | 'message_id',
+  before: number,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from ${sql.table(table)} where created_at < ${before} and (session_id, ${sql.ref(key)}) in (
+      select session_id, ${sql.ref(key)} from ${sql.table(table)} where created_at < ${before} limit ${limit}
+    )`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -286,43 +305,11 @@ export class SqlNetworkStateStore implements NetworkStateStore {
     await this.store.db.transaction().execute((trx) => networkStateRepository.discard(trx, session));
   }
 
-  async pruneOffers(before: number, limit: number): Promise<number> {
-    const rows = await this.store.db
-      .selectFrom('network_offers')
-      .select(['session_id', 'chat'])
-      .where('created_at', '<', before)
-      .limit(limit)
-      .execute();
-    let deleted = 0;
-    for (const part of chunks(rows)) {
-      const result = await this.store.db
-        .deleteFrom('network_offers')
-        .where((eb) => eb.or(part.map((r) => eb.and([eb('session_id', '=', r.session_id), eb('chat', '=', r.chat)]))))
-        .where('created_at', '<', before)
-        .executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-    }
-    return deleted;
+  pruneOffers(before: number, limit: number): Promise<number> {
+    return pruneOlderThan(this.store.db, 'network_offers', 'chat', before, limit);
   }
 
-  async pruneSent(before: number, limit: number): Promise<number> {
-    const rows = await this.store.db
-      .selectFrom('network_sent')
-      .select(['session_id', 'message_id'])
-      .where('created_at', '<', before)
-      .limit(limit)
-      .execute();
-    let deleted = 0;
-    for (const part of chunks(rows)) {
-      const result = await this.store.db
-        .deleteFrom('network_sent')
-        .where((eb) =>
-          eb.or(part.map((r) => eb.and([eb('session_id', '=', r.session_id), eb('message_id', '=', r.message_id)]))),
-        )
-        .where('created_at', '<', before)
-        .executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-    }
-    return deleted;
+  pruneSent(before: number, limit: number): Promise<number> {
+    return pruneOlderThan(this.store.db, 'network_sent', 'message_id', before, limit);
   }
 }

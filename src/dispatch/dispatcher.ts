@@ -33,14 +33,14 @@ import type { Clock } from '../clock.js';
 import type { ConnectionManager } from '../devices/connections.js';
 import { devicesRepository, type DeviceRow } from '../devices/repository.js';
 import type { Db } from '../store/schema.js';
-import { recordEvent, type EventType } from '../events/record.js';
+import { eventRow, insertEvents, type EventRow, type EventType } from '../events/record.js';
 import {
   NetworkSendError,
   NetworkUnavailableError,
   type NetworkConnection,
   type NetworkEvent,
 } from '../network/network.js';
-import type { WriteBatcher } from '../store/batcher.js';
+import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
 import { untilStored } from '../store/until-stored.js';
 import type { Store } from '../store/store.js';
 import { LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
@@ -52,7 +52,8 @@ import { storedMedia } from '../messages/stored-media.js';
 
 export interface DispatcherOptions {
   readonly store: Store;
-  readonly batcher: WriteBatcher;
+  /** Status writes, group-committed and fenced by the lease epoch they were made under. */
+  readonly writes: FencedWrites;
   readonly clock: Clock;
   readonly connections: ConnectionManager;
   /** Whether a device is held here, under which epoch, and the fence of its writes. */
@@ -436,26 +437,26 @@ export class Dispatcher {
     renderedAs: string | null,
   ): Promise<void> {
     const at = this.options.clock.now();
-    return this.options.batcher.run(async (trx) => {
-      await this.options.holdings.fence(trx, deviceId, epoch);
+    return this.options.writes.run(deviceId, epoch, async (trx, batch) => {
       if (!(await this.announces(trx, deviceId))) {
+        // Nothing to announce: written with the batch's other `sent` changes, in one statement.
+        if (!hasMedia) return batch.collect(SENT, { id, deviceId, at, renderedAs });
         await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
         return;
       }
       const row = await messagesRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
-      if (row !== undefined) await this.event(trx, row, 'message.sent', at);
+      if (row !== undefined) await this.event(trx, batch, row, 'message.sent', at);
     });
   }
 
   private async fail(row: MessageRow, epoch: number, reason: string): Promise<void> {
     const at = this.options.clock.now();
-    const ended = await this.options.batcher.run(async (trx) => {
-      await this.options.holdings.fence(trx, row.device_id, epoch);
+    const ended = await this.options.writes.run(row.device_id, epoch, async (trx, batch) => {
       const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
       if (failed === undefined) return false;
       // It never reached the network: its unit of quota comes back.
       await messagesRepository.giveBackQuota(trx, row.device_id);
-      await this.event(trx, failed, 'message.failed', at);
+      await this.event(trx, batch, failed, 'message.failed', at);
       return true;
     });
     // Never the content or the recipient: the id finds the message through the API.
@@ -490,26 +491,24 @@ export class Dispatcher {
     }
     const { id, status } = event;
     void this.persist({ id, device_id: deviceId }, () =>
-      this.options.batcher.run(async (trx) => {
-        await this.options.holdings.fence(trx, deviceId, epoch);
+      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
         const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
         if (!(await this.announces(trx, deviceId))) {
-          await change(trx, deviceId, id, at, false);
+          batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
           return;
         }
         const row = await change(trx, deviceId, id, at, true);
         if (row !== undefined)
-          await this.event(trx, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
+          await this.event(trx, batch, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
       }),
     );
   }
 
   /** A refusal after `sent` ends the message failed, with `message.failed` (DECISIONS 10). */
   private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
-    return this.options.batcher.run(async (trx) => {
-      await this.options.holdings.fence(trx, deviceId, epoch);
+    return this.options.writes.run(deviceId, epoch, async (trx, batch) => {
       const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
-      if (row !== undefined) await this.event(trx, row, 'message.failed', at);
+      if (row !== undefined) await this.event(trx, batch, row, 'message.failed', at);
     });
   }
 
@@ -518,15 +517,25 @@ export class Dispatcher {
     return ((await this.device(db, deviceId))?.webhook_url ?? null) !== null;
   }
 
-  private async event(
-    trx: Parameters<Parameters<WriteBatcher['run']>[0]>[0],
-    row: MessageRow,
-    type: EventType,
-    at: number,
-  ): Promise<void> {
+  private async event(trx: Db, batch: WriteBatch, row: MessageRow, type: EventType, at: number): Promise<void> {
     const device = await this.device(trx, row.device_id);
     // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
     if (device === undefined || device.deleted_at !== null) return;
-    if ((await recordEvent(trx, device, type, presentMessage(row), at)) !== null) this.eventsRecorded = true;
+    const event = eventRow(device, type, presentMessage(row), at);
+    if (event === null) return;
+    // Stored with the other events of the batch, in one insert before the commit.
+    batch.collect(EVENTS, event);
+    this.eventsRecorded = true;
   }
 }
+
+/** The webhook events of a batch of status writes, inserted together. */
+const EVENTS: BatchCollector<EventRow> = { flush: (trx, events) => insertEvents(trx, events) };
+
+type Change = { id: string; deviceId: number; at: number; renderedAs?: string | null };
+/** Status changes no webhook announces, written together per kind (each only moves a message forward). */
+const SENT: BatchCollector<Change> = { flush: (trx, changes) => messagesRepository.changeMany(trx, 'sent', changes) };
+const DELIVERED: BatchCollector<Change> = {
+  flush: (trx, changes) => messagesRepository.changeMany(trx, 'delivered', changes),
+};
+const READ: BatchCollector<Change> = { flush: (trx, changes) => messagesRepository.changeMany(trx, 'read', changes) };

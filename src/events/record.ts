@@ -14,8 +14,9 @@
 import type { Kysely, Transaction } from 'kysely';
 import { newUlid } from '../ids.js';
 import { iso } from '../clock.js';
-import type { Database } from '../store/schema.js';
+import type { Database, Db } from '../store/schema.js';
 import { prepared } from '../store/prepared.js';
+import { BulkInsert } from '../store/bulk-insert.js';
 import { carries, webhookFormat } from './formats/index.js';
 
 export const EVENT_TYPES = [
@@ -48,31 +49,74 @@ export function newEventId(): string {
 const insertEvent = prepared(
   7,
   (db, id: string, accountId: number, deviceId: number, type: string, payload: string, url: string, now: number) =>
-    db.insertInto('webhook_events').values({
-      id,
-      account_id: accountId,
-      device_id: deviceId,
-      type,
-      payload,
-      url,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      locked_until: null,
-      created_at: now,
-      delivered_at: null,
-      failed_at: null,
-    }),
+    db.insertInto('webhook_events').values(pendingEvent(id, accountId, deviceId, type, payload, url, now)),
 );
 
-/** Records one event for the device if it has a webhook URL whose format carries the type. Returns the event id, or null. */
-export async function recordEvent(
-  db: Kysely<Database> | Transaction<Database>,
-  device: EventDevice,
-  type: EventType,
-  data: unknown,
+/** An event ready to be stored (see `eventRow` and `insertEvents`). */
+export interface EventRow extends Record<string, unknown> {
+  readonly id: string;
+  readonly account_id: number;
+  readonly device_id: number;
+  readonly type: string;
+  readonly payload: string;
+  readonly url: string;
+  readonly status: 'pending';
+  readonly attempts: 0;
+  readonly next_attempt_at: number;
+  readonly locked_until: null;
+  readonly created_at: number;
+  readonly delivered_at: null;
+  readonly failed_at: null;
+}
+
+const eventInsert = new BulkInsert<'webhook_events', EventRow>('webhook_events', [
+  'id',
+  'account_id',
+  'device_id',
+  'type',
+  'payload',
+  'url',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'locked_until',
+  'created_at',
+  'delivered_at',
+  'failed_at',
+]);
+
+/** A new event's row: due at once, never attempted. */
+function pendingEvent(
+  id: string,
+  accountId: number,
+  deviceId: number,
+  type: string,
+  payload: string,
+  url: string,
   now: number,
-): Promise<string | null> {
+): EventRow {
+  return {
+    id,
+    account_id: accountId,
+    device_id: deviceId,
+    type,
+    payload,
+    url,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    locked_until: null,
+    created_at: now,
+    delivered_at: null,
+    failed_at: null,
+  };
+}
+
+/**
+ * The event to record for the device, or null when it has no webhook URL or its format does not
+ * carry the type. For writers that store many events of one transaction at once (`insertEvents`).
+ */
+export function eventRow(device: EventDevice, type: EventType, data: unknown, now: number): EventRow | null {
   if (device.webhook_url === null || !carries(webhookFormat(device.webhook_format), type)) return null;
   const id = newEventId();
   const payload = JSON.stringify({
@@ -82,6 +126,24 @@ export async function recordEvent(
     created_at: iso(now),
     data,
   });
-  await insertEvent(db, id, device.account_id, device.id, type, payload, device.webhook_url, now);
-  return id;
+  return pendingEvent(id, device.account_id, device.id, type, payload, device.webhook_url, now);
+}
+
+/** Stores events made by `eventRow`, in multi-row inserts; must run in the transaction of their changes. */
+export function insertEvents(db: Db, rows: readonly EventRow[]): Promise<void> {
+  return eventInsert.run(db, rows);
+}
+
+/** Records one event for the device if it has a webhook URL whose format carries the type. Returns the event id, or null. */
+export async function recordEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  device: EventDevice,
+  type: EventType,
+  data: unknown,
+  now: number,
+): Promise<string | null> {
+  const row = eventRow(device, type, data, now);
+  if (row === null) return null;
+  await insertEvent(db, row.id, row.account_id, row.device_id, row.type, row.payload, row.url, now);
+  return row.id;
 }

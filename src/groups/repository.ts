@@ -31,6 +31,29 @@ export interface GroupSnapshot {
   readonly disappearing_seconds: number | null;
 }
 
+/** The rows an account sees: its groups that the device is still in, of devices not deleted (the one visibility rule). */
+function visibleRows(db: Db, accountId: number) {
+  return db
+    .selectFrom('groups')
+    .innerJoin('devices', 'devices.id', 'groups.device_id')
+    .where('groups.account_id', '=', accountId)
+    .where('groups.left_at', 'is', null)
+    .where('devices.deleted_at', 'is', null);
+}
+
+/** Those rows as groups with their device's number. */
+function visibleGroups(db: Db, accountId: number) {
+  return visibleRows(db, accountId).selectAll('groups').select('devices.phone as device_phone');
+}
+
+/** Narrows a query to one device's groups when a device is given. */
+function ofDevice<Q extends { where: (column: 'groups.device_id', op: '=', value: number) => Q }>(
+  query: Q,
+  deviceId: number | undefined,
+): Q {
+  return deviceId === undefined ? query : query.where('groups.device_id', '=', deviceId);
+}
+
 export const groupsRepository = {
   /** Inserts or refreshes the (device, network group) pair; its id never changes. Clears `left_at`. */
   upsert: (db: Db, accountId: number, deviceId: number, snapshot: GroupSnapshot, now: number): Promise<GroupRow> =>
@@ -75,31 +98,14 @@ export const groupsRepository = {
 
   /** A group of the account whose device is not deleted and is still in it. */
   find: (db: Db, accountId: number, id: number): Promise<GroupWithDevice | undefined> =>
-    db
-      .selectFrom('groups')
-      .innerJoin('devices', 'devices.id', 'groups.device_id')
-      .selectAll('groups')
-      .select('devices.phone as device_phone')
-      .where('groups.id', '=', id)
-      .where('groups.account_id', '=', accountId)
-      .where('groups.left_at', 'is', null)
-      .where('devices.deleted_at', 'is', null)
-      .executeTakeFirst(),
+    visibleGroups(db, accountId).where('groups.id', '=', id).executeTakeFirst(),
 
   /** The account's groups with this network id (one per device in it) whose device is not deleted and is still in it. */
-  findByNetworkId: (db: Db, accountId: number, networkId: string, deviceId?: number): Promise<GroupWithDevice[]> => {
-    let query = db
-      .selectFrom('groups')
-      .innerJoin('devices', 'devices.id', 'groups.device_id')
-      .selectAll('groups')
-      .select('devices.phone as device_phone')
-      .where('groups.account_id', '=', accountId)
-      .where('groups.network_id', '=', networkId)
-      .where('groups.left_at', 'is', null)
-      .where('devices.deleted_at', 'is', null);
-    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
-    return query.orderBy('groups.id').limit(100).execute();
-  },
+  findByNetworkId: (db: Db, accountId: number, networkId: string, deviceId?: number): Promise<GroupWithDevice[]> =>
+    ofDevice(visibleGroups(db, accountId).where('groups.network_id', '=', networkId), deviceId)
+      .orderBy('groups.id')
+      .limit(100)
+      .execute(),
 
   page: (
     db: Db,
@@ -107,29 +113,13 @@ export const groupsRepository = {
     deviceId: number | undefined,
     limit: number,
     offset: number,
-  ): Promise<GroupWithDevice[]> => {
-    let query = db
-      .selectFrom('groups')
-      .innerJoin('devices', 'devices.id', 'groups.device_id')
-      .selectAll('groups')
-      .select('devices.phone as device_phone')
-      .where('groups.account_id', '=', accountId)
-      .where('groups.left_at', 'is', null)
-      .where('devices.deleted_at', 'is', null);
-    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
-    return query.orderBy('groups.id').limit(limit).offset(offset).execute();
-  },
+  ): Promise<GroupWithDevice[]> =>
+    ofDevice(visibleGroups(db, accountId), deviceId).orderBy('groups.id').limit(limit).offset(offset).execute(),
 
   count: async (db: Db, accountId: number, deviceId: number | undefined): Promise<number> => {
-    let query = db
-      .selectFrom('groups')
-      .innerJoin('devices', 'devices.id', 'groups.device_id')
+    const row = await ofDevice(visibleRows(db, accountId), deviceId)
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('groups.account_id', '=', accountId)
-      .where('groups.left_at', 'is', null)
-      .where('devices.deleted_at', 'is', null);
-    if (deviceId !== undefined) query = query.where('groups.device_id', '=', deviceId);
-    const row = await query.executeTakeFirst();
+      .executeTakeFirst();
     return Number(row?.n ?? 0);
   },
 

@@ -121,7 +121,7 @@ export class AcceptanceWriter {
       outcomes[i] = { kind: 'ok', answer };
     }
 
-    for (const [deviceId, units] of taken) await messagesRepository.addQuotaUsed(trx, deviceId, units);
+    if (taken.size > 0) await messagesRepository.addQuotaUsed(trx, taken);
     await messagesRepository.insertMany(trx, rows);
     if (taken.size > 0) await this.announce(trx, [...taken.keys()]);
     for (const [i, item] of items.entries()) {

@@ -5,7 +5,7 @@
  * the quota counter's atomic take and give-back on `devices`.
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
-import { sql, type Selectable, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { prepared, type PreparedStatement } from '../store/prepared.js';
 import type { Database, Db, MessagesTable } from '../store/schema.js';
@@ -65,12 +65,33 @@ const takeQuotaStatement = prepared(1, (db, deviceId: number) =>
     .returning('id'),
 );
 
-const addQuotaUsedStatement = prepared(2, (db, deviceId: number, units: number) =>
-  db
-    .updateTable('devices')
-    .set((eb) => ({ quote_used: eb('quote_used', '+', units) }))
-    .where('id', '=', deviceId),
-);
+/** Per padded size: the quota used by many devices, each by its own count, in one statement. */
+const addQuotaUsedStatements = new Map<number, PreparedStatement<number[], UpdateResult>>();
+
+function addQuotaUsedStatement(size: number): PreparedStatement<number[], UpdateResult> {
+  let statement = addQuotaUsedStatements.get(size);
+  if (statement === undefined) {
+    // Arguments: the ids, then each id's count, in the same order.
+    statement = prepared(2 * size, (db, ...args: number[]) => {
+      const ids = args.slice(0, size);
+      const units = args.slice(size);
+      return db
+        .updateTable('devices')
+        .set((eb) => {
+          let cases = eb
+            .case('id')
+            .when(ids[0]!)
+            .then(eb.cast<number>(eb.val(units[0]!), 'integer'));
+          for (let i = 1; i < size; i++)
+            cases = cases.when(ids[i]!).then(eb.cast<number>(eb.val(units[i]!), 'integer'));
+          return { quote_used: eb('quote_used', '+', cases.end()) };
+        })
+        .where('id', 'in', ids);
+    });
+    addQuotaUsedStatements.set(size, statement);
+  }
+  return statement;
+}
 
 const giveBackQuotaStatement = prepared(1, (db, deviceId: number) =>
   db
@@ -178,6 +199,76 @@ function receipt(change: ReturnType<typeof statusChange<readonly [id: string, de
   ): Promise<StatusChanged<R>> => outcome(await (readBack ? change.row : change.moved)(db, id, deviceId, at), readBack);
 }
 
+/**
+ * Many status changes of one kind in one statement (a CASE on the id per changed column),
+ * prepared per padded size like the quota statements: `sent` for messages without media,
+ * and receipts. Used by the dispatcher for devices with no webhook, whose changes need not be
+ * read back. Padding repeats the first change (the first matching case wins; a row changes once).
+ */
+type ManyChange = {
+  readonly id: string;
+  readonly deviceId: number;
+  readonly at: number;
+  readonly renderedAs?: string | null;
+};
+type ManyKind = 'sent' | 'delivered' | 'read';
+const manyStatements = new Map<string, PreparedStatement<unknown[], UpdateResult>>();
+
+function manyStatement(kind: ManyKind, size: number): PreparedStatement<unknown[], UpdateResult> {
+  const key = `${kind}:${size}`;
+  let statement = manyStatements.get(key);
+  if (statement !== undefined) return statement;
+  // Arguments: ids, then device ids, then times, then (sent only) rendered_as, each `size` long.
+  const arity = (kind === 'sent' ? 4 : 3) * size;
+  statement = prepared(arity, (db, ...args: unknown[]) => {
+    const ids = args.slice(0, size) as string[];
+    const devices = args.slice(size, 2 * size) as number[];
+    const times = args.slice(2 * size, 3 * size) as number[];
+    const rendered = args.slice(3 * size, 4 * size) as Array<string | null>;
+    const byId = <T>(eb: ExpressionBuilder<Database, 'messages'>, values: readonly T[], type: 'bigint' | 'text') => {
+      let cases = eb
+        .case('id')
+        .when(ids[0]!)
+        .then(eb.cast<T>(eb.val(values[0]!), type));
+      for (let i = 1; i < size; i++) cases = cases.when(ids[i]!).then(eb.cast<T>(eb.val(values[i]!), type));
+      return cases.end();
+    };
+    const base = db.updateTable('messages').where('id', 'in', ids);
+    if (kind === 'sent') {
+      return base
+        .set((eb) => ({
+          status: 'sent',
+          sent_at: byId(eb, times, 'bigint'),
+          rendered_as: byId(eb, rendered, 'text'),
+        }))
+        .where((eb) => eb('device_id', '=', byId(eb, devices, 'bigint')))
+        .where('status', '=', 'pending');
+    }
+    if (kind === 'delivered') {
+      return base
+        .set((eb) => ({
+          status: 'delivered',
+          delivered_at: byId(eb, times, 'bigint'),
+          sent_at: eb.fn.coalesce('sent_at', byId(eb, times, 'bigint')),
+        }))
+        .where((eb) => eb('device_id', '=', byId(eb, devices, 'bigint')))
+        .where('status', 'in', ['pending', 'sent']);
+    }
+    return base
+      .set((eb) => ({
+        status: 'delivered',
+        read_at: byId(eb, times, 'bigint'),
+        delivered_at: eb.fn.coalesce('delivered_at', byId(eb, times, 'bigint')),
+        sent_at: eb.fn.coalesce('sent_at', byId(eb, times, 'bigint')),
+      }))
+      .where((eb) => eb('device_id', '=', byId(eb, devices, 'bigint')))
+      .where('read_at', 'is', null)
+      .where('status', '!=', 'failed');
+  });
+  manyStatements.set(key, statement);
+  return statement;
+}
+
 export const messagesRepository = {
   /** Of these devices, those with messages waiting to be sent (a node's poll for work it was not told of). */
   devicesWithPending: async (db: Db, deviceIds: readonly number[]): Promise<number[]> => {
@@ -229,8 +320,20 @@ export const messagesRepository = {
     return rows;
   },
 
-  addQuotaUsed: async (db: Db, deviceId: number, units: number): Promise<void> => {
-    await addQuotaUsedStatement(db, deviceId, units);
+  /**
+   * Adds each device's count to its quota used: one statement per 256 devices (a batch of
+   * acceptances spread over many devices used to cost one statement per device).
+   */
+  addQuotaUsed: async (db: Db, units: ReadonlyMap<number, number>): Promise<void> => {
+    const entries = [...units];
+    for (let start = 0; start < entries.length; start += MAX_LOCKED_AT_ONCE) {
+      const part = entries.slice(start, start + MAX_LOCKED_AT_ONCE);
+      // Padded to a power of two with the first pair again (the first matching case wins; its row is updated once).
+      let size = 1;
+      while (size < part.length) size *= 2;
+      while (part.length < size) part.push(part[0]!);
+      await addQuotaUsedStatement(size)(db, ...part.map(([id]) => id), ...part.map(([, n]) => n));
+    }
   },
 
   /** Many messages in few statements, built once (the acceptance path's insert). */
@@ -539,6 +642,26 @@ export const messagesRepository = {
 
   /** pending|sent → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
   markDelivered: receipt(markDeliveredChange),
+
+  /**
+   * The same changes as markSent (no media, no read-back), markDelivered and markRead, for many
+   * messages in few statements (at most 256 a statement). Each only moves a message forward.
+   */
+  changeMany: async (db: Db, kind: ManyKind, changes: readonly ManyChange[]): Promise<void> => {
+    for (let start = 0; start < changes.length; start += MAX_LOCKED_AT_ONCE) {
+      const part = changes.slice(start, start + MAX_LOCKED_AT_ONCE);
+      let size = 1;
+      while (size < part.length) size *= 2;
+      while (part.length < size) part.push(part[0]!);
+      await manyStatement(kind, size)(
+        db,
+        ...part.map((c) => c.id),
+        ...part.map((c) => c.deviceId),
+        ...part.map((c) => c.at),
+        ...(kind === 'sent' ? part.map((c) => c.renderedAs ?? null) : []),
+      );
+    }
+  },
 
   /** A read receipt: read_at set once; reading implies delivery. `readBack` as for markSent. */
   markRead: receipt(markReadChange),

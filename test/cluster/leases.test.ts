@@ -5,12 +5,15 @@
 // there), a fenced write and a takeover never interleave, a clean stop hands
 // everything over at once, and a second process under the same name takes it
 // over. PostgreSQL only: with SQLite there is one node and no lease.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { ManualClock } from '../../src/clock.js';
 import { ClusterNode } from '../../src/cluster/node.js';
 import { LeaseLostError } from '../../src/cluster/holdings.js';
+import { FencedWrites } from '../../src/cluster/fenced-writes.js';
+import { clusterRepository } from '../../src/cluster/repository.js';
+import { Committer } from '../../src/store/batcher.js';
 import { SqlNetworkStateStore } from '../../src/devices/network-state.js';
 import { StaleNetworkStateError } from '../../src/network/state.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -166,6 +169,59 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('device leases', (
     await a.roundNow();
     expect(a.epochOf(id!)).toBeNull();
     expect(b.epochOf(id!)).toBe(before! + 1);
+  });
+
+  it('the writes of one group commit are fenced in one statement: exactly the devices taken over are refused', async () => {
+    const ids = await devices(4);
+    const a = await node('a', { maxReleases: 2 });
+    const epochs = ids.map((id) => a.epochOf(id)!);
+    // B joins; A hands two devices back, B takes them with a new epoch.
+    const b = await node('b', { maxReleases: 2 });
+    await a.roundNow();
+    await b.roundNow();
+    const moved = ids.filter((id) => b.epochOf(id) !== null);
+    expect(moved).toHaveLength(2);
+
+    const fenceAll = vi.spyOn(clusterRepository, 'fenceAll');
+    const fenceOne = vi.spyOn(clusterRepository, 'fence');
+    const writes = new FencedWrites(new Committer(store.db), a);
+    // All four were made under A's epochs, in one commit (issued in the same turn of the event loop).
+    const outcomes = await Promise.allSettled(
+      ids.map((id, i) =>
+        writes.run(id, epochs[i]!, async (trx) => {
+          // A fence asked again inside the write costs nothing more: the batch fenced it.
+          await a.fence(trx, id, epochs[i]!);
+          await trx.updateTable('devices').set({ name: 'written by a' }).where('id', '=', id).execute();
+          return id;
+        }),
+      ),
+    );
+    expect(fenceAll).toHaveBeenCalledTimes(1);
+    expect(fenceOne).not.toHaveBeenCalled();
+    fenceAll.mockRestore();
+    fenceOne.mockRestore();
+    outcomes.forEach((outcome, i) => {
+      if (moved.includes(ids[i]!)) {
+        expect(outcome.status).toBe('rejected');
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      } else {
+        expect(outcome).toEqual({ status: 'fulfilled', value: ids[i] });
+      }
+    });
+    const names = await store.db.selectFrom('devices').select(['id', 'name']).where('id', 'in', ids).execute();
+    for (const row of names) {
+      expect(row.name).toBe(moved.includes(Number(row.id)) ? `d${ids.indexOf(Number(row.id))}` : 'written by a');
+    }
+
+    // A stale epoch of a device A still holds is refused too, beside a write under the current one.
+    const kept = ids.find((id) => !moved.includes(id))!;
+    const current = a.epochOf(kept)!;
+    const [stale, fresh] = await Promise.allSettled([
+      writes.run(kept, current - 1, async () => 'stale'),
+      writes.run(kept, current, async () => 'current'),
+    ]);
+    expect(stale.status).toBe('rejected');
+    expect(fresh).toEqual({ status: 'fulfilled', value: 'current' });
   });
 
   it('a lease that ran out here but that nobody took is held again after the next heartbeat', async () => {

@@ -1,6 +1,7 @@
-// messagesRepository.lockQuotas, whose statements are prepared per list size:
-// lists are padded to a power of two and cut at 256 ids, and every device asked
-// for comes back once with its own quota, on both stores.
+// messagesRepository.lockQuotas and addQuotaUsed, whose statements are prepared
+// per list size: lists are padded to a power of two and cut at 256 ids; every
+// device asked for comes back once with its own quota, and each gets exactly
+// its own count added, on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devicesRepository } from '../../src/devices/repository.js';
 import { messagesRepository } from '../../src/messages/repository.js';
@@ -61,5 +62,20 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
       .where('id', 'in', ids)
       .execute();
     for (const row of after) expect(row.quote_used).toBe(ids.indexOf(Number(row.id)));
+  });
+
+  it.each([1, 3, 5, 257])('adds each of %i devices its own count, once', async (count) => {
+    const asked = ids.slice(100, 100 + count).reverse();
+    const read = async () =>
+      new Map(
+        (await gw.app.store.db.selectFrom('devices').select(['id', 'quote_used']).where('id', 'in', ids).execute()).map(
+          (row) => [Number(row.id), row.quote_used],
+        ),
+      );
+    const before = await read();
+    const units = new Map(asked.map((id, i) => [id, (i % 4) + 1]));
+    await gw.app.store.db.transaction().execute((trx) => messagesRepository.addQuotaUsed(trx, units));
+    const after = await read();
+    for (const id of ids) expect(after.get(id)! - before.get(id)!).toBe(units.get(id) ?? 0);
   });
 });
