@@ -296,6 +296,7 @@ describe('the dashboard in a browser', () => {
     await p.getByRole('button', { name: 'Revoke ci-deploy', exact: true }).click();
     await p.getByRole('button', { name: 'Yes, revoke', exact: true }).click();
     await p.getByRole('status').filter({ hasText: 'revoked' }).waitFor(WAIT);
+    // The notice and the list agree at once: the row is gone when the notice shows.
     expect(await p.getByRole('rowheader', { name: 'ci-deploy' }).count()).toBe(0);
     expect((await gw.request('GET', '/devices', undefined, secret)).status).toBe(401);
   });

@@ -35,6 +35,8 @@ export function TokensView({ token, onSignOut }: { token: string; onSignOut: () 
       // the page has just asked the person, so it passes theirs on.
       await call('DELETE', current ? `/tokens/${t.id}?confirm=true` : `/tokens/${t.id}`);
       if (current) return onSignOut();
+      // The row goes with the notice that says so, not a list reload later.
+      setTokens((list) => list?.filter((other) => other.id !== t.id) ?? list);
       setNotice(`Token “${t.name}” revoked.`);
       await load();
     } catch (e) {
