@@ -60,7 +60,8 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('forwarding to the
       expect(res.status, url).toBe(503);
       expect(res.body).toEqual(UNAVAILABLE);
       expect(res.headers['retry-after']).toBe('5');
-      expect(Date.now() - started).toBeLessThan(5_000);
+      // At once: a refused connection, not the 20 s answer timeout (10 s of slack for a loaded machine).
+      expect(Date.now() - started).toBeLessThan(10_000);
     }
     // Durable work is accepted by any node, whoever holds the device (once this node has seen the holder up).
     await gw.app.services.cluster.node!.roundNow();

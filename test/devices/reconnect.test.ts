@@ -1,10 +1,11 @@
 // DECISIONS 3 and the architecture's lesson from other gateways: reconnects
 // back off exponentially with jitter, and only a few devices connect at once,
 // so a restart or a network blip does not stampede the network.
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Network, NetworkConnection, NetworkEventHandler, ConnectOptions } from '../../src/network/network.js';
 import { NetworkUnavailableError } from '../../src/network/network.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** A network at the edge of the outside world, scripted by the test. */
@@ -18,6 +19,8 @@ class ScriptedNetwork implements Network {
       options: ConnectOptions,
       attempt: number,
     ) => 'connect' | 'fail' | 'replaced' | 'outdated',
+    /** What each connection's settled() waits for: writes it still makes after close (a WhatsApp session's). */
+    private readonly backgroundWrites: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
   connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
@@ -48,6 +51,7 @@ class ScriptedNetwork implements Network {
       checkNumbers: unavailable,
       logout: unavailable,
       requestPairingCode: unavailable,
+      settled: () => this.backgroundWrites(),
       close: () => {
         closed = true;
         clearTimeout(timer);
@@ -57,6 +61,15 @@ class ScriptedNetwork implements Network {
     };
   }
   async close(): Promise<void> {}
+}
+
+/**
+ * The gateway that makes the devices, on a network that refuses every connection. On PostgreSQL its cluster takes
+ * each device marked paired below and connects it; on the sandbox the made-up session would be refused and the
+ * device logged out before the gateway under test ever saw it paired.
+ */
+function startSeed(): Promise<TestGateway> {
+  return startGateway({ build: { network: new ScriptedNetwork(() => 'fail') } });
 }
 
 async function seedPairedDevices(gw: TestGateway, count: number): Promise<number[]> {
@@ -85,7 +98,7 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
   });
 
   it('reconnects 60 paired devices after a restart with at most 5 connecting at once', async () => {
-    const seed = await startGateway();
+    const seed = await startSeed();
     open.push(seed);
     await seedPairedDevices(seed, 60);
     await seed.close({ keepStore: true });
@@ -101,15 +114,59 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     await waitFor(
       async () => (await gw.request('GET', '/devices?per_page=100')).body.data.filter((d: any) => d.connected).length,
       (n) => n === 60,
-      { what: 'all 60 connected', timeoutMs: 10_000 },
+      { what: 'all 60 connected', timeoutMs: 30_000 },
     );
     expect(network.maxInFlight).toBeLessThanOrEqual(5);
     expect(network.maxInFlight).toBe(5);
     expect(network.connects).toHaveLength(60);
   });
 
+  it('a stopping gateway waits for what closed connections still write, before their devices are handed on', async () => {
+    const seed = await startSeed();
+    open.push(seed);
+    await seedPairedDevices(seed, 2);
+    await seed.close({ keepStore: true });
+    open.pop();
+
+    let finishWrites!: () => void;
+    const writes = new Promise<void>((resolve) => (finishWrites = resolve));
+    let asked = 0;
+    const network = new ScriptedNetwork(
+      () => 'connect',
+      () => {
+        asked += 1;
+        return writes;
+      },
+    );
+    const gw = await startGateway({ location: seed.location, build: { network } });
+    open.push(gw);
+    await waitFor(
+      async () => (await gw.request('GET', '/devices')).body.data.filter((d: any) => d.connected).length,
+      (n) => n === 2,
+      { what: 'both connected' },
+    );
+    let closed = false;
+    open.pop();
+    const closing = gw.close().then(() => (closed = true));
+    await waitFor(
+      () => asked,
+      (n) => n === 2,
+      { what: 'both connections asked' },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(closed).toBe(false);
+    if (storeKind === 'postgres') {
+      // The leases are still this node's while the writes are under way: no other node could take the devices yet.
+      const leases = await sql<{ n: number }>`select count(*)::int as n from device_leases`.execute(gw.app.store.db);
+      expect(leases.rows[0]!.n).toBe(2);
+    }
+    finishWrites();
+    await closing;
+    expect(closed).toBe(true);
+  });
+
   it('backs off exponentially with jitter between failed attempts', async () => {
-    const seed = await startGateway();
+    const seed = await startSeed();
     open.push(seed);
     const [id] = await seedPairedDevices(seed, 1);
     await seed.close({ keepStore: true });
@@ -141,7 +198,7 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
   });
 
   it('waits longer after a replaced session and a refused protocol version, and says so in the log (DECISIONS 10)', async () => {
-    const seed = await startGateway();
+    const seed = await startSeed();
     open.push(seed);
     const [id] = await seedPairedDevices(seed, 1);
     await seed.close({ keepStore: true });

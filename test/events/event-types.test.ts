@@ -27,7 +27,8 @@ describe.skipIf(noStoreAvailable)('webhook event types', () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0, pairingWindowS: 1 },
+      // Short enough for the expiry test, long enough to fetch, decode and scan a QR with four test files at once.
+      config: { allowPrivateUrls: true, sendIntervalMs: 0, pairingWindowS: 3 },
       build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
     });
     device = await pairedWithWebhook(gw, PHONE, receiver.url);
@@ -111,7 +112,7 @@ describe.skipIf(noStoreAvailable)('webhook event types', () => {
     const id = created.body.data.id as number;
     await gw.request('PATCH', `/devices/${id}`, { webhook_url: receiver.url });
     await qrText(gw, id);
-    await waitForDevice(gw, id, (d) => d.paired_status === 'EXPIRED', 'EXPIRED');
+    await waitForDevice(gw, id, (d) => d.paired_status === 'EXPIRED', 'EXPIRED', 15_000);
     const request = await waitForEvent(receiver, 'device.qr_expired', (e) => e.device.id === id);
     const body = verified(created.body.data.webhook_secret, request);
     expect(body).toMatchObject({ type: 'device.qr_expired', device: { id, phone: null } });

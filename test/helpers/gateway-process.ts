@@ -30,7 +30,7 @@ export interface HttpAnswer<T = any> {
 export async function startGatewayProcess(
   location: StoreLocation,
   env: Record<string, string> = {},
-  { timeoutMs = 15_000 } = {},
+  { timeoutMs = 45_000 } = {},
 ): Promise<GatewayProcess> {
   const settings: NodeJS.ProcessEnv = {};
   // Only the parent's basics; no setting of the gateway leaks in from the test runner.

@@ -16,8 +16,9 @@ export async function waitForDevice(
   deviceId: number,
   accept: (d: any) => boolean,
   what = 'device state',
+  timeoutMs = 5_000,
 ) {
-  return waitFor(async () => (await gw.request('GET', `/devices/${deviceId}`)).body.data, accept, { what });
+  return waitFor(async () => (await gw.request('GET', `/devices/${deviceId}`)).body.data, accept, { what, timeoutMs });
 }
 
 export async function createPairedDevice(gw: TestGateway, phone: string, body: Record<string, unknown> = {}) {

@@ -13,7 +13,7 @@ import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpe
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const WAIT_MS = 15_000;
+const WAIT_MS = 45_000;
 
 interface Gateway {
   child: ChildProcess;
