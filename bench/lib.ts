@@ -26,7 +26,8 @@ export async function startProcess(args: string[], env: Record<string, string>):
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 30_000);
     lines.on('line', (line) => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line) ?? /"url":"(http[^"]+)"/.exec(line);
+      const match =
+        /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line) ?? /"url":"((?:http|ws)[^"]+)"/.exec(line);
       if (match?.[1] !== undefined) {
         clearTimeout(timer);
         resolve(match[1]);
@@ -90,7 +91,7 @@ export function machine(): string {
 }
 
 /** CPU time (user + system) a process has used so far, in ms, from /proc. */
-function cpuMs(pid: number): number {
+export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }

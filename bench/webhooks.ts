@@ -1,8 +1,11 @@
 // Benchmark: webhook deliveries per second to a local receiver, and the
 // latency from each event's `created_at` to its receipt, at that rate.
 //
-// Method: the gateway runs as its own process (`dist/main.js`, SQLite unless
-// DATABASE_URL is set, in-process sandbox, GATEWAY_SEND_INTERVAL_MS=0). N
+// Method: the gateway runs as its own process (`dist/main.js`, SQLite, or with
+// BENCH_STORE=postgres a fresh database on the machine's PostgreSQL, dropped at
+// the end; in-process sandbox, GATEWAY_SEND_INTERVAL_MS=0; BENCH_NODES=N runs N
+// gateway processes on that database and one sandbox process, the messages
+// spread over them). N
 // paired devices have their webhook_url on a node:http receiver in this
 // process. Load is real traffic: chat messages POSTed at a fixed rate
 // (autocannon, spread over the devices and over 500 recipient phones), each
@@ -18,14 +21,13 @@
 //
 //   npm run build && node --import tsx bench/webhooks.ts [seconds] [messages_per_second] [devices] [read=1]
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { TOKEN, api, machine, pairDevice, startProcess } from './lib.js';
+import { TOKEN, api, machine, pairDevice, type Running } from './lib.js';
+import { loadAverage, openBenchStore, spread, startNodes, startSandbox, storeKind } from './stores.js';
 
 const seconds = Number(process.argv[2] ?? 20);
 const messageRate = Number(process.argv[3] ?? 1600);
@@ -67,22 +69,22 @@ const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ho
 
 // --- the gateway ---------------------------------------------------------------------
 
-const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-webhooks-'));
-const env = {
-  PORT: '0',
-  GATEWAY_DATA_DIR: dataDir,
-  GATEWAY_BOOTSTRAP_TOKEN: TOKEN,
-  GATEWAY_SEND_INTERVAL_MS: '0',
-  GATEWAY_ALLOW_PRIVATE_URLS: 'true',
-  LOG_LEVEL: 'info',
-};
+const loadAtStart = loadAverage();
+const kind = storeKind();
+const nodeCount = Number(process.env.BENCH_NODES ?? 1);
+const store = await openBenchStore(kind);
+store.cli('migrate');
+const sandbox: Running | null = nodeCount > 1 ? await startSandbox() : null;
 // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the gateway under this load.
-const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const gateway = await startProcess([...nodeArgs, 'dist/main.js'], env);
+const nodes = await startNodes(
+  store,
+  nodeCount,
+  { GATEWAY_SEND_INTERVAL_MS: '0', GATEWAY_ALLOW_PRIVATE_URLS: 'true', LOG_LEVEL: 'info' },
+  sandbox,
+);
+const gateway = { url: nodes.urls[0]! };
 // The default account may hold 10 devices; raise it the way an operator would.
-execFileSync(process.execPath, ['dist/cli/main.js', 'accounts', 'set-limit', 'default', String(deviceCount)], {
-  env: { ...process.env, ...env },
-});
+store.cli('accounts', 'set-limit', 'default', String(deviceCount));
 
 const phones: string[] = [];
 const deviceIds: number[] = [];
@@ -102,39 +104,59 @@ for (let i = 0; i < deviceCount; i += 10) {
 
 for (const phone of recipients) await api(gateway.url, 'POST', '/sandbox/phones', { phone, auto_read: reading });
 
-/** CPU time (user + system) the gateway process has used so far, in ms; with load (`loadavg`) to judge a shared machine. */
+if (nodeCount > 1)
+  await spread(
+    store,
+    nodes.processes.map((_, i) => `node${i + 1}`),
+    deviceCount,
+  );
+
+/** CPU time (user + system) the gateway processes have used so far, in ms; with the load average to judge a shared machine. */
 async function gatewayCpuMs(): Promise<number> {
-  const fields = (await readFile(`/proc/${gateway.child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks, 100 a second on Linux
+  let ms = 0;
+  for (const node of nodes.processes) {
+    const fields = (await readFile(`/proc/${node.child.pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+    ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks, 100 a second on Linux
+  }
+  return ms;
 }
 
 // --- load ------------------------------------------------------------------------------
 
 let n = 0;
-const load = (duration: number) =>
-  autocannon({
-    url: gateway.url,
-    connections,
-    duration,
-    overallRate: messageRate,
-    requests: [
-      {
-        method: 'POST',
-        path: '/messages',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        setupRequest: (request: any) => {
-          const i = n++;
-          request.body = JSON.stringify({
-            device: phones[i % phones.length],
-            receiver: recipients[i % recipients.length],
-            type: 'chat',
-            params: { text: `webhook bench ${i}` },
-          });
-          return request;
-        },
-      },
-    ],
-  });
+const load = async (duration: number) => {
+  const answers = await Promise.all(
+    nodes.urls.map((url) =>
+      autocannon({
+        url,
+        connections: Math.max(1, Math.round(connections / nodes.urls.length)),
+        duration,
+        overallRate: Math.max(1, Math.round(messageRate / nodes.urls.length)),
+        requests: [
+          {
+            method: 'POST',
+            path: '/messages',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            setupRequest: (request: any) => {
+              const i = n++;
+              request.body = JSON.stringify({
+                device: phones[i % phones.length],
+                receiver: recipients[i % recipients.length],
+                type: 'chat',
+                params: { text: `webhook bench ${i}` },
+              });
+              return request;
+            },
+          },
+        ],
+      }),
+    ),
+  );
+  return {
+    '2xx': answers.reduce((sum, a) => sum + a['2xx'], 0),
+    non2xx: answers.reduce((sum, a) => sum + a.non2xx, 0),
+  };
+};
 
 const warm = await load(warmupSeconds);
 const cpuStart = await gatewayCpuMs();
@@ -142,7 +164,6 @@ const windowStart = Date.now();
 const measured = await load(seconds);
 const windowEnd = Date.now();
 const cpuUsed = (await gatewayCpuMs()) - cpuStart;
-const loadAverage = loadavg()[0];
 const accepted = warm['2xx'] + measured['2xx'];
 
 /** Every event the gateway recorded, from its delivery log. */
@@ -165,7 +186,9 @@ while (Date.now() - drainStart < 120_000) {
   }
   await new Promise((resolve) => setTimeout(resolve, 50));
 }
-await gateway.stop();
+await nodes.stop();
+await sandbox?.stop();
+await store.close();
 await new Promise<void>((resolve) => receiver.close(() => resolve()));
 
 // --- results ---------------------------------------------------------------------------
@@ -183,7 +206,8 @@ console.log(
     {
       benchmark: 'webhook delivery to a local receiver',
       machine: `${machine()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`,
-      store: process.env.DATABASE_URL === undefined ? 'sqlite' : 'postgres',
+      store: kind,
+      nodes: nodeCount,
       devices: deviceCount,
       offered_messages_per_second: messageRate,
       seconds,
@@ -201,7 +225,7 @@ console.log(
         percent_of_one_core: Math.round((cpuUsed / (windowEnd - windowStart)) * 100),
         ms_per_event: Number((cpuUsed / Math.max(1, inWindow.length)).toFixed(3)),
       },
-      machine_load_average_1m: Number(loadAverage?.toFixed(2)),
+      load_average: { start: loadAtStart, end: loadAverage() },
     },
     null,
     2,
