@@ -6,8 +6,9 @@
  * that ask for them.
  * Must never: decide a rule; that is the service's.
  */
-import type { Selectable } from 'kysely';
-import { prepared } from '../store/prepared.js';
+import { sql, type Selectable } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
 import type { Db, DevicesTable } from '../store/schema.js';
 
 export type DeviceRow = Selectable<DevicesTable>;
@@ -33,6 +34,17 @@ const findByIdStatement = prepared(1, (db, id: number) => db.selectFrom('devices
 const senderStateStatement = prepared(1, (db, id: number) =>
   db.selectFrom('devices').select(['status', 'paired_status', 'phone', 'deleted_at']).where('id', '=', id),
 );
+
+/** What the send-time guard reads of many devices at once (PostgreSQL: one array parameter, one text). */
+const senderStatesStatement = prepared(1, (db, ids: readonly number[]) =>
+  compiled(
+    db,
+    sql<SenderState & { id: number }>`
+      select id, status, paired_status, phone, deleted_at from devices where id = any(${ids}::bigint[])`,
+  ),
+);
+
+export type SenderState = Pick<DeviceRow, 'status' | 'paired_status' | 'phone' | 'deleted_at'>;
 
 export const devicesRepository = {
   countActive: async (db: Db, accountId: number): Promise<number> => {
@@ -108,7 +120,21 @@ export const devicesRepository = {
       .executeTakeFirst(),
 
   /** What the dispatcher checks before each send: read fresh every time, a few columns by primary key. */
-  senderState: async (db: Db, id: number) => (await senderStateStatement(db, id))[0],
+  senderState: async (db: Db, id: number): Promise<SenderState | undefined> => (await senderStateStatement(db, id))[0],
+
+  /** `senderState` of many devices, by id (a device not stored has no entry). One statement on PostgreSQL. */
+  senderStates: async (db: Db, ids: readonly number[]): Promise<Map<number, SenderState>> => {
+    const found = new Map<number, SenderState>();
+    if (onPostgres(db)) {
+      for (const { id, ...state } of await senderStatesStatement(db, ids)) found.set(Number(id), state);
+    } else {
+      for (const id of ids) {
+        const state = (await senderStateStatement(db, id))[0];
+        if (state !== undefined) found.set(id, state);
+      }
+    }
+    return found;
+  },
 
   update: (
     db: Db,

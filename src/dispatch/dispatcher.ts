@@ -18,6 +18,9 @@
  * until it commits, through a store outage; the lane takes the next message
  * only once the outcome of the one before is stored.
  *
+ * Lanes that read at the same moment share the statement (queue-reads.ts): one
+ * read of the queue heads and one of the guard for all of them, never a cache.
+ *
  * Lanes run only for devices the cluster holds here (src/cluster/): before each
  * send the lane asks for the device's lease epoch, and every outcome is written
  * fenced by it; a refused write means the device moved to another node, and
@@ -42,6 +45,7 @@ import {
 } from '../network/network.js';
 import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
 import { untilStored } from '../store/until-stored.js';
+import { QueueReads } from './queue-reads.js';
 import type { Store } from '../store/store.js';
 import { LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
@@ -115,8 +119,11 @@ export class Dispatcher {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxQueuedMs: number;
+  /** The lanes' queue and guard reads, gathered across lanes asking at once. */
+  private readonly reads: QueueReads;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.reads = new QueueReads(options.store.db, BATCH);
     this.maxAttempts = options.maxAttempts ?? 12;
     this.retryBaseMs = options.retryBaseMs ?? 2_000;
     this.retryMaxMs = options.retryMaxMs ?? 10 * 60_000;
@@ -234,7 +241,6 @@ export class Dispatcher {
   }
 
   private async drive(deviceId: number, lane: Lane): Promise<void> {
-    const { db } = this.options.store;
     for (;;) {
       lane.wake = false;
       if (this.closed) return;
@@ -246,7 +252,7 @@ export class Dispatcher {
       if (lane.buffer.length === 0) {
         if (!lane.stale) return;
         lane.stale = false;
-        lane.buffer = await messagesRepository.pendingAfter(db, deviceId, lane.cursor, BATCH);
+        lane.buffer = await this.reads.pendingAfter(deviceId, lane.cursor);
         if (lane.buffer.length === BATCH) lane.stale = true;
         if (lane.buffer.length === 0) continue;
       }
@@ -309,7 +315,7 @@ export class Dispatcher {
    * even a queue sent with no interval at once, not a second later.
    */
   private async senderFor(deviceId: number, head: MessageRow): Promise<'same' | 'suspended' | string> {
-    const device = await devicesRepository.senderState(this.options.store.db, deviceId);
+    const device = await this.reads.senderState(deviceId);
     if (device === undefined || device.deleted_at !== null) return REASON_DELETED;
     if (device.status !== 'ACTIVE') return 'suspended';
     if (device.paired_status !== 'PAIRED' || device.phone !== head.device_phone) return REASON_LOGGED_OUT;

@@ -7,7 +7,8 @@
  */
 import { sql, type ExpressionBuilder, type Selectable, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
 import { BulkInsert } from '../store/bulk-insert.js';
-import { prepared, type PreparedStatement } from '../store/prepared.js';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared, type PreparedStatement } from '../store/prepared.js';
 import type { Database, Db, MessagesTable } from '../store/schema.js';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -111,6 +112,26 @@ const pendingAfterStatement = prepared(3, (db, deviceId: number, afterSeq: numbe
     .where('seq', '>', afterSeq)
     .orderBy('seq')
     .limit(limit),
+);
+
+/**
+ * The heads of many devices' queues in one statement (PostgreSQL): for each (device, seq) pair, that device's next
+ * pending messages after the seq, at most `limit`, each read through the partial index as the one-device read is.
+ */
+const pendingAfterManyStatement = prepared(
+  3,
+  (db, deviceIds: readonly number[], afterSeqs: readonly number[], limit: number) =>
+    compiled(
+      db,
+      sql<MessageRow>`
+      select m.* from unnest(${deviceIds}::bigint[], ${afterSeqs}::bigint[]) as w(device_id, after_seq)
+      cross join lateral (
+        select * from messages
+        where device_id = w.device_id and status = 'pending' and seq > w.after_seq
+        order by seq limit ${limit}
+      ) m
+      order by m.device_id, m.seq`,
+    ),
 );
 
 /**
@@ -500,6 +521,31 @@ export const messagesRepository = {
   /** The next messages a device should send, in acceptance order. */
   pendingAfter: (db: Db, deviceId: number, afterSeq: number, limit: number): Promise<MessageRow[]> =>
     pendingAfterStatement(db, deviceId, afterSeq, limit),
+
+  /**
+   * `pendingAfter` for many devices at once, by device (each device at most once in `heads`): one statement on
+   * PostgreSQL; on SQLite, which has no LATERAL and no round trips to save, one read per device.
+   */
+  pendingAfterMany: async (
+    db: Db,
+    heads: ReadonlyArray<{ readonly deviceId: number; readonly afterSeq: number }>,
+    limit: number,
+  ): Promise<Map<number, MessageRow[]>> => {
+    const byDevice = new Map<number, MessageRow[]>(heads.map((head) => [head.deviceId, []]));
+    if (onPostgres(db)) {
+      const rows = await pendingAfterManyStatement(
+        db,
+        heads.map((head) => head.deviceId),
+        heads.map((head) => head.afterSeq),
+        limit,
+      );
+      for (const row of rows) byDevice.get(row.device_id)?.push(row);
+    } else {
+      for (const head of heads)
+        byDevice.set(head.deviceId, await pendingAfterStatement(db, head.deviceId, head.afterSeq, limit));
+    }
+    return byDevice;
+  },
 
   findIdempotencyKey: (db: Db, accountId: number, key: string) =>
     db

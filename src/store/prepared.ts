@@ -14,7 +14,7 @@
  * Must never: bind an argument anywhere but where its marker was compiled
  * (a builder that leaves an argument out is refused when compiled).
  */
-import { CompiledQuery, type Compilable } from 'kysely';
+import { CompiledQuery, type Compilable, type RawBuilder } from 'kysely';
 import type { Db } from './schema.js';
 
 /** Stands for the i-th argument while the statement is compiled. */
@@ -67,4 +67,9 @@ export function prepared<A extends readonly unknown[], O>(
     const result = await db.executeQuery<O>(CompiledQuery.raw(compiled.sql, parameters));
     return result.rows as O[];
   };
+}
+
+/** A raw statement (`sql\`…\``) as a builder `prepared` takes, for statements the query builder cannot say. */
+export function compiled<O>(db: Db, raw: RawBuilder<O>): Compilable<O> {
+  return { compile: () => raw.compile(db) };
 }
