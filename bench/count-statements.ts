@@ -1,6 +1,6 @@
 // Counts the statements a gateway process sends to PostgreSQL, by statement text, for the benchmarks' rounds:
 //
-//   BENCH_STORE=postgres BENCH_NODE_ARGS="--import ./bench/count-statements.mjs" \
+//   BENCH_STORE=postgres BENCH_NODE_ARGS="--import tsx --import ./bench/count-statements.ts" \
 //   BENCH_STATEMENTS_OUT=/tmp/statements node --import tsx bench/e2e.ts 200 5000 50
 //
 // Each gateway writes <BENCH_STATEMENTS_OUT>.<pid>.json when it exits: every text (parameters left out, spaces
@@ -8,10 +8,13 @@
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 
-const counts = new Map();
-const original = pg.Client.prototype.query;
-pg.Client.prototype.query = function counted(config, ...rest) {
-  const text = typeof config === 'string' ? config : config?.text;
+type Query = (this: pg.Client, config: unknown, ...rest: unknown[]) => unknown;
+
+const counts = new Map<string, number>();
+const client = pg.Client.prototype as unknown as { query: Query };
+const original = client.query;
+client.query = function counted(this: pg.Client, config: unknown, ...rest: unknown[]) {
+  const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
   if (typeof text === 'string') {
     const key = text.replace(/\s+/g, ' ').trim();
     counts.set(key, (counts.get(key) ?? 0) + 1);
