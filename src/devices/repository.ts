@@ -35,6 +35,11 @@ const senderStateStatement = prepared(1, (db, id: number) =>
   db.selectFrom('devices').select(['status', 'paired_status', 'phone', 'deleted_at']).where('id', '=', id),
 );
 
+/** Many device rows by id at once (PostgreSQL: one array parameter, one text). */
+const findByIdsStatement = prepared(1, (db, ids: readonly number[]) =>
+  compiled(db, sql<DeviceRow>`select * from devices where id = any(${ids}::bigint[])`),
+);
+
 /** What the send-time guard reads of many devices at once (PostgreSQL: one array parameter, one text). */
 const senderStatesStatement = prepared(1, (db, ids: readonly number[]) =>
   compiled(
@@ -91,6 +96,20 @@ export const devicesRepository = {
     (await findByPhoneStatement(db, accountId, phone))[0],
 
   findById: async (db: Db, id: number): Promise<DeviceRow | undefined> => (await findByIdStatement(db, id))[0],
+
+  /** `findById` of many devices, by id (deleted ones included; a device not stored has no entry). */
+  findByIds: async (db: Db, ids: readonly number[]): Promise<Map<number, DeviceRow>> => {
+    const found = new Map<number, DeviceRow>();
+    if (onPostgres(db)) {
+      for (const row of await findByIdsStatement(db, ids)) found.set(row.id, row);
+    } else {
+      for (const id of ids) {
+        const row = (await findByIdStatement(db, id))[0];
+        if (row !== undefined) found.set(id, row);
+      }
+    }
+    return found;
+  },
 
   /**
    * Replaces the webhook secret in one statement, keeping the replaced one as

@@ -336,7 +336,8 @@ export class Dispatcher {
     const now = Date.now();
     const hit = this.deviceCache.get(deviceId);
     if (hit !== undefined && now - hit.at < DEVICE_CACHE_MS) return hit.row;
-    const row = await devicesRepository.findById(db, deviceId);
+    // Outside a transaction, misses of lanes reading at once share one statement.
+    const row = db.isTransaction ? await devicesRepository.findById(db, deviceId) : await this.reads.device(deviceId);
     if (row !== undefined) this.deviceCache.set(deviceId, { row, at: now });
     return row;
   }
@@ -443,28 +444,32 @@ export class Dispatcher {
     renderedAs: string | null,
   ): Promise<void> {
     const at = this.options.clock.now();
-    return this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-      if (!(await this.announces(trx, deviceId))) {
-        // Nothing to announce: written with the batch's other `sent` changes, in one statement.
-        if (!hasMedia) return batch.collect(SENT, { id, deviceId, at, renderedAs });
-        await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
-        return;
-      }
-      const row = await messagesRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
-      if (row !== undefined) await this.event(trx, batch, row, 'message.sent', at);
-    });
+    return this.afterWarming(deviceId, () =>
+      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
+        if (!(await this.announces(trx, deviceId))) {
+          // Nothing to announce: written with the batch's other `sent` changes, in one statement.
+          if (!hasMedia) return batch.collect(SENT, { id, deviceId, at, renderedAs });
+          await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
+          return;
+        }
+        const row = await messagesRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
+        if (row !== undefined) await this.event(trx, batch, row, 'message.sent', at);
+      }),
+    );
   }
 
   private async fail(row: MessageRow, epoch: number, reason: string): Promise<void> {
     const at = this.options.clock.now();
-    const ended = await this.options.writes.run(row.device_id, epoch, async (trx, batch) => {
-      const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
-      if (failed === undefined) return false;
-      // It never reached the network: its unit of quota comes back.
-      await messagesRepository.giveBackQuota(trx, row.device_id);
-      await this.event(trx, batch, failed, 'message.failed', at);
-      return true;
-    });
+    const ended = await this.afterWarming(row.device_id, () =>
+      this.options.writes.run(row.device_id, epoch, async (trx, batch) => {
+        const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
+        if (failed === undefined) return false;
+        // It never reached the network: its unit of quota comes back.
+        await messagesRepository.giveBackQuota(trx, row.device_id);
+        await this.event(trx, batch, failed, 'message.failed', at);
+        return true;
+      }),
+    );
     // Never the content or the recipient: the id finds the message through the API.
     if (ended) this.options.logger.info({ deviceId: row.device_id, messageId: row.id, reason }, 'message failed');
   }
@@ -497,25 +502,39 @@ export class Dispatcher {
     }
     const { id, status } = event;
     void this.persist({ id, device_id: deviceId }, () =>
-      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-        const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
-        if (!(await this.announces(trx, deviceId))) {
-          batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
-          return;
-        }
-        const row = await change(trx, deviceId, id, at, true);
-        if (row !== undefined)
-          await this.event(trx, batch, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
-      }),
+      this.afterWarming(deviceId, () =>
+        this.options.writes.run(deviceId, epoch, async (trx, batch) => {
+          const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
+          if (!(await this.announces(trx, deviceId))) {
+            batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
+            return;
+          }
+          const row = await change(trx, deviceId, id, at, true);
+          if (row !== undefined)
+            await this.event(trx, batch, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
+        }),
+      ),
     );
   }
 
   /** A refusal after `sent` ends the message failed, with `message.failed` (DECISIONS 10). */
   private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
-    return this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-      const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
-      if (row !== undefined) await this.event(trx, batch, row, 'message.failed', at);
-    });
+    return this.afterWarming(deviceId, () =>
+      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
+        const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
+        if (row !== undefined) await this.event(trx, batch, row, 'message.failed', at);
+      }),
+    );
+  }
+
+  /**
+   * Runs `write` once the device row its status writes read is in the cache: read before the commit (gathered with
+   * other lanes'), not inside it, where each read would hold up the one commit under way. A failed read is left to
+   * the write, which then reads the row itself.
+   */
+  private async afterWarming<T>(deviceId: number, write: () => Promise<T>): Promise<T> {
+    await this.device(this.options.store.db, deviceId).catch(() => undefined);
+    return write();
   }
 
   /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */

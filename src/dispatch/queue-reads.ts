@@ -1,6 +1,6 @@
 /**
- * The lanes' reads of the store, gathered: the head of a device's queue and the send-time guard's view of the
- * device. Lanes woken together (a group commit announces many devices at once; their reads then finish together)
+ * The dispatcher's reads of the store outside its commits, gathered: the head of a device's queue, the send-time
+ * guard's view of the device, and the device row its status writes announce with. Lanes woken together (a group commit announces many devices at once; their reads then finish together)
  * ask in the same tick, and each kind of read goes to the store once for all of them (DataLoader), not once a lane.
  * On PostgreSQL that is one round trip instead of one per device; on SQLite the reads stay one per device.
  *
@@ -9,7 +9,7 @@
  * made a moment ago by another process); mix the answers of two devices.
  */
 import DataLoader from 'dataloader';
-import { devicesRepository, type SenderState } from '../devices/repository.js';
+import { devicesRepository, type DeviceRow, type SenderState } from '../devices/repository.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import type { Db } from '../store/schema.js';
 
@@ -24,6 +24,7 @@ interface QueueHead {
 export class QueueReads {
   private readonly heads: DataLoader<QueueHead, MessageRow[], string>;
   private readonly senders: DataLoader<number, SenderState | undefined>;
+  private readonly rows: DataLoader<number, DeviceRow | undefined>;
 
   constructor(db: Db, limit: number) {
     this.heads = new DataLoader(
@@ -46,11 +47,24 @@ export class QueueReads {
       },
       { cache: false, maxBatchSize: MAX_DEVICES_PER_READ },
     );
+    this.rows = new DataLoader(
+      async (ids) => {
+        const rows = await devicesRepository.findByIds(db, [...new Set(ids)]);
+        return ids.map((id) => rows.get(id));
+      },
+      // Sends and receipts end in callbacks of their own: gathered over one turn of the event loop, not one tick.
+      { cache: false, maxBatchSize: MAX_DEVICES_PER_READ, batchScheduleFn: (run) => setImmediate(run) },
+    );
   }
 
   /** The device's next pending messages after `afterSeq`, in order (at most the limit). */
   pendingAfter(deviceId: number, afterSeq: number): Promise<MessageRow[]> {
     return this.heads.load({ deviceId, afterSeq });
+  }
+
+  /** The device's row, read now (undefined: no such device). */
+  device(deviceId: number): Promise<DeviceRow | undefined> {
+    return this.rows.load(deviceId);
   }
 
   /** What the send-time guard needs of the device, read now (undefined: no such device). */

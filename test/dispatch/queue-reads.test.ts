@@ -140,6 +140,29 @@ describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
     await gw.app.store.db.updateTable('devices').set({ status: 'ACTIVE' }).where('id', '=', b).execute();
   });
 
+  it('device rows asked within one turn of the event loop come from one read, each its own, never cached', async () => {
+    const [a, b] = devices as [number, number];
+    const reads = new QueueReads(gw.app.store.db, 100);
+    const gathered = vi.spyOn(devicesRepository, 'findByIds');
+    // Asked from two callbacks of their own, as two sends' acknowledgements would be.
+    const asked = await new Promise<Array<Promise<unknown>>>((resolve) => {
+      const loads: Array<Promise<unknown>> = [];
+      setImmediate(() => loads.push(reads.device(a)));
+      setImmediate(() => {
+        loads.push(reads.device(b), reads.device(987_654));
+        resolve(loads);
+      });
+    });
+    const [rowA, rowB, missing] = await Promise.all(asked);
+    expect(gathered).toHaveBeenCalledTimes(1);
+    expect(rowA).toEqual(await devicesRepository.findById(gw.app.store.db, a));
+    expect(rowB).toEqual(await devicesRepository.findById(gw.app.store.db, b));
+    expect(rowA).not.toEqual(rowB);
+    expect(missing).toBeUndefined();
+    await gw.app.store.db.updateTable('devices').set({ name: 'renamed' }).where('id', '=', a).execute();
+    expect(await reads.device(a)).toMatchObject({ name: 'renamed' });
+  });
+
   it('a failed read fails every lane that asked in it, and the next read goes to the store again', async () => {
     const [a, b] = devices as [number, number];
     const reads = new QueueReads(gw.app.store.db, 100);
