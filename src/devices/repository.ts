@@ -35,6 +35,24 @@ const senderStateStatement = prepared(1, (db, id: number) =>
   db.selectFrom('devices').select(['status', 'paired_status', 'phone', 'deleted_at']).where('id', '=', id),
 );
 
+/**
+ * `findByPhone` of many (account, number) pairs at once (PostgreSQL): each pair's device as the one-pair statement
+ * finds it, tagged with the pair's place in the arrays.
+ */
+const findByPhonesStatement = prepared(2, (db, accountIds: readonly number[], phones: readonly string[]) =>
+  compiled(
+    db,
+    sql<DeviceRow & { lookup: number }>`
+      select w.lookup, d.* from unnest(${accountIds}::bigint[], ${phones}::text[]) with ordinality as w(account_id, phone, lookup)
+      cross join lateral (
+        select * from devices
+        where account_id = w.account_id and (phone = w.phone or (phone is null and expected_phone = w.phone))
+          and deleted_at is null
+        order by id desc limit 1
+      ) d`,
+  ),
+);
+
 /** Many device rows by id at once (PostgreSQL: one array parameter, one text). */
 const findByIdsStatement = prepared(1, (db, ids: readonly number[]) =>
   compiled(db, sql<DeviceRow>`select * from devices where id = any(${ids}::bigint[])`),
@@ -94,6 +112,26 @@ export const devicesRepository = {
 
   findByPhone: async (db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined> =>
     (await findByPhoneStatement(db, accountId, phone))[0],
+
+  /** `findByPhone` of many (account, number) pairs: the answers in the order asked (undefined: none). */
+  findByPhones: async (
+    db: Db,
+    asked: ReadonlyArray<{ readonly accountId: number; readonly phone: string }>,
+  ): Promise<Array<DeviceRow | undefined>> => {
+    if (!onPostgres(db)) {
+      const rows: Array<DeviceRow | undefined> = [];
+      for (const { accountId, phone } of asked) rows.push((await findByPhoneStatement(db, accountId, phone))[0]);
+      return rows;
+    }
+    const rows = new Array<DeviceRow | undefined>(asked.length).fill(undefined);
+    const found = await findByPhonesStatement(
+      db,
+      asked.map((a) => a.accountId),
+      asked.map((a) => a.phone),
+    );
+    for (const { lookup, ...row } of found) rows[Number(lookup) - 1] = row;
+    return rows;
+  },
 
   findById: async (db: Db, id: number): Promise<DeviceRow | undefined> => (await findByIdStatement(db, id))[0],
 
