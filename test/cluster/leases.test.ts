@@ -18,6 +18,7 @@ import { SqlNetworkStateStore } from '../../src/devices/network-state.js';
 import { StaleNetworkStateError } from '../../src/network/state.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
+import { deviceRow } from '../helpers/rows.js';
 
 const logger = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 const LEASE_MS = 15_000;
@@ -71,26 +72,16 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('device leases', (
     const rows = await store.db
       .insertInto('devices')
       .values(
-        Array.from({ length: count }, (_, i) => ({
-          account_id: account.id,
-          name: `d${i}`,
-          phone: paired ? `62811000${String(i).padStart(4, '0')}` : null,
-          expected_phone: null,
-          package_code: 'FREE',
-          status: 'ACTIVE',
-          paired_status: paired ? 'PAIRED' : 'UNPAIRED',
-          connected: 0,
-          webhook_url: null,
-          webhook_secret: 'whsec_x',
-          quota_limit: -1,
-          quote_used: 0,
-          send_interval_ms: null,
-          server_name: null,
-          network_session: paired ? `session-${account.id}-${i}` : null,
-          created_at: now,
-          updated_at: now,
-          deleted_at: null,
-        })),
+        Array.from({ length: count }, (_, i) =>
+          deviceRow(account.id, {
+            name: `d${i}`,
+            phone: paired ? `62811000${String(i).padStart(4, '0')}` : null,
+            paired_status: paired ? 'PAIRED' : 'UNPAIRED',
+            network_session: paired ? `session-${account.id}-${i}` : null,
+            created_at: now,
+            updated_at: now,
+          }),
+        ),
       )
       .returning('id')
       .execute();

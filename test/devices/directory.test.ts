@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { DeviceDirectory } from '../../src/devices/directory.js';
 import { devicesRepository } from '../../src/devices/repository.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { deviceRow } from '../helpers/rows.js';
 
 describe.skipIf(noStoreAvailable)('the device directory', () => {
   let gw: TestGateway;
@@ -52,31 +53,11 @@ describe.skipIf(noStoreAvailable)('the device directory', () => {
     const mine = await create('mine', PHONE);
     const shared = await create('shared', SHARED);
     // The other account's device with the same number is paired under it (phone set, expected number none).
-    const now = Date.now();
     const theirs = Number(
       (
         await gw.app.store.db
           .insertInto('devices')
-          .values({
-            account_id: other,
-            name: 'theirs',
-            phone: SHARED,
-            expected_phone: null,
-            package_code: 'FREE',
-            status: 'ACTIVE',
-            paired_status: 'PAIRED',
-            connected: 0,
-            webhook_url: null,
-            webhook_secret: 'whsec_x',
-            quota_limit: -1,
-            quote_used: 0,
-            send_interval_ms: null,
-            server_name: null,
-            network_session: null,
-            created_at: now,
-            updated_at: now,
-            deleted_at: null,
-          })
+          .values(deviceRow(other, { name: 'theirs', phone: SHARED, paired_status: 'PAIRED' }))
           .returning('id')
           .executeTakeFirstOrThrow()
       ).id,

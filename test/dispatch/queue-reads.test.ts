@@ -6,6 +6,7 @@ import { devicesRepository } from '../../src/devices/repository.js';
 import { QueueReads } from '../../src/dispatch/queue-reads.js';
 import { messagesRepository, type MessageRow } from '../../src/messages/repository.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { messageRow } from '../helpers/rows.js';
 
 describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
   let gw: TestGateway;
@@ -31,30 +32,14 @@ describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
   function message(deviceId: number, status = 'pending'): Omit<MessageRow, 'seq'> {
     const i = ++serial;
     return {
-      id: `01QREAD${String(i).padStart(19, '0')}`,
-      account_id: 1,
-      device_id: deviceId,
-      direction: 'outgoing',
-      type: 'text',
-      device_phone: '6281999990600',
-      receiver: '6281234567890',
-      sender: null,
-      message: `m${i}`,
-      file_url: null,
-      params: '{}',
-      simulate_typing: 0,
-      status,
-      failed_reason: null,
-      attempts: 0,
-      next_attempt_at: 0,
-      created_at: 1_000 + i,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
+      ...messageRow(`01QREAD${String(i).padStart(19, '0')}`, 1, deviceId, {
+        status,
+        message: `m${i}`,
+        created_at: 1_000 + i,
+      }),
       rendered_as: null,
       quoted: null,
-    };
+    } as Omit<MessageRow, 'seq'>;
   }
 
   async function store(rows: Array<Omit<MessageRow, 'seq'>>): Promise<MessageRow[]> {

@@ -8,6 +8,7 @@ import { ulid } from 'ulid';
 import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { messageRow } from '../helpers/rows.js';
 import { waitFor } from '../helpers/wait.js';
 
 const DAY = 24 * 60 * 60_000;
@@ -88,29 +89,19 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     const id = ulid(createdAt);
     await g.app.store.db
       .insertInto('messages')
-      .values({
-        id,
-        account_id: accountId,
-        device_id: deviceId,
-        direction,
-        type: media ? 'image' : 'chat',
-        device_phone: '6281700004001',
-        receiver: '6281799994001',
-        sender: null,
-        message: 'old news',
-        file_url: null,
-        params: '{}',
-        simulate_typing: 0,
-        status,
-        failed_reason: null,
-        attempts: 0,
-        next_attempt_at: createdAt,
-        created_at: createdAt,
-        sent_at: status === 'pending' ? null : createdAt,
-        delivered_at: status === 'delivered' ? createdAt : null,
-        read_at: null,
-        failed_at: null,
-      })
+      .values(
+        messageRow(id, accountId, deviceId, {
+          direction,
+          type: media ? 'image' : 'chat',
+          device_phone: '6281700004001',
+          receiver: '6281799994001',
+          message: 'old news',
+          status,
+          created_at: createdAt,
+          sent_at: status === 'pending' ? null : createdAt,
+          delivered_at: status === 'delivered' ? createdAt : null,
+        }),
+      )
       .execute();
     if (media) {
       await g.app.store.db
