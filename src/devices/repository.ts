@@ -31,10 +31,6 @@ const findByPhoneStatement = prepared(2, (db, accountId: number, phone: string) 
 
 const findByIdStatement = prepared(1, (db, id: number) => db.selectFrom('devices').selectAll().where('id', '=', id));
 
-const senderStateStatement = prepared(1, (db, id: number) =>
-  db.selectFrom('devices').select(['status', 'paired_status', 'phone', 'deleted_at']).where('id', '=', id),
-);
-
 /**
  * `findByPhone` of many (account, number) pairs at once (PostgreSQL): each pair's device as the one-pair statement
  * finds it, tagged with the pair's place in the arrays.
@@ -56,15 +52,6 @@ const findByPhonesStatement = prepared(2, (db, accountIds: readonly number[], ph
 /** Many device rows by id at once (PostgreSQL: one array parameter, one text). */
 const findByIdsStatement = prepared(1, (db, ids: readonly number[]) =>
   compiled(db, sql<DeviceRow>`select * from devices where id = any(${ids}::bigint[])`),
-);
-
-/** What the send-time guard reads of many devices at once (PostgreSQL: one array parameter, one text). */
-const senderStatesStatement = prepared(1, (db, ids: readonly number[]) =>
-  compiled(
-    db,
-    sql<SenderState & { id: number }>`
-      select id, status, paired_status, phone, deleted_at from devices where id = any(${ids}::bigint[])`,
-  ),
 );
 
 export type SenderState = Pick<DeviceRow, 'status' | 'paired_status' | 'phone' | 'deleted_at'>;
@@ -177,21 +164,6 @@ export const devicesRepository = {
       .executeTakeFirst(),
 
   /** What the dispatcher checks before each send: read fresh every time, a few columns by primary key. */
-  senderState: async (db: Db, id: number): Promise<SenderState | undefined> => (await senderStateStatement(db, id))[0],
-
-  /** `senderState` of many devices, by id (a device not stored has no entry). One statement on PostgreSQL. */
-  senderStates: async (db: Db, ids: readonly number[]): Promise<Map<number, SenderState>> => {
-    const found = new Map<number, SenderState>();
-    if (onPostgres(db)) {
-      for (const { id, ...state } of await senderStatesStatement(db, ids)) found.set(Number(id), state);
-    } else {
-      for (const id of ids) {
-        const state = (await senderStateStatement(db, id))[0];
-        if (state !== undefined) found.set(id, state);
-      }
-    }
-    return found;
-  },
 
   update: (
     db: Db,

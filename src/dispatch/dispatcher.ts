@@ -19,7 +19,8 @@
  * only once the outcome of the one before is stored.
  *
  * Lanes that read at the same moment share the statement (queue-reads.ts): one
- * read of the queue heads and one of the guard for all of them, never a cache.
+ * read of the queue heads and one of the device rows (the guard's view) for all
+ * of them, never a cache.
  *
  * Lanes run only for devices the cluster holds here (src/cluster/): before each
  * send the lane asks for the device's lease epoch, and every outcome is written

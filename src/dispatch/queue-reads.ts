@@ -1,8 +1,9 @@
 /**
- * The dispatcher's reads of the store outside its commits, gathered: the head of a device's queue, the send-time
- * guard's view of the device, and the device row its status writes announce with. Lanes woken together (a group commit announces many devices at once; their reads then finish together)
- * ask in the same tick, and each kind of read goes to the store once for all of them (DataLoader), not once a lane.
- * On PostgreSQL that is one round trip instead of one per device; on SQLite the reads stay one per device.
+ * The dispatcher's reads of the store outside its commits, gathered: the head of a device's queue, and the device's
+ * row, read for the send-time guard and for the status writes that announce with it (one repository read for both). Lanes woken together (a
+ * group commit announces many devices at once; their reads then finish together) ask at the same moment, and each
+ * kind of read goes to the store once for all of them (DataLoader), not once a lane. On PostgreSQL that is one
+ * round trip instead of one per device; on SQLite the reads stay one per device.
  *
  * Owns: gathering and splitting those reads.
  * Must never: answer from a cache (every answer is read after it was asked for: the guard must see a suspension
@@ -23,8 +24,8 @@ interface QueueHead {
 
 export class QueueReads {
   private readonly heads: DataLoader<QueueHead, MessageRow[], string>;
-  private readonly senders: DataLoader<number, SenderState | undefined>;
   private readonly rows: DataLoader<number, DeviceRow | undefined>;
+  private readonly guards: DataLoader<number, DeviceRow | undefined>;
 
   constructor(db: Db, limit: number) {
     this.heads = new DataLoader(
@@ -40,21 +41,19 @@ export class QueueReads {
       },
       { cache: false, maxBatchSize: MAX_DEVICES_PER_READ },
     );
-    this.senders = new DataLoader(
-      async (ids) => {
-        const states = await devicesRepository.senderStates(db, [...new Set(ids)]);
-        return ids.map((id) => states.get(id));
-      },
-      { cache: false, maxBatchSize: MAX_DEVICES_PER_READ },
-    );
-    this.rows = new DataLoader(
-      async (ids) => {
-        const rows = await devicesRepository.findByIds(db, [...new Set(ids)]);
-        return ids.map((id) => rows.get(id));
-      },
-      // Sends and receipts end in callbacks of their own: gathered over one turn of the event loop, not one tick.
-      { cache: false, maxBatchSize: MAX_DEVICES_PER_READ, batchScheduleFn: (run) => setImmediate(run) },
-    );
+    const rowsOf = async (ids: readonly number[]) => {
+      const rows = await devicesRepository.findByIds(db, [...new Set(ids)]);
+      return ids.map((id) => rows.get(id));
+    };
+    // The guard is asked by lanes woken together, in one tick: read at once, never a turn later (a lane sends one
+    // message at a time, so a delay here is a delay per message).
+    this.guards = new DataLoader(rowsOf, { cache: false, maxBatchSize: MAX_DEVICES_PER_READ });
+    // Sends and receipts end in callbacks of their own: gathered over one turn of the event loop, not one tick.
+    this.rows = new DataLoader(rowsOf, {
+      cache: false,
+      maxBatchSize: MAX_DEVICES_PER_READ,
+      batchScheduleFn: (run) => setImmediate(run),
+    });
   }
 
   /** The device's next pending messages after `afterSeq`, in order (at most the limit). */
@@ -68,8 +67,11 @@ export class QueueReads {
   }
 
   /** What the send-time guard needs of the device, read now (undefined: no such device). */
-  senderState(deviceId: number): Promise<SenderState | undefined> {
-    return this.senders.load(deviceId);
+  async senderState(deviceId: number): Promise<SenderState | undefined> {
+    const row = await this.guards.load(deviceId);
+    return row === undefined
+      ? undefined
+      : { status: row.status, paired_status: row.paired_status, phone: row.phone, deleted_at: row.deleted_at };
   }
 }
 

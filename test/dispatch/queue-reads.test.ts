@@ -106,16 +106,20 @@ describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
     // Told apart by their phones, so an answer given to the wrong device shows.
     await gw.app.store.db.updateTable('devices').set({ phone: '6281111100001' }).where('id', '=', a).execute();
     await gw.app.store.db.updateTable('devices').set({ phone: '6281111100002' }).where('id', '=', b).execute();
-    const gathered = vi.spyOn(devicesRepository, 'senderStates');
+    const gathered = vi.spyOn(devicesRepository, 'findByIds');
     const [stateA, stateB, missing] = await Promise.all([
       reads.senderState(a),
       reads.senderState(b),
       reads.senderState(987_654),
     ]);
     expect(gathered).toHaveBeenCalledTimes(1);
-    // Each as the one-device read gives it.
-    expect(stateA).toEqual(await devicesRepository.senderState(gw.app.store.db, a));
-    expect(stateB).toEqual(await devicesRepository.senderState(gw.app.store.db, b));
+    // Each the guard's fields of its own row, as the one-device read gives it.
+    const guardOf = async (id: number) => {
+      const row = (await devicesRepository.findById(gw.app.store.db, id))!;
+      return { status: row.status, paired_status: row.paired_status, phone: row.phone, deleted_at: row.deleted_at };
+    };
+    expect(stateA).toEqual(await guardOf(a));
+    expect(stateB).toEqual(await guardOf(b));
     expect(stateA).toMatchObject({ status: 'ACTIVE', phone: '6281111100001', deleted_at: null });
     expect(stateB).toMatchObject({ status: 'ACTIVE', phone: '6281111100002', deleted_at: null });
     expect(missing).toBeUndefined();
