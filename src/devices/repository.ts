@@ -54,6 +54,7 @@ const findByIdsStatement = prepared(1, (db, ids: readonly number[]) =>
   compiled(db, sql<DeviceRow>`select * from devices where id = any(${ids}::bigint[])`),
 );
 
+/** What the dispatcher checks of a device before each send, read fresh every time. */
 export type SenderState = Pick<DeviceRow, 'status' | 'paired_status' | 'phone' | 'deleted_at'>;
 
 export const devicesRepository = {
@@ -162,8 +163,6 @@ export const devicesRepository = {
       .where('deleted_at', 'is', null)
       .returningAll()
       .executeTakeFirst(),
-
-  /** What the dispatcher checks before each send: read fresh every time, a few columns by primary key. */
 
   update: (
     db: Db,

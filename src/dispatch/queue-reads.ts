@@ -1,9 +1,9 @@
 /**
  * The dispatcher's reads of the store outside its commits, gathered: the head of a device's queue, and the device's
- * row, read for the send-time guard and for the status writes that announce with it (one repository read for both). Lanes woken together (a
- * group commit announces many devices at once; their reads then finish together) ask at the same moment, and each
- * kind of read goes to the store once for all of them (DataLoader), not once a lane. On PostgreSQL that is one
- * round trip instead of one per device; on SQLite the reads stay one per device.
+ * row, read for the send-time guard and for the status writes that announce with it (one repository read for both).
+ * Lanes woken together (a group commit announces many devices at once; their reads then finish together) ask at the
+ * same moment, and each kind of read goes to the store once for all of them (DataLoader), not once a lane. On
+ * PostgreSQL that is one round trip instead of one per device; on SQLite the reads stay one per device.
  *
  * Owns: gathering and splitting those reads.
  * Must never: answer from a cache (every answer is read after it was asked for: the guard must see a suspension
