@@ -5,6 +5,7 @@
  * OpenAPI document.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { PHONE_PATTERN } from '../phone-number.js';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -69,8 +70,8 @@ export const PageMeta = Type.Object({
   total: Type.Integer(),
 });
 
-/** Spec 4.5 rule 1: digits only, country code first, no `+`, no leading zero; 7 to 15 digits (E.164). */
-export const PHONE_PATTERN = /^[1-9][0-9]{6,14}$/;
+/** Spec 4.5 rule 1 (src/phone-number.ts, shared with the dashboard, which normalises what people type to it). */
+export { PHONE_PATTERN };
 /** The words every phone refusal uses (never the pattern itself). */
 export const PHONE_RULE =
   'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';

@@ -508,12 +508,20 @@ export const messagesRepository = {
   list: (
     db: Db,
     accountId: number,
-    filter: { deviceId?: number; status?: string; direction?: string; beforeSeq?: number; limit: number },
+    filter: {
+      deviceId?: number;
+      status?: string;
+      direction?: string;
+      read?: boolean;
+      beforeSeq?: number;
+      limit: number;
+    },
   ): Promise<MessageRow[]> => {
     let query = db.selectFrom('messages').selectAll().where('account_id', '=', accountId);
     if (filter.deviceId !== undefined) query = query.where('device_id', '=', filter.deviceId);
     if (filter.status !== undefined) query = query.where('status', '=', filter.status);
     if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
+    if (filter.read !== undefined) query = query.where('read_at', filter.read ? 'is not' : 'is', null);
     if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq);
     return query.orderBy('seq', 'desc').limit(filter.limit).execute();
   },

@@ -69,6 +69,12 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
           device: Type.Optional(Type.String({ maxLength: 32 })),
           status: Type.Optional(Type.String({ enum: ['pending', 'sent', 'delivered', 'failed'] })),
           direction: Type.Optional(Type.String({ enum: ['outgoing', 'incoming'] })),
+          read: Type.Optional(
+            Type.Boolean({
+              description:
+                'true: only messages with `read_at` (read by the recipient, or an incoming one marked read); false: only those without',
+            }),
+          ),
           limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
           cursor: Type.Optional(Type.String({ maxLength: 64 })),
         }),

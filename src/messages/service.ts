@@ -201,7 +201,7 @@ export class MessagesService {
 
   async list(
     accountId: number,
-    filter: { device?: string; status?: string; direction?: string; limit: number; cursor?: string },
+    filter: { device?: string; status?: string; direction?: string; read?: boolean; limit: number; cursor?: string },
   ): Promise<{ data: MessageJson[]; next_cursor: string | null }> {
     let deviceId: number | undefined;
     if (filter.device !== undefined) {
@@ -214,6 +214,7 @@ export class MessagesService {
       deviceId,
       status: filter.status,
       direction: filter.direction,
+      read: filter.read,
       beforeSeq,
       limit: filter.limit + 1,
     });

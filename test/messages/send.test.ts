@@ -266,6 +266,44 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
     expect(failed.body.data.every((m: any) => m.status === 'failed')).toBe(true);
     expect((await gw.request('GET', '/messages?cursor=!!')).body.message).toBe('Validation failed');
   });
+
+  it('lists only read or only unread messages, with the other filters and the cursor', async () => {
+    const phone = '6281599990031';
+    const ids: string[] = [];
+    for (const text of ['r1', 'u1', 'r2', 'u2']) {
+      ids.push((await send({ receiver: phone, type: 'chat', params: { text } })).body.data.id);
+    }
+    await waitFor(
+      async () => Promise.all(ids.map(message)),
+      (all) => all.every((m) => m.status === 'delivered'),
+      { what: 'all delivered' },
+    );
+    for (const id of [ids[0], ids[2]]) {
+      expect((await gw.request('POST', `/sandbox/phones/${phone}/read`, { message_id: id })).status).toBe(200);
+    }
+    await waitFor(
+      async () => Promise.all([ids[0], ids[2]].map(message)),
+      (all) => all.every((m) => m.read_at !== null),
+      { what: 'read receipts' },
+    );
+    const texts = async (query: string) => {
+      const answer = await gw.request('GET', `/messages?device=${sender}&${query}`);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return answer.body;
+    };
+    const read = await texts('read=true&limit=100');
+    expect(read.data.every((m: any) => m.read_at !== null)).toBe(true);
+    expect(read.data.filter((m: any) => m.receiver === phone).map((m: any) => m.message)).toEqual(['r2', 'r1']);
+    const unread = await texts('read=false&direction=outgoing&status=delivered&limit=100');
+    expect(unread.data.every((m: any) => m.read_at === null && m.status === 'delivered')).toBe(true);
+    expect(unread.data.filter((m: any) => m.receiver === phone).map((m: any) => m.message)).toEqual(['u2', 'u1']);
+    // The cursor keeps the filter.
+    const first = await texts('read=true&limit=1');
+    expect(first.data[0].message).toBe('r2');
+    const next = await texts(`read=true&limit=1&cursor=${first.next_cursor}`);
+    expect(next.data[0].message).toBe('r1');
+    expect((await gw.request('GET', '/messages?read=maybe')).body).toMatchObject({ message: 'Validation failed' });
+  });
 });
 
 describe.skipIf(noStoreAvailable)('quota', () => {
