@@ -63,10 +63,10 @@ export interface TestPage {
  * doing its job; Chromium still logs it ("Failed to load resource: ... status of
  * 401"), so those lines alone are not counted. Every other console error is.
  */
-export async function openPage(browser: Browser, base: string, width = 1440): Promise<TestPage> {
+export async function openPage(browser: Browser, base: string, width = 1440, height = 900): Promise<TestPage> {
   const context = await browser.newContext({
     baseURL: base,
-    viewport: { width, height: 900 },
+    viewport: { width, height },
     permissions: ['clipboard-read', 'clipboard-write'],
   });
   const page = await context.newPage();

@@ -170,6 +170,11 @@ export interface GroupDetail extends Group {
   participants: Array<{ phone: string; name?: string; admin: null | 'admin' | 'superadmin' }>;
 }
 
+export interface CreatedGroup extends Group {
+  participants: GroupDetail['participants'];
+  failed_participants: Array<{ phone: string; status: string; error: string; error_code: string }>;
+}
+
 export interface MembersResult {
   added_members: Array<{ phone: string; status: string }>;
   failed_members: Array<{ phone: string; status: string; error: string; error_code: string }>;

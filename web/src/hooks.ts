@@ -1,8 +1,9 @@
 /**
  * Small hooks every view shares: the hash route, polling while the page is
- * visible, and loading data with its error.
+ * visible, loading data with its error, and where focus goes when a form
+ * opens in place and closes.
  */
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /** The part of the location after `#`, e.g. `/devices/3/pair`. Hash routes need no server fallback. */
 export function useRoute(): string {
@@ -76,4 +77,46 @@ export function useAction<A extends unknown[]>(
     [action],
   );
   return { run, busy, error, clear: () => setError(null) };
+}
+
+/**
+ * A form a button opens in place (a small dialog): `close` hides it and puts
+ * focus back on the button that opened it, so a keyboard user is where they were.
+ */
+export function useDisclosure(): {
+  open: boolean;
+  opener: { current: HTMLButtonElement | null };
+  toggle: () => void;
+  close: () => void;
+} {
+  const [open, setOpen] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  return {
+    open,
+    opener,
+    toggle: () => setOpen((o) => !o),
+    close: () => {
+      setOpen(false);
+      opener.current?.focus();
+    },
+  };
+}
+
+/** For the opened form itself: focus on its first field when it appears; Escape closes it. */
+export function useOpenedForm(onClose: () => void): {
+  ref: { current: HTMLFormElement | null };
+  onKeyDown: (e: KeyboardEvent) => void;
+} {
+  const ref = useRef<HTMLFormElement>(null);
+  useLayoutEffect(() => {
+    ref.current?.querySelector<HTMLElement>('input, select, textarea')?.focus();
+  }, []);
+  return {
+    ref,
+    onKeyDown: (e) => {
+      if (e.key !== 'Escape') return;
+      e.preventDefault();
+      onClose();
+    },
+  };
 }

@@ -4,7 +4,8 @@
  * name here, so views cannot forget it.
  */
 import type { ComponentChildren } from 'preact';
-import { useId, useState } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { normalisePhone } from '../../src/phone-number';
 import { ApiFailure } from './api';
 
 export function describeError(error: unknown): string {
@@ -32,11 +33,12 @@ export function Notice({ children }: { children: ComponentChildren }) {
 }
 
 interface InputProps {
-  type?: 'text' | 'url';
+  type?: 'text' | 'url' | 'tel';
   required?: boolean;
   maxLength?: number;
-  inputMode?: 'text' | 'numeric' | 'decimal' | 'url';
+  inputMode?: 'text' | 'numeric' | 'decimal' | 'url' | 'tel';
   autoComplete?: string;
+  onBlur?: () => void;
 }
 
 /** A text field with its label and, under it, the API's messages for the field it names. */
@@ -71,7 +73,13 @@ export function Field({
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      {type === 'url' ? <input type="url" {...common} /> : <input type="text" {...common} />}
+      {type === 'url' ? (
+        <input type="url" {...common} />
+      ) : type === 'tel' ? (
+        <input type="tel" {...common} />
+      ) : (
+        <input type="text" {...common} />
+      )}
       {hint !== undefined && (
         <small id={`${id}-hint`} class="hint">
           {hint}
@@ -83,6 +91,31 @@ export function Field({
         </small>
       )}
     </div>
+  );
+}
+
+/**
+ * A phone number field: the phone keypad (with `+`, spaces and dashes), and
+ * the number as the API takes it once the field is left (`+62 898-1234-5678`
+ * becomes `6289812345678`). Forms send `normalisePhone(value)` too, for a
+ * value submitted with Enter before the field was left.
+ */
+export function PhoneField(props: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  errors?: string[];
+  hint?: string;
+  required?: boolean;
+}) {
+  return (
+    <Field
+      {...props}
+      type="tel"
+      inputMode="tel"
+      autoComplete="off"
+      onBlur={() => props.onValue(normalisePhone(props.value))}
+    />
   );
 }
 
@@ -114,7 +147,8 @@ export function Select({
 
 /**
  * A button that asks before it acts: the first press shows the question with
- * "Yes, …" and "Cancel" buttons, and focus moves to the confirming one.
+ * "Yes, …" and "Cancel" buttons, and focus moves to the confirming one;
+ * when the question closes (answered, Cancel or Escape) focus is back on the button.
  */
 export function ConfirmButton({
   label,
@@ -132,28 +166,57 @@ export function ConfirmButton({
   danger?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const confirm = useRef<HTMLButtonElement>(null);
+  // Where focus goes when the question closes: back to the button that asked it (once, not on every render).
+  const refocus = useRef(false);
+  // Layout effect: focus moves in the same frame the buttons change, before the next key press.
+  useLayoutEffect(() => {
+    if (asking) confirm.current?.focus();
+    else if (refocus.current) opener.current?.focus();
+    refocus.current = false;
+  }, [asking]);
+  const close = () => {
+    refocus.current = true;
+    setAsking(false);
+  };
   if (!asking) {
     return (
-      <button type="button" class={danger ? 'danger' : ''} disabled={disabled} onClick={() => setAsking(true)}>
+      <button
+        ref={opener}
+        type="button"
+        class={danger ? 'danger' : ''}
+        disabled={disabled}
+        onClick={() => setAsking(true)}
+      >
         {label}
       </button>
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={question}>
+    <span
+      class="confirm"
+      role="group"
+      aria-label={question}
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        e.preventDefault();
+        close();
+      }}
+    >
       <span>{question}</span>
       <button
+        ref={confirm}
         type="button"
         class="danger"
-        ref={(el) => el?.focus()}
         onClick={async () => {
-          setAsking(false);
+          close();
           await onConfirm();
         }}
       >
         {confirmLabel}
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" onClick={close}>
         Cancel
       </button>
     </span>

@@ -3,8 +3,9 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, PACKAGES, call, type Device } from '../api';
-import { usePolling } from '../hooks';
-import { ErrorNotice, Field, Notice, Select, StatusBadge } from '../ui';
+import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
+import { normalisePhone } from '../../../src/phone-number';
+import { ErrorNotice, Field, Notice, PhoneField, Select, StatusBadge } from '../ui';
 
 const PER_PAGE = 50;
 
@@ -13,7 +14,7 @@ export function DevicesView() {
   const [total, setTotal] = useState(0);
   const [page, setPage] = useState(1);
   const [error, setError] = useState<unknown>(null);
-  const [adding, setAdding] = useState(false);
+  const adding = useDisclosure();
   const [created, setCreated] = useState<Device | null>(null);
 
   useEffect(() => {
@@ -36,18 +37,18 @@ export function DevicesView() {
     <section aria-labelledby="devices-title">
       <div class="title-row">
         <h1 id="devices-title">Devices</h1>
-        <button type="button" aria-expanded={adding} onClick={() => setAdding(!adding)}>
+        <button type="button" ref={adding.opener} aria-expanded={adding.open} onClick={adding.toggle}>
           Add device
         </button>
       </div>
-      {adding && (
+      {adding.open && (
         <AddDevice
           onCreated={(device) => {
             setCreated(device);
-            setAdding(false);
+            adding.close();
             void load();
           }}
-          onCancel={() => setAdding(false)}
+          onCancel={adding.close}
         />
       )}
       {created !== null && (
@@ -139,17 +140,19 @@ function AddDevice({ onCreated, onCancel }: { onCreated: (d: Device) => void; on
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const failure = error instanceof ApiFailure ? error : null;
+  const opened = useOpenedForm(onCancel);
   return (
     <form
       class="card"
       aria-label="Add device"
+      {...opened}
       onSubmit={async (e) => {
         e.preventDefault();
         setBusy(true);
         setError(null);
         try {
           const body: Record<string, string> = { name, package: pkg };
-          if (phone.trim() !== '') body.phone = phone.trim();
+          if (phone.trim() !== '') body.phone = normalisePhone(phone);
           const answer = await call<Device>('POST', '/devices', body);
           onCreated(answer.data);
         } catch (failure) {
@@ -166,12 +169,11 @@ function AddDevice({ onCreated, onCancel }: { onCreated: (d: Device) => void; on
         onValue={setPkg}
         options={PACKAGES.map((p) => ({ value: p.code, label: `${p.name} (${p.code})` }))}
       />
-      <Field
+      <PhoneField
         label="Phone (optional)"
         value={phone}
         onValue={setPhone}
-        inputMode="numeric"
-        hint="Only this number may pair the device. Digits only, country code first, no +."
+        hint="Only this number may pair the device. Country code first, e.g. +62 812-3456-7890."
         errors={failure?.forField('phone')}
       />
       <ErrorNotice error={error} />

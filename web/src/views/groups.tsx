@@ -1,11 +1,21 @@
 /**
- * A device's groups: the list, one group's participants and roles, and adding
- * members with the per-participant outcome shown after.
+ * A device's groups: the list, creating one (name and members), one group's
+ * participants and roles, and adding members with the per-participant outcome
+ * shown after. Numbers are taken as people write them (src/phone-number.ts).
  */
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, type Device, type Group, type GroupDetail, type MembersResult } from '../api';
-import { usePolling } from '../hooks';
-import { ErrorNotice } from '../ui';
+import {
+  ApiFailure,
+  call,
+  type CreatedGroup,
+  type Device,
+  type Group,
+  type GroupDetail,
+  type MembersResult,
+} from '../api';
+import { splitPhoneList } from '../../../src/phone-number';
+import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
+import { ErrorNotice, Field, Notice } from '../ui';
 
 export function GroupsView({ device, groupId }: { device: Device; groupId: string | undefined }) {
   if (groupId !== undefined) return <GroupDetailView device={device} groupId={groupId} />;
@@ -15,23 +25,56 @@ export function GroupsView({ device, groupId }: { device: Device; groupId: strin
 function GroupList({ device }: { device: Device }) {
   const [groups, setGroups] = useState<Group[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  usePolling(
-    async () => {
-      if (device.phone === null) return setGroups([]);
-      try {
-        const answer = await call<Group[]>('GET', `/groups?device=${encodeURIComponent(device.phone)}`);
-        setGroups(answer.data);
-        setError(null);
-      } catch (failure) {
-        setError(failure);
-      }
-    },
-    3000,
-    [device.phone],
-  );
+  const creating = useDisclosure();
+  const [created, setCreated] = useState<CreatedGroup | null>(null);
+  const load = async () => {
+    if (device.phone === null) return setGroups([]);
+    try {
+      const answer = await call<Group[]>('GET', `/groups?device=${encodeURIComponent(device.phone)}`);
+      setGroups(answer.data);
+      setError(null);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+  usePolling(load, 3000, [device.phone]);
   return (
     <section class="card wide" aria-labelledby="groups-title">
-      <h2 id="groups-title">Groups</h2>
+      <div class="title-row">
+        <h2 id="groups-title">Groups</h2>
+        {device.phone !== null && (
+          <button
+            type="button"
+            ref={creating.opener}
+            aria-expanded={creating.open}
+            onClick={() => {
+              setCreated(null);
+              creating.toggle();
+            }}
+          >
+            New group
+          </button>
+        )}
+      </div>
+      {creating.open && device.phone !== null && (
+        <CreateGroup
+          devicePhone={device.phone}
+          onCreated={(group) => {
+            setCreated(group);
+            creating.close();
+            void load();
+          }}
+          onCancel={creating.close}
+        />
+      )}
+      {created !== null && (
+        <Notice>
+          Group created: <a href={`#/devices/${device.id}/groups/${created.id}`}>{created.subject}</a>, with{' '}
+          {created.participant_count} members.
+          {created.failed_participants.length > 0 &&
+            ` Not added: ${created.failed_participants.map((f) => `${f.phone} (${f.error_code})`).join(', ')}.`}
+        </Notice>
+      )}
       <ErrorNotice error={error} />
       {groups === null ? (
         <p aria-busy="true">Loading groups…</p>
@@ -66,6 +109,86 @@ function GroupList({ device }: { device: Device }) {
         </div>
       )}
     </section>
+  );
+}
+
+function CreateGroup({
+  devicePhone,
+  onCreated,
+  onCancel,
+}: {
+  devicePhone: string;
+  onCreated: (group: CreatedGroup) => void;
+  onCancel: () => void;
+}) {
+  const [name, setName] = useState('');
+  const [members, setMembers] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const opened = useOpenedForm(onCancel);
+  const failure = error instanceof ApiFailure ? error : null;
+  const memberErrors = failure?.forField('participants') ?? [];
+  return (
+    <form
+      class="card"
+      aria-label="New group"
+      {...opened}
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError(null);
+        try {
+          const answer = await call<CreatedGroup>('POST', '/groups', {
+            device: devicePhone,
+            name,
+            participants: splitPhoneList(members),
+          });
+          onCreated(answer.data);
+        } catch (failure) {
+          setError(failure);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <Field
+        label="Group name"
+        value={name}
+        onValue={setName}
+        required
+        maxLength={100}
+        errors={failure?.forField('name')}
+      />
+      <div class="field">
+        <label for="new-group-members">Members</label>
+        <textarea
+          id="new-group-members"
+          rows={4}
+          value={members}
+          onInput={(e) => setMembers((e.target as HTMLTextAreaElement).value)}
+          aria-describedby={`new-group-members-hint${memberErrors.length > 0 ? ' new-group-members-err' : ''}`}
+          aria-invalid={memberErrors.length > 0 || undefined}
+        />
+        <small id="new-group-members-hint" class="hint">
+          Phone numbers, country code first (e.g. +62 812-3456-7890), one per line or separated by commas. This device
+          joins as the group’s superadmin.
+        </small>
+        {memberErrors.length > 0 && (
+          <small id="new-group-members-err" class="field-error" role="alert">
+            {memberErrors.join('; ')}
+          </small>
+        )}
+      </div>
+      <ErrorNotice error={error} />
+      <div class="buttons">
+        <button type="submit" disabled={busy}>
+          Create group
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -128,7 +251,7 @@ function GroupDetailView({ device, groupId }: { device: Device; groupId: string 
           e.preventDefault();
           setAddError(null);
           setResult(null);
-          const participants = numbers.split(/[\s,;]+/).filter(Boolean);
+          const participants = splitPhoneList(numbers);
           try {
             const answer = await call<MembersResult>('POST', `/api/groups/${encodeURIComponent(groupId)}/members/add`, {
               participants,
@@ -153,7 +276,7 @@ function GroupDetailView({ device, groupId }: { device: Device; groupId: string 
             aria-invalid={fieldErrors.length > 0 || undefined}
           />
           <small id="add-members-hint" class="hint">
-            Up to 20, separated by spaces, commas or new lines.
+            Up to 20, one per line or separated by commas; country code first (e.g. +62 812-3456-7890).
           </small>
           {fieldErrors.length > 0 && (
             <small class="field-error" role="alert">

@@ -1,11 +1,13 @@
 /**
  * A device's messages, newest first, with their status and timestamps,
- * filtered by status and direction, more loaded by cursor; and a form that
- * sends a test message, with the API's errors next to the fields they name.
+ * filtered by status, read or unread, and direction, more loaded by cursor;
+ * and a form that sends a test message, with the API's errors next to the
+ * fields they name.
  */
 import { useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type GatewayInfo, type Message } from '../api';
 import { usePolling } from '../hooks';
+import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
 
 const PAGE = 20;
@@ -13,6 +15,7 @@ const PAGE = 20;
 export function MessagesView({ device, info }: { device: Device; info: GatewayInfo }) {
   const [status, setStatus] = useState('');
   const [direction, setDirection] = useState('');
+  const [read, setRead] = useState('');
   const [messages, setMessages] = useState<Message[] | null>(null);
   const [older, setOlder] = useState<Message[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -23,6 +26,7 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
     if (device.phone !== null) params.set('device', device.phone);
     if (status !== '') params.set('status', status);
     if (direction !== '') params.set('direction', direction);
+    if (read !== '') params.set('read', String(read === 'read'));
     return `/messages?${params.toString()}${more}`;
   };
 
@@ -40,7 +44,7 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
       }
     },
     3000,
-    [device.phone, status, direction, older.length],
+    [device.phone, status, direction, read, older.length],
   );
 
   const filter = (set: (v: string) => void) => (value: string) => {
@@ -69,6 +73,16 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
                 options={[
                   { value: '', label: 'Any status' },
                   ...['pending', 'sent', 'delivered', 'failed'].map((s) => ({ value: s, label: s })),
+                ]}
+              />
+              <Select
+                label="Read"
+                value={read}
+                onValue={filter(setRead)}
+                options={[
+                  { value: '', label: 'Read or not' },
+                  { value: 'read', label: 'Read' },
+                  { value: 'unread', label: 'Unread' },
                 ]}
               />
               <Select
@@ -189,7 +203,7 @@ function SendForm({ device, info }: { device: Device; info: GatewayInfo }) {
   const errorsOf = (...paths: string[]) => paths.flatMap((p) => failure?.forField(p) ?? []);
 
   const body = (): Record<string, unknown> => {
-    const base = { device: device.phone ?? '', receiver, type };
+    const base = { device: device.phone ?? '', receiver: normalisePhone(receiver), type };
     if (type === 'chat') return { ...base, params: { text } };
     if (type === 'image') return { ...base, params: { image: { url }, ...(text === '' ? {} : { caption: text }) } };
     if (type === 'location')
@@ -247,8 +261,8 @@ function SendForm({ device, info }: { device: Device; info: GatewayInfo }) {
         label="Receiver"
         value={receiver}
         onValue={setReceiver}
-        inputMode="numeric"
-        hint="Digits only, country code first, no +"
+        onBlur={() => setReceiver(normalisePhone(receiver))}
+        hint="A phone number, country code first (e.g. +62 812-3456-7890), or a group’s id ending in @g.us"
         errors={errorsOf('receiver', 'device')}
       />
       {(type === 'chat' || type === 'image') && (

@@ -9,7 +9,8 @@ import { ApiFailure, call, type Device, type GatewayInfo } from '../api';
 import { apiPaths } from '../features';
 import { usePolling } from '../hooks';
 import { decodeQrImage, loaded } from '../qr';
-import { ErrorNotice, Field, Notice } from '../ui';
+import { normalisePhone } from '../../../src/phone-number';
+import { ErrorNotice, Notice, PhoneField } from '../ui';
 
 interface QrData {
   qr?: string;
@@ -191,7 +192,7 @@ function VirtualScan({
           if (img === null) throw new Error('No QR code is shown');
           await loaded(img);
           const text = await decodeQrImage(img);
-          await call('POST', '/sandbox/scan', { qr: text, phone });
+          await call('POST', '/sandbox/scan', { qr: text, phone: normalisePhone(phone) });
           setDone(true);
           await onChanged();
         } catch (failure) {
@@ -203,13 +204,7 @@ function VirtualScan({
     >
       <h2>Sandbox: virtual phone</h2>
       <p>The sandbox has no real phones. A virtual phone reads the QR image shown on this page and scans it.</p>
-      <Field
-        label="Virtual phone number"
-        value={phone}
-        onValue={setPhone}
-        inputMode="numeric"
-        errors={failure?.forField('phone')}
-      />
+      <PhoneField label="Virtual phone number" value={phone} onValue={setPhone} errors={failure?.forField('phone')} />
       <button type="submit" disabled={busy}>
         Scan with virtual phone
       </button>
@@ -256,7 +251,7 @@ function PairingCode({
           const answer = await call<{ pairing_code: string; phone: string } | undefined>(
             'POST',
             `/devices/${device.id}/pairing-code`,
-            { phone },
+            { phone: normalisePhone(phone) },
           );
           // "Device connected" carries no code: it paired meanwhile, and the view switches by itself.
           if (answer.data === undefined) await onChanged();
@@ -272,11 +267,10 @@ function PairingCode({
     >
       <h2>Pair with a code instead</h2>
       <p>For a phone that cannot scan: get a code and type it in the phone’s linked-devices screen.</p>
-      <Field
+      <PhoneField
         label="Phone number for the code"
         value={phone}
         onValue={setPhone}
-        inputMode="numeric"
         errors={failure?.forField('phone')}
       />
       <button type="submit">Get pairing code</button>

@@ -7,7 +7,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type InboxEntry } from '../api';
 import { usePolling } from '../hooks';
-import { ErrorNotice, Field, Notice, Select, Time } from '../ui';
+import { normalisePhone } from '../../../src/phone-number';
+import { ErrorNotice, Field, Notice, PhoneField, Select, Time } from '../ui';
 
 interface PhoneView {
   phone: string;
@@ -34,10 +35,10 @@ export function PhonesView() {
         aria-label="Open a virtual phone"
         onSubmit={(e) => {
           e.preventDefault();
-          setOpen(number.trim());
+          setOpen(normalisePhone(number));
         }}
       >
-        <Field label="Phone number" value={number} onValue={setNumber} inputMode="numeric" required />
+        <PhoneField label="Phone number" value={number} onValue={setNumber} required />
         <button type="submit">Open inbox</button>
       </form>
       {open !== null && open !== '' && <Phone key={open} phone={open} />}
