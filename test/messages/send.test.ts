@@ -278,11 +278,12 @@ describe.skipIf(noStoreAvailable)('sending messages', () => {
       (all) => all.every((m) => m.status === 'delivered'),
       { what: 'all delivered' },
     );
-    for (const id of [ids[0], ids[2]]) {
+    const readIds = [ids[0]!, ids[2]!];
+    for (const id of readIds) {
       expect((await gw.request('POST', `/sandbox/phones/${phone}/read`, { message_id: id })).status).toBe(200);
     }
     await waitFor(
-      async () => Promise.all([ids[0], ids[2]].map(message)),
+      async () => Promise.all(readIds.map(message)),
       (all) => all.every((m) => m.read_at !== null),
       { what: 'read receipts' },
     );

@@ -82,7 +82,7 @@ function GroupList({ device }: { device: Device }) {
         <p>
           {device.phone === null
             ? 'Pair the device first: groups come from the network.'
-            : 'This device is in no group (groups come from the network when the device connects).'}
+            : 'This device is in no group yet: create one, or join one from the phone (groups come from the network).'}
         </p>
       ) : (
         <div class="table-wrap" tabIndex={0} role="region" aria-label="Groups table">

@@ -11,6 +11,7 @@ import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
 
 const PAGE = 20;
+const COLUMNS = ['Time', 'Direction', 'Peer', 'Type', 'Text', 'Status', 'Progress'] as const;
 
 export function MessagesView({ device, info }: { device: Device; info: GatewayInfo }) {
   const [status, setStatus] = useState('');
@@ -102,34 +103,42 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
             ) : rows.length === 0 ? (
               <p>No messages match.</p>
             ) : (
-              <div class="table-wrap" tabIndex={0} role="region" aria-label="Messages table">
-                <table>
+              // On a narrow screen each message is a block of labelled lines (styles.css, `.stack`); the explicit
+              // roles keep it a table for assistive technology whatever its display.
+              <div class="table-wrap stack" tabIndex={0} role="region" aria-label="Messages table">
+                <table role="table">
                   <caption class="sr-only">Messages, newest first</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Direction</th>
-                      <th scope="col">Peer</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Text</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Progress</th>
+                  <thead role="rowgroup">
+                    <tr role="row">
+                      {COLUMNS.map((c) => (
+                        <th key={c} scope="col" role="columnheader">
+                          {c}
+                        </th>
+                      ))}
                     </tr>
                   </thead>
-                  <tbody>
+                  <tbody role="rowgroup">
                     {rows.map((m) => (
-                      <tr key={m.id}>
-                        <td>
+                      <tr key={m.id} role="row">
+                        <td role="cell" data-label="Time">
                           <Time value={m.timestamp} />
                         </td>
-                        <td>{m.direction}</td>
-                        <td>{m.direction === 'incoming' ? (m.sender ?? '') : m.receiver}</td>
-                        <td>{m.type}</td>
-                        <td class="text">{m.message ?? m.file_url ?? ''}</td>
-                        <td>
+                        <td role="cell" data-label="Direction">
+                          {m.direction}
+                        </td>
+                        <td role="cell" data-label="Peer">
+                          {m.direction === 'incoming' ? (m.sender ?? '') : m.receiver}
+                        </td>
+                        <td role="cell" data-label="Type">
+                          {m.type}
+                        </td>
+                        <td role="cell" data-label="Text" class="text">
+                          {m.message ?? m.file_url ?? ''}
+                        </td>
+                        <td role="cell" data-label="Status">
                           <StatusBadge value={m.read_at !== null ? 'read' : m.status} />
                         </td>
-                        <td>
+                        <td role="cell" data-label="Progress">
                           <Progress message={m} />
                         </td>
                       </tr>
