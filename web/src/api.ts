@@ -3,7 +3,8 @@
  * origin, with the signed-in token as a bearer token (DECISIONS 14).
  *
  * Owns: the token's place (session storage, never a URL), turning error
- * envelopes into `ApiFailure`, and telling the app when the token stops working.
+ * envelopes into `ApiFailure`, telling the app when the token stops working,
+ * and how far the gateway's clock is from this browser's.
  */
 
 const TOKEN_KEY = 'gateway.token';
@@ -44,6 +45,18 @@ export class ApiFailure extends Error {
 
 let onUnauthorized: () => void = () => undefined;
 
+/** The gateway's clock minus this browser's (ms), from the last answer's `Date` header. */
+let clockOffsetMs = 0;
+
+/**
+ * Times in answers (an `expires_at`) are the gateway's; a browser's clock can be minutes off.
+ * `Date` has whole seconds: the gateway's time is taken as the end of that second, so a time
+ * converted with this offset is never later than the gateway's (at most 1 s earlier).
+ */
+export function gatewayClockOffset(): number {
+  return clockOffsetMs;
+}
+
 /** Called when a request with the stored token answers 401 (revoked elsewhere, or the store was reset). */
 export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
@@ -73,6 +86,8 @@ export async function call<T>(
   } catch {
     throw new ApiFailure(0, 'The gateway cannot be reached', 'check that it is running');
   }
+  const date = Date.parse(response.headers.get('date') ?? '');
+  if (!Number.isNaN(date)) clockOffsetMs = date + 1000 - Date.now();
   let parsed: unknown = null;
   try {
     parsed = await response.json();

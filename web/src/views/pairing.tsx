@@ -3,14 +3,27 @@
  * time left in the pairing window, a new attempt once it has expired, pairing
  * by code where the gateway offers it, and "Connected" with the number as
  * soon as the device pairs, without a reload.
+ *
+ * The window is the gateway's: its end is read on the gateway's clock (the
+ * browser's may be off by minutes). Once it has ended the page shows no QR and
+ * asks the gateway for none (a QR request then would start a new attempt
+ * unasked) until the person starts a new attempt.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, call, type Device, type GatewayInfo } from '../api';
+import { ApiFailure, call, gatewayClockOffset, type Device, type GatewayInfo } from '../api';
 import { apiPaths } from '../features';
 import { usePolling } from '../hooks';
 import { decodeQrImage, loaded } from '../qr';
 import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Notice, PhoneField } from '../ui';
+
+/**
+ * The window's end on this browser's clock is at most 1 s early (see gatewayClockOffset). The QR is no
+ * longer asked for this close to it, so that no request reaches the gateway after the real end; the end is
+ * shown this long after it, so never before the real one.
+ */
+const STOP_ASKING_MS = 1500;
+const END_SHOWN_AFTER_MS = 1000;
 
 interface QrData {
   qr?: string;
@@ -61,8 +74,10 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
   const [attempt, setAttempt] = useState(device.paired_status === 'EXPIRED' ? 0 : 1);
   const [error, setError] = useState<unknown>(null);
   const image = useRef<HTMLImageElement>(null);
+  // Where focus goes when the button that started a new attempt goes away: the top of the card.
+  const heading = useRef<HTMLHeadingElement>(null);
 
-  const expired = attempt === 0 || (expiresAt !== null && now >= expiresAt);
+  const expired = attempt === 0 || (expiresAt !== null && now >= expiresAt + END_SHOWN_AFTER_MS);
 
   const fetchQr = async () => {
     const answer = await call<QrData>('GET', `/devices/${device.id}/qr?response_type=url`);
@@ -73,13 +88,14 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
     }
     setQr(answer.data.qr);
     setNow(Date.now());
-    setExpiresAt(answer.data.expires_at ? Date.parse(answer.data.expires_at) : null);
+    // On this browser's clock: the gateway's end, less how far the gateway's clock is ahead.
+    setExpiresAt(answer.data.expires_at ? Date.parse(answer.data.expires_at) - gatewayClockOffset() : null);
     setError(null);
   };
 
   usePolling(
     async () => {
-      if (expired) return;
+      if (expired || (expiresAt !== null && Date.now() >= expiresAt - STOP_ASKING_MS)) return;
       try {
         await fetchQr();
       } catch (failure) {
@@ -106,7 +122,9 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
   return (
     <div class="grid">
       <div class="card pairing">
-        <h2>Scan the QR code</h2>
+        <h2 ref={heading} tabIndex={-1}>
+          Scan the QR code
+        </h2>
         <p>
           On the phone, open the messaging app, then <em>Linked devices → Link a device</em>, and point the camera at
           this code. It changes every few seconds; this page follows it.
@@ -125,6 +143,7 @@ function QrPairing({ device, info, onChanged }: { device: Device; info: GatewayI
                 setQr(null);
                 setAttempt((n) => n + 1);
                 setNow(Date.now());
+                heading.current?.focus();
               }}
             >
               Start a new pairing attempt
