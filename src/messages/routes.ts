@@ -72,7 +72,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
           read: Type.Optional(
             Type.Boolean({
               description:
-                'true: only messages with `read_at` (read by the recipient, or an incoming one marked read); false: only those without',
+                'true: only messages that have a `read_at` (a read receipt came for them); false: only those that have none',
             }),
           ),
           limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
