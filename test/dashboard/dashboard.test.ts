@@ -1,4 +1,4 @@
-// The dashboard in a real browser (issue 13, DECISIONS 14): Debian's Chromium,
+// The dashboard in a real browser (issue 13, docs/internals.md, The dashboard): Debian's Chromium,
 // driven by playwright-core, against a real gateway listening on 127.0.0.1
 // with the in-process sandbox. Controls are found by role and accessible name
 // only. The tests run in order and build on each other (one device is created,
