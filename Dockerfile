@@ -21,10 +21,14 @@ WORKDIR /app
 # stage's npm sees them, from a file removed in the same step; the runtime stage never declares the argument.
 ARG EXTRA_CA_CERTS=""
 COPY package.json package-lock.json ./
+# --include=dev: the build needs TypeScript and Vite, whatever NODE_ENV or npm's `omit` a base image or the build's
+# environment sets (NODE_ENV=production alone makes `npm ci` leave them out, and the build then fails with
+# "tsc: not found"). The check after it names the cause at this step, not at the build's.
 RUN if [ -n "$EXTRA_CA_CERTS" ]; then printf '%s\n' "$EXTRA_CA_CERTS" > /tmp/extra-ca.pem; \
       export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi \
- && npm ci --no-audit --no-fund \
- && rm -f /tmp/extra-ca.pem
+ && npm ci --include=dev --no-audit --no-fund \
+ && rm -f /tmp/extra-ca.pem \
+ && { test -x node_modules/.bin/tsc || { echo "npm ci left out the dev dependencies (node_modules/.bin/tsc is missing)" >&2; exit 1; }; }
 COPY . .
 RUN npm run build \
  && rm -f dist/.tsbuildinfo \
