@@ -446,7 +446,7 @@ describe('the dashboard in a browser', () => {
       await check('sign-in');
       await signIn(p);
       if (width === 1440) {
-        // The README's picture of the list: a paired device that has sent, and one waiting to be paired.
+        // The guide's picture of the list (docs/guide.md): a paired device that has sent, and one waiting to be paired.
         await p.getByRole('rowheader', { name: 'Back office' }).waitFor(WAIT);
         await docsScreenshot(p, 'dashboard-devices.png');
       }

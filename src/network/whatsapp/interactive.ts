@@ -170,7 +170,7 @@ function nativeButtons(
 
 /**
  * The interactive ("native flow") message WhatsApp's own business clients send, wrapped as they wrap
- * it. Whether a phone renders it is not in the gateway's hands: experimental, see the README.
+ * it. Whether a phone renders it is not in the gateway's hands: experimental, see docs/whatsapp.md.
  */
 export function nativeInteractive(content: InteractiveContent): proto.IMessage {
   const title = content.type === 'list' ? content.title.trim() : '';
