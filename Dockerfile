@@ -2,7 +2,7 @@
 #
 # Two stages: `build` installs every dependency (dev tools included), compiles the server (and the dashboard,
 # which `npm run build` also builds) and then drops the dev dependencies; the runtime stage carries only the
-# production dependencies, package.json and dist/, and runs as the unprivileged `node` user. Sources, tests
+# production dependencies, package.json, LICENSE and dist/, and runs as the unprivileged `node` user. Sources, tests
 # and the dashboard's sources never reach it.
 #
 # The base image is node:20-bookworm-slim; another can be given with --build-arg NODE_IMAGE=...
@@ -41,7 +41,7 @@ ENV NODE_ENV=production \
     GATEWAY_DATA_DIR=/data
 WORKDIR /app
 # Owned by root: the gateway runs as `node` and can write only its data directory.
-COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/package.json /app/LICENSE ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data

@@ -125,7 +125,7 @@ podman run --rm --no-healthcheck --entrypoint /bin/sh "$IMAGE" -c '
     if [ -e "$path" ]; then echo "the image contains $path"; exit 1; fi
   done
   if [ -n "$(ls -A /data)" ]; then echo "/data is not empty in the image"; exit 1; fi
-  test -f /app/dist/main.js
+  test -f /app/dist/main.js && test -f /app/LICENSE
   test "$(id -un)" = node
 ' || fail "image contents"
 
