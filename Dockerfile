@@ -2,7 +2,7 @@
 #
 # Two stages: `build` installs every dependency (dev tools included), compiles the server (and the dashboard,
 # which `npm run build` also builds) and then drops the dev dependencies; the runtime stage carries only the
-# production dependencies, package.json and dist/, and runs as the unprivileged `node` user. Sources, tests
+# production dependencies, package.json, LICENSE and dist/, and runs as the unprivileged `node` user. Sources, tests
 # and the dashboard's sources never reach it.
 #
 # The base image is node:20-bookworm-slim; another can be given with --build-arg NODE_IMAGE=...
@@ -21,10 +21,14 @@ WORKDIR /app
 # stage's npm sees them, from a file removed in the same step; the runtime stage never declares the argument.
 ARG EXTRA_CA_CERTS=""
 COPY package.json package-lock.json ./
+# --include=dev: the build needs TypeScript and Vite, whatever NODE_ENV or npm's `omit` a base image or the build's
+# environment sets (NODE_ENV=production alone makes `npm ci` leave them out, and the build then fails with
+# "tsc: not found"). The check after it names the cause at this step, not at the build's.
 RUN if [ -n "$EXTRA_CA_CERTS" ]; then printf '%s\n' "$EXTRA_CA_CERTS" > /tmp/extra-ca.pem; \
       export NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem; fi \
- && npm ci --no-audit --no-fund \
- && rm -f /tmp/extra-ca.pem
+ && npm ci --include=dev --no-audit --no-fund \
+ && rm -f /tmp/extra-ca.pem \
+ && { test -x node_modules/.bin/tsc || { echo "npm ci left out the dev dependencies (node_modules/.bin/tsc is missing)" >&2; exit 1; }; }
 COPY . .
 RUN npm run build \
  && rm -f dist/.tsbuildinfo \
@@ -37,7 +41,7 @@ ENV NODE_ENV=production \
     GATEWAY_DATA_DIR=/data
 WORKDIR /app
 # Owned by root: the gateway runs as `node` and can write only its data directory.
-COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/package.json /app/LICENSE ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data

@@ -1,4 +1,4 @@
-// Benchmark: what form bodies (DECISIONS 12) cost the event loop at the body limit, against a JSON
+// Benchmark: what form bodies (docs/internals.md, Whatspie compatibility) cost the event loop at the body limit, against a JSON
 // body of the same size, and how /healthz answers meanwhile.
 //
 // Method: the gateway runs as its own process (`dist/main.js`, SQLite, in-process sandbox). For

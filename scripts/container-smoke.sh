@@ -5,9 +5,16 @@
 # published port, pairs a sandbox device and delivers a message through the container's API, stops cleanly on
 # SIGTERM within 10 s, and keeps its data in the /data volume across a second container.
 #
-# Owns: its own containers and volume (named after this process, removed at exit) and the image tag
-# localhost/messaging-gateway:smoke. It never pulls from a registry (--pull=never; scripts/container-base-image.sh
-# makes the base image locally when it is missing) and binds only 127.0.0.1.
+# It runs the commands docs/operations.md gives ("The image"), with podman in place of docker: `build -t` and
+# `run -d --name -p -v`, plus only what a test run needs (its own names, a free port, a known token, podman's
+# --format docker and --pull=never). No per-container limits or runtime flags: what this machine's runtime needs
+# is set once in podman's own configuration (step 3), as docs/operations.md tells an operator to.
+# (test/packaging/container.unit.test.ts checks that the commands here and in the docs stay that way.)
+#
+# Owns: its own containers and volume (named after this process, removed at exit), the image tag
+# localhost/messaging-gateway:smoke and a containers.conf of its own (removed at exit). It never pulls from a
+# registry (--pull=never; scripts/container-base-image.sh makes the base image locally when it is missing) and
+# binds only 127.0.0.1.
 #
 # Settings: GATEWAY_SMOKE_IMAGE (the tag to build), GATEWAY_CONTAINER_CACHE (see container-base-image.sh),
 # GATEWAY_BUILD_CA_FILE (a CA bundle whose extra authorities npm must trust inside the build; default: the
@@ -43,14 +50,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
   env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${missing[@]}" >/dev/null
 fi
-# Every container (the build's RUN steps included) runs under runc with the open-file limit the host allows.
-# The process limit: podman runs its runtime under a limit of 32768 processes, and a container may not ask for
-# more than its parent has (podman's own default, 1048576, is refused with "error setting rlimit type 6").
-NOFILE="$(ulimit -Hn)"
-NPROC="$(ulimit -Hu)"
-if [ "$NPROC" = unlimited ] || [ "$NPROC" -gt 32768 ]; then NPROC=32768; fi
-RUNTIME=(--runtime runc --ulimit "nofile=$NOFILE:$NOFILE")
-RUN_LIMITS=("${RUNTIME[@]}" --ulimit "nproc=$NPROC:$NPROC")
+ENGINE_CONF="$(mktemp)"
 
 cleanup() {
   local status=$?
@@ -60,6 +60,7 @@ cleanup() {
   fi
   podman rm -f -t 0 "$NAME" >/dev/null 2>&1 || true
   podman volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+  rm -f "$ENGINE_CONF"
   exit "$status"
 }
 trap cleanup EXIT
@@ -67,7 +68,23 @@ trap cleanup EXIT
 # 2. The base image, made locally when it is not present.
 scripts/container-base-image.sh
 
-# 3. Certificate authorities npm needs inside the build: those of the host's bundle that Node does not already
+# 3. The engine's settings for this machine (docs/operations.md, "When the runtime refuses a container's limits").
+#    Podman asks the runtime for 1,048,576 open files and processes per container, and gives a build's RUN steps
+#    1,024 open files. Where even root may not raise its limits that far (this machine: a hard limit of 20,000
+#    open files), runc refuses every container with "error setting rlimit type 7: operation not permitted". The
+#    engine is told the limits this process has, which its containers can always be given (a process may keep
+#    any limit up to its own hard one); runc, because this machine's cgroup v1 layout needs it. CONTAINERS_CONF
+#    points podman at this file alone, for this script only.
+NOFILE="$(ulimit -Hn)"
+NPROC="$(ulimit -Hu)"
+if [ "$NOFILE" = unlimited ] || [ "$NOFILE" -gt 1048576 ]; then NOFILE=1048576; fi
+if [ "$NPROC" = unlimited ] || [ "$NPROC" -gt 32768 ]; then NPROC=32768; fi
+printf '%s\n' '[containers]' "default_ulimits = [\"nofile=$NOFILE:$NOFILE\", \"nproc=$NPROC:$NPROC\"]" '' \
+  '[engine]' 'runtime = "runc"' >"$ENGINE_CONF"
+export CONTAINERS_CONF="$ENGINE_CONF"
+log "podman: runc, containers limited to $NOFILE open files and $NPROC processes"
+
+# 4. Certificate authorities npm needs inside the build: those of the host's bundle that Node does not already
 #    trust (here, the TLS-intercepting proxy's). Passed as a build argument, used by the build stage only.
 ca_file="${GATEWAY_BUILD_CA_FILE:-${NODE_EXTRA_CA_CERTS:-}}"
 if [ -z "$ca_file" ]; then
@@ -89,10 +106,10 @@ if [ -n "$ca_file" ] && [ -r "$ca_file" ]; then
   fi
 fi
 
-# 4. Build, offline as far as images go.
+# 5. Build, offline as far as images go: `docker build -t messaging-gateway .` of the docs.
 log "building $IMAGE"
 build_log="$(mktemp)"
-if ! podman build "${RUNTIME[@]}" --pull=never --format docker "${build_args[@]}" -t "$IMAGE" . >"$build_log" 2>&1; then
+if ! podman build --pull=never --format docker "${build_args[@]}" -t "$IMAGE" . >"$build_log" 2>&1; then
   tail -n 40 "$build_log" >&2
   rm -f "$build_log"
   fail "podman build"
@@ -100,15 +117,15 @@ fi
 rm -f "$build_log"
 log "built: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1 / 1e6}')"
 
-# 5. What the image must not carry: tests, sources (the server's and the dashboard's), git, data; and it runs
+# 6. What the image must not carry: tests, sources (the server's and the dashboard's), git, data; and it runs
 #    as `node`.
-podman run --rm "${RUN_LIMITS[@]}" --no-healthcheck --entrypoint /bin/sh "$IMAGE" -c '
+podman run --rm --no-healthcheck --entrypoint /bin/sh "$IMAGE" -c '
   set -e
   for path in /app/test /app/src /app/web /app/bench /app/.git /app/data /app/.env /app/dist/.tsbuildinfo; do
     if [ -e "$path" ]; then echo "the image contains $path"; exit 1; fi
   done
   if [ -n "$(ls -A /data)" ]; then echo "/data is not empty in the image"; exit 1; fi
-  test -f /app/dist/main.js
+  test -f /app/dist/main.js && test -f /app/LICENSE
   test "$(id -un)" = node
 ' || fail "image contents"
 
@@ -143,10 +160,11 @@ podman_quiet() { podman "$@" 2> >(grep -v 'unable to get systemd connection' >&2
 
 healthz() { curl -fsS -m 2 -o /dev/null "http://127.0.0.1:$PORT/healthz" 2>/dev/null; }
 
-# The image's HEALTHCHECK is run by hand (`podman healthcheck run`): podman schedules it with systemd timers,
-# and CI machines have no systemd.
+# `docker run -d --name gateway -p 127.0.0.1:3000:3000 -v gateway-data:/data messaging-gateway` of the docs, with
+# this run's own name, volume and a free port, a known token and no send pacing. The image's HEALTHCHECK is run by
+# hand (`podman healthcheck run`): podman schedules it with systemd timers, and CI machines have no systemd.
 start_gateway() {
-  podman_quiet run -d --name "$NAME" "${RUN_LIMITS[@]}" --health-interval disable -p 127.0.0.1::3000 -v "$VOLUME:/data" \
+  podman_quiet run -d --name "$NAME" -p 127.0.0.1::3000 -v "$VOLUME:/data" --health-interval disable \
     -e GATEWAY_BOOTSTRAP_TOKEN="$TOKEN" -e GATEWAY_SEND_INTERVAL_MS=0 "$IMAGE" >/dev/null
   PORT="$(podman port "$NAME" 3000/tcp | head -n 1)"
   PORT="${PORT##*:}"
@@ -169,7 +187,7 @@ stop_gateway() {
 
 podman volume create "$VOLUME" >/dev/null
 
-# 6. First run: pair a sandbox device and deliver a message.
+# 7. First run: pair a sandbox device and deliver a message.
 start_gateway
 api POST /devices '{"package":"BETA","name":"Smoke test"}'
 expect_status 201 "POST /devices"
@@ -201,7 +219,7 @@ log "message $MESSAGE_ID delivered"
 
 stop_gateway
 
-# 7. Second run on the same volume: the device and its message are still there.
+# 8. Second run on the same volume: the device and its message are still there.
 start_gateway
 api GET "/devices/$DEVICE_ID"
 expect_status 200 "GET /devices/$DEVICE_ID after a restart"

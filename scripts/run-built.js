@@ -64,7 +64,7 @@ function ensureBuilt() {
 const [entry, ...args] = process.argv.slice(2);
 if (entry === '--prepare') {
   // npm's `prepare`, run by `npm install`/`npm ci`: a development install builds the server and the dashboard
-  // there and then (DECISIONS 14: built at install time), so the first `npm start` has nothing left to do. A
+  // there and then (docs/internals.md, The dashboard: built at install time), so the first `npm start` has nothing left to do. A
   // production install (`--omit=dev`) has no TypeScript and keeps the build it was given.
   if (!existsSync('node_modules/typescript') || !existsSync('src')) {
     console.error('Skipping the build at install: the dev dependencies are not installed (a production install).');

@@ -1,6 +1,6 @@
 /**
  * Every setting of the gateway, read from the environment once at start-up,
- * validated, and typed (DECISIONS 9).
+ * validated, and typed (docs/internals.md, Running and operating).
  *
  * Owns: names, defaults and validation of settings. A bad value stops start-up
  * with a message naming the variable; nothing else in the code reads
@@ -29,18 +29,18 @@ export interface Config {
   readonly serverName: string;
   /**
    * Where other nodes of a cluster reach this one's API (`GATEWAY_ADVERTISE_URL`); null: http://HOST:PORT
-   * as it listens (127.0.0.1 when HOST is a wildcard). Only used with PostgreSQL (DECISIONS 11).
+   * as it listens (127.0.0.1 when HOST is a wildcard). Only used with PostgreSQL (docs/internals.md, Clusters).
    */
   readonly advertiseUrl: string | null;
   readonly logLevel: LogLevel;
-  /** Days an ended webhook delivery (with its attempts) is kept; 0 keeps them (DECISIONS 13). */
+  /** Days an ended webhook delivery (with its attempts) is kept; 0 keeps them (docs/internals.md, Retention). */
   readonly webhookRetentionDays: number;
-  /** Days a message is kept; 0 (the default) keeps them for ever (DECISIONS 13). */
+  /** Days a message is kept; 0 (the default) keeps them for ever (docs/internals.md, Retention). */
   readonly messageRetentionDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
   /**
-   * Seals stored network credentials (DECISIONS 10): 32 bytes from `GATEWAY_NETWORK_KEY`. Required with
+   * Seals stored network credentials (docs/internals.md, WhatsApp and sandbox accounts): 32 bytes from `GATEWAY_NETWORK_KEY`. Required with
    * `GATEWAY_NETWORK=whatsapp`, null otherwise (the sandbox stores nothing secret of the network's).
    */
   readonly networkKey: NetworkKeys | null;
@@ -48,7 +48,7 @@ export interface Config {
   readonly whatsappUrl: string | null;
   /**
    * `GATEWAY_WHATSAPP_NATIVE_INTERACTIVE`: send `list` and `template` in WhatsApp's native interactive
-   * form instead of as text (DECISIONS 10; experimental). Only with `GATEWAY_NETWORK=whatsapp`.
+   * form instead of as text (docs/internals.md, WhatsApp and sandbox accounts; experimental). Only with `GATEWAY_NETWORK=whatsapp`.
    */
   readonly whatsappNativeInteractive: boolean;
 }

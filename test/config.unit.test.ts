@@ -1,4 +1,4 @@
-// DECISIONS 9: settings come from the environment, have sensible defaults, and
+// docs/internals.md, Running and operating: settings come from the environment, have sensible defaults, and
 // a bad value stops start-up with a message naming the variable.
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -136,7 +136,7 @@ describe('loadConfig', () => {
     );
   });
 
-  it('reads GATEWAY_WHATSAPP_NATIVE_INTERACTIVE with the whatsapp network only (DECISIONS 10, experimental)', () => {
+  it('reads GATEWAY_WHATSAPP_NATIVE_INTERACTIVE with the whatsapp network only (docs/internals.md, WhatsApp and sandbox accounts, experimental)', () => {
     const whatsapp = { GATEWAY_NETWORK: 'whatsapp', GATEWAY_NETWORK_KEY: KEY_A };
     expect(loadConfig(whatsapp).whatsappNativeInteractive).toBe(false);
     expect(loadConfig({ ...whatsapp, GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'true' }).whatsappNativeInteractive).toBe(
@@ -227,7 +227,7 @@ describe('loadConfig', () => {
     expect(configError({ GATEWAY_BOOTSTRAP_TOKEN: secret }).message).not.toContain('secret with');
   });
 
-  describe('GATEWAY_NETWORK_KEY (DECISIONS 10)', () => {
+  describe('GATEWAY_NETWORK_KEY (docs/internals.md, WhatsApp and sandbox accounts)', () => {
     it('is required with GATEWAY_NETWORK=whatsapp, and the message names it', () => {
       expect(configError({ GATEWAY_NETWORK: 'whatsapp' }).message).toBe(
         'GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp (it seals the stored sessions); run "gateway keygen" to make one',

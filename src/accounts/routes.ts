@@ -1,5 +1,5 @@
 /**
- * HTTP routes of token management (DECISIONS 2): list, create, revoke.
+ * HTTP routes of token management (docs/internals.md, Accounts and tokens): list, create, revoke.
  *
  * Owns: paths, schemas and status codes. The secret appears in exactly one
  * answer: the 201 of its creation.

@@ -1,7 +1,7 @@
 /**
  * Accounts and API tokens: authentication, token management, bootstrap.
  *
- * Owns: the rules of DECISIONS 2: a token is shown once, only its hash is
+ * Owns: the rules of docs/internals.md, Accounts and tokens: a token is shown once, only its hash is
  * kept, any failure is the same 401, the first start creates the `default`
  * account. Authentication is cached briefly in memory (the hot path of every
  * request), keyed by the presented secret so a hit costs no hashing; revoking
@@ -156,7 +156,7 @@ export class AccountsService {
     });
   }
 
-  /** With `sandbox`, the account's devices live on the sandbox whatever network the gateway runs (DECISIONS 10). */
+  /** With `sandbox`, the account's devices live on the sandbox whatever network the gateway runs (docs/internals.md, WhatsApp and sandbox accounts). */
   async createAccount(
     name: string,
     maxDevices = DEFAULT_MAX_DEVICES,

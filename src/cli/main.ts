@@ -241,7 +241,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       });
     });
 
-  const cluster = program.command('cluster').description('The nodes sharing a PostgreSQL store (DECISIONS 11)');
+  const cluster = program
+    .command('cluster')
+    .description('The nodes sharing a PostgreSQL store (docs/internals.md, Clusters)');
   cluster
     .command('status')
     .description(

@@ -1,6 +1,6 @@
 /**
  * How many devices a node should hold, and how many it should claim or hand
- * back in one round (DECISIONS 11: spread evenly, moved gradually).
+ * back in one round (docs/internals.md, Clusters: spread evenly, moved gradually).
  *
  * Owns: the arithmetic only. Must never: touch the store or the clock.
  */

@@ -1,6 +1,6 @@
 /**
  * Writes made for a device under its lease epoch, group-committed with the
- * rest of the hot path, fenced all at once (DECISIONS 11).
+ * rest of the hot path, fenced all at once (docs/internals.md, Clusters).
  *
  * Each write of a group commit used to check its device's lease with a
  * statement of its own (one per device per commit). Here the writes waiting

@@ -2,7 +2,7 @@
  * Requests that need a device's live connection (QR, pairing code, logout,
  * restart, deletion, group and contact operations) run on the node holding
  * the device: any other node passes the request on over HTTP and answers with
- * the holder's answer, byte for byte (DECISIONS 11). Forwarding over HTTP
+ * the holder's answer, byte for byte (docs/internals.md, Clusters). Forwarding over HTTP
  * rather than through the database: the answer is synchronous (a QR waits for
  * the network), needs no polling table, and the holder runs exactly the code
  * a direct request would, so the caller cannot tell the difference.

@@ -1,6 +1,6 @@
 /**
  * The routes whose work needs the device's live connection, and how each
- * finds its device (DECISIONS 11: QR, pairing code, logout, restart,
+ * finds its device (docs/internals.md, Clusters: QR, pairing code, logout, restart,
  * deletion, group and contact operations). Durable work (sending a message,
  * a group send) is accepted by any node and never forwarded.
  *
@@ -32,7 +32,7 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     if (typeof phone !== 'string') return undefined;
     return (await deps.directory.findByPhone(accountOf(request), phone))?.id;
   };
-  // A group named by its id or its JID (DECISIONS 12); one that cannot be resolved is answered where it arrived.
+  // A group named by its id or its JID (docs/internals.md, Whatspie compatibility); one that cannot be resolved is answered where it arrived.
   const byGroup =
     (param: string): HolderLookup =>
     async (request) => {

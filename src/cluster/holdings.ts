@@ -1,7 +1,7 @@
 /**
  * What the rest of the gateway asks of the cluster: whether this node holds a
  * device now, under which lease epoch, and fencing a write by that epoch
- * (DECISIONS 11). The dispatcher, the connection manager and the network
+ * (docs/internals.md, Clusters). The dispatcher, the connection manager and the network
  * state ask this interface; nothing else reads leases.
  *
  * Owns: the interface, its errors, and the single-node implementation used

@@ -1,5 +1,5 @@
 /**
- * Per-node gauges on /metrics (DECISIONS 11), read from the store when
+ * Per-node gauges on /metrics (docs/internals.md, Clusters), read from the store when
  * scraped, so any node's /metrics shows the whole cluster.
  *
  * Owns: the gauge names and labels. Must never: fail a scrape because the

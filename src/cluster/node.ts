@@ -1,5 +1,5 @@
 /**
- * This process as a node of the cluster (DECISIONS 11, PostgreSQL): its
+ * This process as a node of the cluster (docs/internals.md, Clusters, PostgreSQL): its
  * heartbeat, the device leases it holds, claiming and handing back devices,
  * and the fence of every write made for a device.
  *

@@ -7,7 +7,7 @@
  */
 import type { NodeRow } from './repository.js';
 
-/** A node silent this long is DOWN (DECISIONS 11); also the lease time. */
+/** A node silent this long is DOWN (docs/internals.md, Clusters); also the lease time. */
 export const DEFAULT_LEASE_MS = 15_000;
 
 export interface NodeStatus {

@@ -1,5 +1,5 @@
 /**
- * HTTP route of contact checking (DECISIONS 7): `POST /contacts/check`.
+ * HTTP route of contact checking (docs/internals.md, Groups): `POST /contacts/check`.
  *
  * Owns: the path, schema and status codes. Must never: decide a rule (that
  * is the service's) or touch the network.
@@ -26,7 +26,9 @@ const CheckResult = Type.Array(
   Type.Object({
     phone: Type.String(),
     registered: Type.Boolean(),
-    is_on_whatsapp: Type.Boolean({ description: 'Equals `registered`; the name Whatspie clients read (DECISIONS 12)' }),
+    is_on_whatsapp: Type.Boolean({
+      description: 'Equals `registered`; the name Whatspie clients read (docs/internals.md, Whatspie compatibility)',
+    }),
   }),
 );
 

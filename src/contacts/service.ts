@@ -1,5 +1,5 @@
 /**
- * Checking whether numbers are on the network (DECISIONS 7:
+ * Checking whether numbers are on the network (docs/internals.md, Groups:
  * `POST /contacts/check`).
  *
  * Owns: which device asks (the one named, which must be connected), and the

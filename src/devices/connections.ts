@@ -1,5 +1,5 @@
 /**
- * Live network connections of the devices this node holds (DECISIONS 3).
+ * Live network connections of the devices this node holds (docs/internals.md, Devices and pairing).
  *
  * Owns: pairing attempts (current QR, pairing window, EXPIRED), turning
  * network events into device state (PAIRED, connected, logged out) together
@@ -56,9 +56,9 @@ export interface ConnectionManagerOptions {
   readonly maxConcurrentConnects?: number;
   readonly reconnectBaseMs?: number;
   readonly reconnectMaxMs?: number;
-  /** Earliest reconnect after another client replaced the session (DECISIONS 10: at least 60 s). */
+  /** Earliest reconnect after another client replaced the session (docs/internals.md, WhatsApp and sandbox accounts: at least 60 s). */
   readonly replacedRetryMs?: number;
-  /** Earliest reconnect after the network refused the protocol version (DECISIONS 10: at least 10 min). */
+  /** Earliest reconnect after the network refused the protocol version (docs/internals.md, WhatsApp and sandbox accounts: at least 10 min). */
   readonly outdatedRetryMs?: number;
   /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
   readonly onEventsRecorded?: () => void;
@@ -497,7 +497,7 @@ export class ConnectionManager implements DeviceConnections {
     live.drops = [];
   }
 
-  /** Drops that need more than the usual backoff are told to the operator (DECISIONS 10). */
+  /** Drops that need more than the usual backoff are told to the operator (docs/internals.md, WhatsApp and sandbox accounts). */
   private logDrop(deviceId: number, reason: string, hint: ReconnectHint): void {
     if (hint === 'replaced') {
       this.options.logger.warn(
@@ -659,7 +659,7 @@ export class ConnectionManager implements DeviceConnections {
       const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
       if (updated === undefined) return null; // another logout got there first
       // Events name the number that was logged out, not the one the row falls back to.
-      // The network's stored state of the session ends with it (DECISIONS 10).
+      // The network's stored state of the session ends with it (docs/internals.md, WhatsApp and sandbox accounts).
       if (device.network_session !== null) await networkStateRepository.discard(trx, device.network_session);
       const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
       await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);

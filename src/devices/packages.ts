@@ -1,5 +1,5 @@
 /**
- * The package plans (spec 2.2) and their message allowances (DECISIONS 4).
+ * The package plans (spec 2.2) and their message allowances (docs/internals.md, Quota).
  */
 export interface PackagePlan {
   readonly id: number;

@@ -1,6 +1,6 @@
 /**
  * Pairing a device by QR code or pairing code, and logging it out (spec 4.4;
- * DECISIONS 3 and 10).
+ * docs/internals.md, Devices and pairing; WhatsApp and sandbox accounts).
  *
  * Owns: the rules around the QR: a suspended device gets none, a paired one
  * is "connected" (or 409 when offline), otherwise the current code of the running attempt, drawn as
@@ -82,7 +82,7 @@ export class PairingService {
     }
   }
 
-  /** Drops and re-opens the device's connection (DECISIONS 12); a suspended device has none to restart. */
+  /** Drops and re-opens the device's connection (docs/internals.md, Whatspie compatibility); a suspended device has none to restart. */
   async restart(accountId: number, deviceId: number): Promise<DeviceRow> {
     const device = await this.devices.get(accountId, deviceId);
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
@@ -91,7 +91,7 @@ export class PairingService {
   }
 
   /**
-   * A pairing code for the phone to type instead of scanning (DECISIONS 10), or null when the
+   * A pairing code for the phone to type instead of scanning (docs/internals.md, WhatsApp and sandbox accounts), or null when the
    * device is already paired. A device created for a number pairs only from that number.
    */
   async pairingCode(accountId: number, deviceId: number, phone: string): Promise<string | null> {

@@ -1,5 +1,5 @@
 /**
- * The device object as clients see it (spec 2.1, DECISIONS 3).
+ * The device object as clients see it (spec 2.1, docs/internals.md, Devices and pairing).
  *
  * Owns: turning a stored row into the API shape, and that shape's schema.
  * Must never: expose the network session.

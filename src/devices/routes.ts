@@ -1,5 +1,5 @@
 /**
- * HTTP routes of the device API (spec 4.1-4.3; DECISIONS 3).
+ * HTTP routes of the device API (spec 4.1-4.3; docs/internals.md, Devices and pairing).
  *
  * Owns: paths, schemas and status codes. Rules live in the service.
  */

@@ -1,6 +1,6 @@
 /**
  * Device management: create, list, get, change, delete (spec 4.1-4.3,
- * DECISIONS 3 and 4).
+ * docs/internals.md, Devices and pairing; Quota).
  *
  * Owns: the device limit (exact under concurrency: checked under the
  * account's row lock), package codes, phone and webhook URL rules, and what
@@ -93,7 +93,7 @@ export class DevicesService {
       return devicesRepository.insert(trx, {
         account_id: accountId,
         name: input.name,
-        // DECISIONS 3: a number given at creation is the device's number from now on (only it may pair).
+        // docs/internals.md, Devices and pairing: a number given at creation is the device's number from now on (only it may pair).
         phone,
         expected_phone: phone,
         package_code: plan.code,
@@ -224,7 +224,7 @@ export class DevicesService {
         network_session: null,
       });
       if (row === undefined) return undefined;
-      // The network's stored state of the session goes with the device, even when it was offline (DECISIONS 10).
+      // The network's stored state of the session goes with the device, even when it was offline (docs/internals.md, WhatsApp and sandbox accounts).
       if (existing.network_session !== null) await networkStateRepository.discard(trx, existing.network_session);
       const first = await endQueueBatch(trx, end, now);
       await cleanupRepository.stopPendingDeliveries(trx, id, now);

@@ -1,5 +1,5 @@
 /**
- * The outbound queue worker (DECISIONS 5): turns committed `pending` messages
+ * The outbound queue worker (docs/internals.md, Sending): turns committed `pending` messages
  * into network sends, per device, in acceptance order.
  *
  * State machine of one message (stored in `messages.status`):
@@ -265,7 +265,7 @@ export class Dispatcher {
       if (wait > 0) return this.schedule(deviceId, lane, wait);
       const sender = await this.senderFor(deviceId, head);
       if (sender === 'suspended') {
-        // A suspended device's queue waits, but no longer than any queued message may (DECISIONS 5).
+        // A suspended device's queue waits, but no longer than any queued message may (docs/internals.md, Sending).
         if (Date.now() - head.created_at < this.maxQueuedMs) return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
         await this.persist(head, () => this.fail(head, epoch, REASON_SUSPENDED_TOO_LONG));
         lane.buffer.shift();
@@ -393,7 +393,7 @@ export class Dispatcher {
       return { outcome: 'retry' };
     }
     const hasMedia = MEDIA_TYPES.has(row.type);
-    // The connection says how it delivers lists and templates; the message records it (DECISIONS 10).
+    // The connection says how it delivers lists and templates; the message records it (docs/internals.md, WhatsApp and sandbox accounts).
     const renderedAs = INTERACTIVE_TYPES.has(row.type) && conn.capabilities?.interactive === 'text' ? 'text' : null;
     return {
       outcome: 'sent',
@@ -518,7 +518,7 @@ export class Dispatcher {
     );
   }
 
-  /** A refusal after `sent` ends the message failed, with `message.failed` (DECISIONS 10). */
+  /** A refusal after `sent` ends the message failed, with `message.failed` (docs/internals.md, WhatsApp and sandbox accounts). */
   private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
     return this.afterWarming(deviceId, () =>
       this.options.writes.run(deviceId, epoch, async (trx, batch) => {

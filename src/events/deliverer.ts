@@ -1,5 +1,5 @@
 /**
- * The webhook deliverer (DECISIONS 6): turns recorded events into signed HTTP
+ * The webhook deliverer (docs/internals.md, Webhooks): turns recorded events into signed HTTP
  * POSTs to each device's `webhook_url`, durably and at least once.
  *
  * State machine of one delivery (a `webhook_events` row):
@@ -89,7 +89,7 @@ export interface DelivererOptions extends WebhookTimings {
   readonly clock: Clock;
   readonly logger: FastifyBaseLogger;
   readonly signal: EventSignal;
-  /** The guarded HTTP dispatcher (DECISIONS 5): refuses non-public addresses unless allowed. */
+  /** The guarded HTTP dispatcher (docs/internals.md, Sending): refuses non-public addresses unless allowed. */
   readonly http: HttpDispatcher;
   /** Reply by response; without it answers are never read. */
   readonly replies?: RepliesByResponse;

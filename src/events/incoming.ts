@@ -1,5 +1,5 @@
 /**
- * Incoming messages (DECISIONS 6): what phones send to our devices.
+ * Incoming messages (docs/internals.md, Webhooks): what phones send to our devices.
  *
  * Owns: turning the network's `incoming_message` into a stored message
  * (`direction: incoming`, status `delivered`: it has reached us) and its

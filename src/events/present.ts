@@ -1,5 +1,5 @@
 /**
- * A webhook delivery as clients see it in the delivery log (DECISIONS 6).
+ * A webhook delivery as clients see it in the delivery log (docs/internals.md, Webhooks).
  *
  * Owns: turning an event row and its attempt rows into the API shape, and
  * that shape's schema.

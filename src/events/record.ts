@@ -1,5 +1,5 @@
 /**
- * Recording webhook events (DECISIONS 6), inside the transaction of the state
+ * Recording webhook events (docs/internals.md, Webhooks), inside the transaction of the state
  * change that causes them, so an event exists exactly when its change does.
  *
  * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`

@@ -1,5 +1,5 @@
 /**
- * Reply by response, the answer's side (DECISIONS 12): what a receiver's 2xx
+ * Reply by response, the answer's side (docs/internals.md, Whatspie compatibility): what a receiver's 2xx
  * answer to a `message.incoming` delivery asks the gateway to send back.
  *
  * Owns: reading the answer's text as one of the shapes Whatspie's receivers

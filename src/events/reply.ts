@@ -1,5 +1,5 @@
 /**
- * Reply by response, the sending side (DECISIONS 12): the replies a
+ * Reply by response, the sending side (docs/internals.md, Whatspie compatibility): the replies a
  * receiver's answer asked for (reply-answer.ts) become messages from the
  * device to the chat the incoming message came from (its sender, or its
  * group), through `POST /messages`' own path: the same canonical mapping and

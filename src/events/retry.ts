@@ -1,5 +1,5 @@
 /**
- * When a failed webhook delivery is tried again (DECISIONS 6).
+ * When a failed webhook delivery is tried again (docs/internals.md, Webhooks).
  *
  * Owns: the retry schedule (about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then
  * every 2 h), its jitter, and the give-up rule (24 h after the event was

@@ -1,7 +1,7 @@
 /**
- * HTTP routes of a device's webhook (DECISIONS 6): the delivery log, a manual
+ * HTTP routes of a device's webhook (docs/internals.md, Webhooks): the delivery log, a manual
  * retry, and rotating the signing secret. Device routes, so device envelopes
- * (`{status, message, data}`, DECISIONS 1).
+ * (`{status, message, data}`, docs/internals.md, Answers and errors).
  *
  * Owns: paths, schemas and status codes. Rules live in the service.
  */

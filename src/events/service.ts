@@ -1,5 +1,5 @@
 /**
- * The webhook API of a device (DECISIONS 6): its delivery log, sending a
+ * The webhook API of a device (docs/internals.md, Webhooks): its delivery log, sending a
  * delivery again, and rotating its signing secret.
  *
  * Owns: who may see and retry what (a device of the caller's account; another

@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks signatures (DECISIONS 6): the headers that let a receiver
+ * Standard Webhooks signatures (docs/internals.md, Webhooks): the headers that let a receiver
  * check a delivery came from us and was not changed or replayed later.
  *
  * Owns: the three `webhook-*` headers of one attempt. The signature covers

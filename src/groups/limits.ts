@@ -1,5 +1,5 @@
 /**
- * The numbers of group member addition (spec 8, DECISIONS 7) and the
+ * The numbers of group member addition (spec 8, docs/internals.md, Groups) and the
  * arithmetic of their windows.
  *
  * Owns: the limits themselves, what "a minute" and "a day" mean (a sliding

@@ -1,5 +1,5 @@
 /**
- * Which group a client means (DECISIONS 12): the one place where a `{group_id}` written as the
+ * Which group a client means (docs/internals.md, Whatspie compatibility): the one place where a `{group_id}` written as the
  * gateway's numeric id or as the group's network id (its JID, `…@g.us`), and a group JID given as a
  * message's `receiver`, become a stored group of the account.
  *

@@ -1,5 +1,5 @@
 /**
- * Adding members to a group in bulk (spec 4.7, 2.6, 7.3, 8; DECISIONS 7).
+ * Adding members to a group in bulk (spec 4.7, 2.6, 7.3, 8; docs/internals.md, Groups).
  *
  * Owns: the order of checks (participants 400 → group 404 → device 400 →
  * admin 403 → capacity 400 → limits 429), the per-participant outcomes, and

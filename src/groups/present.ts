@@ -1,5 +1,5 @@
 /**
- * Groups as clients see them (DECISIONS 7) and the member-addition result of
+ * Groups as clients see them (docs/internals.md, Groups) and the member-addition result of
  * spec 2.6, with their schemas.
  *
  * Owns: turning a stored group row into the API shape, and those shapes'

@@ -1,5 +1,5 @@
 /**
- * HTTP routes of groups (spec 4.7; DECISIONS 7): list, get, create, update,
+ * HTTP routes of groups (spec 4.7; docs/internals.md, Groups): list, get, create, update,
  * send to a group, and add members.
  *
  * Owns: paths, schemas, status codes. Members add is documented at its spec
@@ -51,7 +51,7 @@ const CreateBody = Type.Object({
   }),
 });
 
-/** `{group_id}`: the gateway's numeric id, or the group's JID (DECISIONS 12). */
+/** `{group_id}`: the gateway's numeric id, or the group's JID (docs/internals.md, Whatspie compatibility). */
 const GroupRef = Type.String({
   pattern: GROUP_REF_PATTERN.source,
   maxLength: 64,

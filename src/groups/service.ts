@@ -1,5 +1,5 @@
 /**
- * Groups of the account's devices (DECISIONS 7): list, look up, create,
+ * Groups of the account's devices (docs/internals.md, Groups): list, look up, create,
  * update, send to; and what every group route shares: finding the group and
  * its acting device, and asking the network about it.
  *

@@ -1,5 +1,5 @@
 /**
- * Group settings as the API names them (DECISIONS 12) ↔ the network seam's GroupChanges and
+ * Group settings as the API names them (docs/internals.md, Whatspie compatibility) ↔ the network seam's GroupChanges and
  * GroupSettings.
  *
  * Owns: the disappearing-message durations the API offers and their seconds, the API field each

@@ -1,5 +1,5 @@
 /**
- * Keeping the gateway's groups in step with the network (DECISIONS 7).
+ * Keeping the gateway's groups in step with the network (docs/internals.md, Groups).
  *
  * Owns: when groups are synced (every `connected`: the device's whole list;
  * every `groups_changed`: the groups it names) and what a sync writes (each

@@ -1,5 +1,5 @@
 /**
- * Serves the dashboard (DECISIONS 14): the single-page app built from `web/`
+ * Serves the dashboard (docs/internals.md, The dashboard): the single-page app built from `web/`
  * into `dist/dashboard/`, at `/dashboard`, and `/` redirecting there.
  *
  * Owns: where the built files are, their caching headers (hashed assets are

@@ -1,5 +1,5 @@
 /**
- * The twin status field of every JSON answer (DECISIONS 12).
+ * The twin status field of every JSON answer (docs/internals.md, Whatspie compatibility).
  *
  * Owns: adding `status` to a body that carries only `code`, and `code` to one that carries only `status`, so every
  * route answers both with the same integer without each handler repeating it.

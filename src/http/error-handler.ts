@@ -1,5 +1,5 @@
 /**
- * Renders every failure in the contract's envelope (DECISIONS 1): API errors,
+ * Renders every failure in the contract's envelope (docs/internals.md, Answers and errors): API errors,
  * schema validation, framework errors (bad JSON, content type, body size),
  * unknown routes and wrong methods.
  *

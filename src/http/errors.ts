@@ -2,12 +2,12 @@
  * The one error type of the API and the catalogue of every error it can answer.
  *
  * Owns: the status code and exact message of each error (clients are written
- * against these strings, spec 7.2 and DECISIONS). Services throw `ApiError`
+ * against these strings, spec 7.2 and docs/api.md). Services throw `ApiError`
  * with a code from this catalogue; the error handler renders it.
  * Must never: carry internal details (SQL, paths, stacks) into `error`.
  */
 export const ERRORS = {
-  // Framework-level (DECISIONS 1)
+  // Framework-level (docs/internals.md, Answers and errors)
   NOT_FOUND: [404, 'Not found'],
   METHOD_NOT_ALLOWED: [405, 'Method not allowed'],
   INVALID_JSON: [400, 'Invalid JSON body'],
@@ -21,7 +21,7 @@ export const ERRORS = {
   INTERNAL: [500, 'Internal server error'],
   NOT_READY: [503, 'Not ready'],
   STORE_UNAVAILABLE: [503, 'Service unavailable'],
-  // Devices (spec 7.2, DECISIONS 3)
+  // Devices (spec 7.2, docs/internals.md, Devices and pairing)
   INVALID_PACKAGE: [400, 'Invalid package type'],
   DEVICE_LIMIT: [403, 'Device limit exceeded'],
   DEVICE_NOT_FOUND: [404, 'Device not found'],
@@ -31,10 +31,10 @@ export const ERRORS = {
   DEVICE_LOGGED_OUT: [409, 'Device logged out'],
   PAIRING_CODE_FAILED: [500, 'Pairing code generation failed'],
   PHONE_MISMATCH: [400, 'Phone number mismatch'],
-  // The node holding the device's connection is down and no node took it over yet (DECISIONS 11).
+  // The node holding the device's connection is down and no node took it over yet (docs/internals.md, Clusters).
   DEVICE_UNAVAILABLE: [503, 'Device unavailable, retry shortly'],
   INVALID_PHONE: [400, 'Invalid phone number format'],
-  // Messages (spec 7.2, DECISIONS 4 and 5)
+  // Messages (spec 7.2, docs/internals.md, Quota; Sending)
   INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],
   MESSAGE_TOO_LONG: [400, 'Message too long'],
   INVALID_LIST: [400, 'Invalid list parameters'],
@@ -49,19 +49,19 @@ export const ERRORS = {
   MESSAGE_NOT_FOUND: [404, 'Message not found'],
   IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
   IDEMPOTENCY_IN_USE: [409, 'Idempotency key in use'],
-  // Groups (spec 4.7 and 7.2, DECISIONS 7)
+  // Groups (spec 4.7 and 7.2, docs/internals.md, Groups)
   ACCESS_DENIED: [403, 'Access denied'],
   GROUP_NOT_FOUND: [404, 'Group not found'],
   GROUP_CAPACITY_EXCEEDED: [400, 'Group capacity exceeded'],
   GROUP_SETTING_REFUSED: [400, 'Group setting refused'],
   TOO_MANY_REQUESTS: [429, 'Too many requests'],
-  // Webhook deliveries (DECISIONS 6)
+  // Webhook deliveries (docs/internals.md, Webhooks)
   DELIVERY_NOT_FOUND: [404, 'Delivery not found'],
   WEBHOOK_URL_NOT_SET: [400, 'Webhook URL not set'],
-  // Tokens (DECISIONS 2)
+  // Tokens (docs/internals.md, Accounts and tokens)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
   CONFIRMATION_REQUIRED: [400, 'Confirmation required'],
-  // The sandbox control API answers with the sandbox's own status and message (DECISIONS 8).
+  // The sandbox control API answers with the sandbox's own status and message (docs/internals.md, The network seam and the sandbox).
   SANDBOX_REJECTED: [400, 'Sandbox request rejected'],
 } as const satisfies Record<string, readonly [number, string]>;
 
@@ -98,7 +98,7 @@ export class ApiError extends Error {
 
 export interface ErrorBody {
   code: number;
-  /** The same integer as `code`: clients of the hosted service read either (DECISIONS 12). */
+  /** The same integer as `code`: clients of the hosted service read either (docs/internals.md, Whatspie compatibility). */
   status: number;
   message: string;
   error?: string;

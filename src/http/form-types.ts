@@ -1,6 +1,6 @@
 /**
  * What the text of a form field means where a schema expects a number, a
- * boolean, null or a list (DECISIONS 12: form bodies on every route).
+ * boolean, null or a list (docs/internals.md, Whatspie compatibility: form bodies on every route).
  *
  * A form carries only text: `simulate_typing=1`, `params[location][degreesLatitude]=-6.2`,
  * `params[viewOnce]=true`. JSON bodies are checked as sent (a number sent as

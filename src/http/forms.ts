@@ -1,5 +1,5 @@
 /**
- * Form bodies (DECISIONS 12): `application/x-www-form-urlencoded` and
+ * Form bodies (docs/internals.md, Whatspie compatibility): `application/x-www-form-urlencoded` and
  * `multipart/form-data` on every route that takes a body, as the hosted
  * service's older clients send them (`receiver=…&message=…&type=chat`, PHP's
  * `CURLOPT_POSTFIELDS` with an array). Field names nest as in PHP, through

@@ -1,8 +1,8 @@
 /**
  * `GET /gateway`: what a signed-in client needs to know about the gateway it
- * talks to (DECISIONS 14: the dashboard's banner names the network and node).
+ * talks to (docs/internals.md, The dashboard: the dashboard's banner names the network and node).
  * A gateway running WhatsApp keeps the devices of sandbox accounts on the
- * sandbox (DECISIONS 10), so the network named is the caller's: where its
+ * sandbox (docs/internals.md, WhatsApp and sandbox accounts), so the network named is the caller's: where its
  * account's devices connect.
  *
  * Owns: the shape of that answer.

@@ -1,5 +1,5 @@
 /**
- * Liveness, readiness and metrics (DECISIONS 9).
+ * Liveness, readiness and metrics (docs/internals.md, Running and operating).
  *
  * Owns: `/healthz` (the process answers), `/readyz` (the store answers within
  * seconds and, after a failed write, can write again) and

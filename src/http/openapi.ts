@@ -6,7 +6,7 @@
  * its spec path; the other alias, with or without `/api`, is hidden), and how
  * a route's schema reads in the document (a query parameter with a default is
  * optional to a client, whatever the validation schema's `required` says;
- * a body may be sent as JSON or as a form, DECISIONS 12).
+ * a body may be sent as JSON or as a form, docs/internals.md, Whatspie compatibility).
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -29,7 +29,7 @@ export async function installOpenApi(app: FastifyInstance, description: string):
     transform: ({ schema, url }) => ({ schema: withFormBodies(withOptionalDefaults(schema)), url }),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  // Every route is also served under /api (DECISIONS 1), the document included.
+  // Every route is also served under /api (docs/internals.md, Answers and errors), the document included.
   for (const path of ['/openapi.json', '/api/openapi.json']) {
     app.get(path, { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
   }

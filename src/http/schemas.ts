@@ -23,7 +23,7 @@ export const ErrorEnvelope = Type.Object(
 );
 
 /**
- * Every answer carries both `code` and `status`, the same integer (DECISIONS 12): the spec shows `status` on device
+ * Every answer carries both `code` and `status`, the same integer (docs/internals.md, Whatspie compatibility): the spec shows `status` on device
  * bodies (7.1) and `code` elsewhere, and clients of the hosted service read either. Handlers may return one of the
  * two; `installTwinStatus` (http/envelope.ts) adds the other before serialisation.
  */
@@ -78,7 +78,7 @@ export const PHONE_RULE =
 export const isPhoneNumber = (value: unknown): value is string =>
   typeof value === 'string' && PHONE_PATTERN.test(value);
 
-/** A group's network id (DECISIONS 12): one long number, or the creator's number and a time; then `@g.us`. */
+/** A group's network id (docs/internals.md, Whatspie compatibility): one long number, or the creator's number and a time; then `@g.us`. */
 export const GROUP_JID_PATTERN = /^[0-9]{5,40}(?:-[0-9]{1,20})?@g\.us$/;
 /** `{group_id}` of a route: the gateway's id (digits, no leading zero) or a group's network id. */
 export const GROUP_REF_PATTERN = /^(?:[1-9][0-9]{0,15}|[0-9]{5,40}(?:-[0-9]{1,20})?@g\.us)$/;

@@ -7,7 +7,7 @@
  *
  * Owns: the Fastify/Node server options that bound time and connections, and
  * the `clientError` handler that writes those refusals in the envelope
- * (DECISIONS 1).
+ * (docs/internals.md, Answers and errors).
  * Must never: write to a socket whose answer has already started, or keep a
  * refused connection open.
  */

@@ -68,7 +68,7 @@ export class AcceptanceWriter {
     const now = this.clock.now();
     const outcomes: Array<AcceptOutcome | undefined> = new Array(items.length);
 
-    // A key claimed earlier in this batch: the later request waits for that one's outcome (DECISIONS 5, issue 10).
+    // A key claimed earlier in this batch: the later request waits for that one's outcome (docs/internals.md, Sending, issue 10).
     const claimedHere = new Map<string, number>();
     const followers = new Map<number, number>();
     for (const [i, item] of items.entries()) {

@@ -2,8 +2,8 @@
 // describe (src/messages/schemas.ts), so the services below see only canonical input:
 // - `null` reads as absent (most client libraries send null for an optional field they have no
 //   value for), and only own fields count;
-// - a chat's text may come in the top-level `message` (DECISIONS 5);
-// - the older shapes of DECISIONS 12: `type` missing or `"text"` means chat; for media, a top-level
+// - a chat's text may come in the top-level `message` (docs/internals.md, Sending);
+// - the older shapes of docs/internals.md, Whatspie compatibility: `type` missing or `"text"` means chat; for media, a top-level
 //   `file_url` is the URL and a top-level `message` the caption; a video may come as `type: "file"`
 //   with `params.video`; a location as `params.lat`/`params.long` (with `params.name`/`params.address`) or top-level
 //   `latitude`/`longitude`/`location_name`; quick-reply buttons as

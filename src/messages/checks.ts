@@ -237,7 +237,7 @@ export interface Region {
   readonly code: ViolationCode;
   /**
    * Findings of the region's own code are shown relative to it when that code is the answer (list
-   * params: `sections.0.title`, DECISIONS 5), and in full beside other fields' findings.
+   * params: `sections.0.title`, docs/internals.md, Sending), and in full beside other fields' findings.
    */
   readonly relative?: boolean;
 }

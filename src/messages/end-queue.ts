@@ -1,6 +1,6 @@
 /**
  * Ending a device's queue when the sender its messages were accepted for is
- * gone (DECISIONS 3, 5 and 13): a logout ends the pairing, so the messages
+ * gone (docs/internals.md, Devices and pairing, 5 and 13): a logout ends the pairing, so the messages
  * queued for that number can never leave from it; a deleted device sends
  * nothing. Each queued message ends `failed` with the reason, its unit of
  * quota comes back (it never reached the network), and, for a logout,

@@ -1,10 +1,10 @@
-// Owns the numbers every message limit is checked against (spec 8, DECISIONS 5, and the choices
+// Owns the numbers every message limit is checked against (spec 8, docs/internals.md, Sending, and the choices
 // this module made where both are silent). It must never hold logic: a limit changes here, once.
 
 /** Chat text and media captions, in user-perceived characters (spec 4.5 rule 2). */
 export const TEXT_MAX = 4096;
 
-/** List messages (spec 2.4 and 8, DECISIONS 5). Lengths in user-perceived characters. */
+/** List messages (spec 2.4 and 8, docs/internals.md, Sending). Lengths in user-perceived characters. */
 export interface ListLimits {
   readonly title: number;
   readonly text: number;
@@ -33,7 +33,7 @@ export const LIST_LIMITS: ListLimits = {
   rowDescription: 72,
 };
 
-/** Template (button) messages (DECISIONS 5). Lengths in user-perceived characters. */
+/** Template (button) messages (docs/internals.md, Sending). Lengths in user-perceived characters. */
 export const TEMPLATE_LIMITS = {
   text: 1024,
   footer: 60,
@@ -42,7 +42,7 @@ export const TEMPLATE_LIMITS = {
   replyId: 200,
 } as const;
 
-/** Location name and address, in user-perceived characters (not in the spec or DECISIONS). */
+/** Location name and address, in user-perceived characters (a limit of the gateway's own; the contract names none). */
 export const LOCATION_TEXT_MAX = 1000;
 
 /** Numbers one message may mention: a whole group (the network's group size). */

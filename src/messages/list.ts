@@ -1,4 +1,4 @@
-// Owns what a valid list message becomes (its rules, spec 2.4 and 8 and DECISIONS 5, are in
+// Owns what a valid list message becomes (its rules, spec 2.4 and 8 and docs/internals.md, Sending, are in
 // src/messages/schemas.ts): only the known fields, an empty footer or description treated as none.
 // Also validates list params on their own, against other limits if asked (tests reach rules that
 // the default limits shadow). It must never do I/O.

@@ -10,7 +10,7 @@ export type MediaKind = 'image' | 'video' | 'audio' | 'file';
 
 const MiB = 1024 * 1024;
 
-/** Largest download per kind, in bytes (spec 8 for images; DECISIONS 5 for the others). */
+/** Largest download per kind, in bytes (spec 8 for images; docs/internals.md, Sending for the others). */
 export const MEDIA_LIMITS: Record<MediaKind, number> = {
   image: 16 * MiB,
   video: 64 * MiB,
@@ -50,7 +50,7 @@ function usableName(candidate: string): string | null {
   return base !== '' && fileNameProblem(base) === null ? base : null;
 }
 
-/** The URL's last path segment when it is a valid file name (DECISIONS 12), else null. */
+/** The URL's last path segment when it is a valid file name (docs/internals.md, Whatspie compatibility), else null. */
 export function fileNameFromUrl(url: string): string | null {
   try {
     const path = new URL(url).pathname;
@@ -72,9 +72,9 @@ export function fileNameFromDisposition(header: string | null): string | null {
 }
 
 /**
- * The name of a file the client did not name (DECISIONS 12), in this order: the URL's last path
+ * The name of a file the client did not name (docs/internals.md, Whatspie compatibility), in this order: the URL's last path
  * segment (already in `media.fileName` when it was one), the download's Content-Disposition, "file".
- * The URL comes first as DECISIONS 12 lists it, and because it is what the client chose to send.
+ * The URL comes first because it is what the client chose to send.
  */
 export function fileNameAfterFetch(media: MediaRequest, contentDisposition: string | null): string {
   return media.fileName ?? fileNameFromDisposition(contentDisposition) ?? 'file';

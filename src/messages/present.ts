@@ -1,5 +1,5 @@
 /**
- * The message object as clients see it (spec 2.3; DECISIONS 5).
+ * The message object as clients see it (spec 2.3; docs/internals.md, Sending).
  *
  * Owns: turning a stored row into the API shape, and that shape's schema.
  */

@@ -1,4 +1,4 @@
-// Owns finding the message a reply quotes (DECISIONS 12, `params.quotedMessageId`): the id may be the
+// Owns finding the message a reply quotes (docs/internals.md, Whatspie compatibility, `params.quotedMessageId`): the id may be the
 // gateway's id of a message the device sent or received, or the network's id of one it received. The
 // answer is what the network needs to show the reply (src/network/network.ts QuotedMessage), stored
 // with the reply when it is accepted. Choice: an id the device does not know is refused (400 naming

@@ -1,5 +1,5 @@
 /**
- * Reactions (reply by response, DECISIONS 12): a receiver's `{type: "reaction", body}` answer to an
+ * Reactions (reply by response, docs/internals.md, Whatspie compatibility): a receiver's `{type: "reaction", body}` answer to an
  * incoming message. Choice: `reaction` is no `POST /messages` type (the contract names none); it
  * exists only for reply by response, which names the message to react to itself, so a client never
  * picks a target. Pure.

@@ -656,7 +656,7 @@ export const messagesRepository = {
    * pending → sent; the media is no longer needed. With `readBack`, answers
    * the changed row (undefined when the message had moved on already);
    * without, only whether it changed. `renderedAs`: how the network delivered
-   * it when not in its own form (DECISIONS 10), else null.
+   * it when not in its own form (docs/internals.md, WhatsApp and sandbox accounts), else null.
    */
   markSent: async <R extends boolean>(
     db: Db,
@@ -679,7 +679,7 @@ export const messagesRepository = {
   },
 
   /**
-   * The network refused the message after taking it (DECISIONS 10). Its quota unit is not given back:
+   * The network refused the message after taking it (docs/internals.md, WhatsApp and sandbox accounts). Its quota unit is not given back:
    * it reached the network. The media, if still held, goes as for any final state.
    */
   markRefused: async (

@@ -1,5 +1,5 @@
 /**
- * HTTP routes of messages (spec 4.5; DECISIONS 5): send, get one, list.
+ * HTTP routes of messages (spec 4.5; docs/internals.md, Sending): send, get one, list.
  *
  * Owns: paths, schemas, status codes and the Idempotency-Key header. The body
  * of `POST /messages` is documented with the message schemas

@@ -1,4 +1,4 @@
-// Owns the one definition of every message type's body (spec 2.3-2.5, 4.5, 8; DECISIONS 5): a
+// Owns the one definition of every message type's body (spec 2.3-2.5, 4.5, 8; docs/internals.md, Sending): a
 // TypeBox schema per type that validation compiles (src/messages/checks.ts), that types the
 // canonical body, and that the OpenAPI document shows for `POST /messages` and group sends (a
 // oneOf keyed on `type`). Rules JSON Schema cannot say are named here as annotations the validator
@@ -252,7 +252,7 @@ export const PARAMS: Record<MessageType, TSchema> = {
   template: TemplateParams,
 };
 
-// --- replies and mentions (DECISIONS 12), beside every type's own params --------------------
+// --- replies and mentions (docs/internals.md, Whatspie compatibility), beside every type's own params --------------------
 
 const Mentions = Type.Array(
   Phone('A number mentioned; write `@number` in the text where the mention shows (a mention without it only notifies)'),
@@ -312,7 +312,7 @@ const SimulateTyping = Type.Unsafe<0 | 1 | boolean>({
   'x-messages': { '*': 'must be 0 or 1' },
 });
 
-/** What a receiver may be: a phone number, or a group the device is in (DECISIONS 12). */
+/** What a receiver may be: a phone number, or a group the device is in (docs/internals.md, Whatspie compatibility). */
 export const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
 
 /** The fields every send body has besides `type` and `params`. */

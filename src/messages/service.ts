@@ -1,5 +1,5 @@
 /**
- * Accepting messages (spec 4.5; DECISIONS 4 and 5) and looking them up.
+ * Accepting messages (spec 4.5; docs/internals.md, Quota; Sending) and looking them up.
  *
  * Owns: the order of checks of `POST /messages` (validation, idempotency,
  * the sending device, media fetched and checked, quota), and durable
@@ -85,7 +85,7 @@ export class MessagesService {
     }
     const device = await this.options.senders.findByPhone(accountId, request.device);
     if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
-    // A group's network id as the receiver (DECISIONS 12): a group send, to a group the device is in.
+    // A group's network id as the receiver (docs/internals.md, Whatspie compatibility): a group send, to a group the device is in.
     if (isGroupJid(request.receiver)) {
       const group = await deviceGroup(this.options.store.db, accountId, device.id, request.receiver);
       if (group === undefined) {
@@ -96,7 +96,7 @@ export class MessagesService {
   }
 
   /**
-   * Group send (`POST /groups/{id}/send`, DECISIONS 5 and 7): the `/messages`
+   * Group send (`POST /groups/{id}/send`, docs/internals.md, Sending; Groups): the `/messages`
    * body without `receiver`, through the same validation, quota, acceptance
    * and queue; the network receiver is the group. `device` may be left out
    * (the group's device acts); when given it must be that device.
@@ -306,7 +306,7 @@ export class MessagesService {
     if (media.kind === 'audio' && (sniffed === null || !sniffed.startsWith('audio/'))) {
       throw unsupported('the audio is not a recognised audio format');
     }
-    // A document's type, unless the client gave it, is what its bytes are (DECISIONS 12): the
+    // A document's type, unless the client gave it, is what its bytes are (docs/internals.md, Whatspie compatibility): the
     // recipient's phone picks its viewer by it.
     const mimetype = media.mimetype ?? (media.kind === 'file' ? await sniffDocumentType(head) : sniffed);
     return { mediaId, mimetype: mimetype ?? 'application/octet-stream', contentDisposition };
@@ -315,7 +315,7 @@ export class MessagesService {
 
 /**
  * The request with its file named, for a file the client did not name and whose URL names none
- * (DECISIONS 12): what is stored, echoed and sent carries the name.
+ * (docs/internals.md, Whatspie compatibility): what is stored, echoed and sent carries the name.
  */
 function withFileName(request: ValidatedMessage, contentDisposition: string | null): ValidatedMessage {
   const media = request.media;

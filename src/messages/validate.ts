@@ -1,7 +1,7 @@
 // Owns the validation of a `POST /messages` (and group send) request body: it turns an untrusted
 // JSON value into a ValidatedMessage (what to store, echo and send) or throws the one ApiError the
-// spec and DECISIONS name. The body is first made canonical (src/messages/canonical.ts: the legacy
-// and alias shapes of DECISIONS 12 become the canonical one there, and only there), then
+// spec names. The body is first made canonical (src/messages/canonical.ts: the legacy
+// and alias shapes of docs/internals.md, Whatspie compatibility become the canonical one there, and only there), then
 // checked against the schemas of src/messages/schemas.ts, which are also the OpenAPI document's;
 // every finding is collected before answering (src/messages/problems.ts decides the code), except
 // an unknown `type`, which is answered at once since it decides what the params must be.
@@ -128,7 +128,7 @@ export function validateSendRequest(sent: unknown, options: ValidateOptions): Va
   if (!isRecord(sent)) throw new ApiError('VALIDATION_FAILED', { errors: { body: ['must be an object'] } });
   const canonical = canonicalBody(sent);
   const { sentAs } = canonical;
-  // After canonicalBody() a missing type is `chat` (DECISIONS 12).
+  // After canonicalBody() a missing type is `chat` (docs/internals.md, Whatspie compatibility).
   const type = canonical.body.type;
   if (!isMessageType(type)) {
     throw new ApiError('INVALID_MESSAGE_TYPE', { error: `type must be one of: ${MESSAGE_TYPES.join(', ')}` });

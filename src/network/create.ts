@@ -1,5 +1,5 @@
 /**
- * Chooses the network implementation from the configuration (DECISIONS 8, 10).
+ * Chooses the network implementation from the configuration (docs/internals.md, The network seam and the sandbox, 10).
  *
  * Owns: the only place that knows which networks exist, and which accounts'
  * devices are on the sandbox (every account when the sandbox is the network;
@@ -53,7 +53,7 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       nativeInteractive: config.whatsappNativeInteractive,
       factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
     });
-    // Sandbox accounts beside the real network (DECISIONS 10): one gateway runs both at once.
+    // Sandbox accounts beside the real network (docs/internals.md, WhatsApp and sandbox accounts): one gateway runs both at once.
     return createNetworkRouter({ primary: whatsapp, sandbox: inProcessSandbox(), onSandbox: host.onSandbox });
   }
   throw new ConfigError(`GATEWAY_NETWORK=${config.network} is not a network this gateway knows`);

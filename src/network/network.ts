@@ -82,7 +82,7 @@ export type NetworkMessageContent =
       readonly buttons: ReadonlyArray<TemplateButton>;
     }
   /**
-   * A reaction (reply by response, DECISIONS 12): `emoji` shown on `target`, a message of the chat it
+   * A reaction (reply by response, docs/internals.md, Whatspie compatibility): `emoji` shown on `target`, a message of the chat it
    * is sent to. Sent on its own: never with mentions or a quoted message.
    */
   | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage };
@@ -98,9 +98,9 @@ export interface OutgoingNetworkMessage {
   /** A phone number, or a group id for group sends. */
   readonly to: PhoneNumber | NetworkGroupId;
   readonly content: NetworkMessageContent;
-  /** People mentioned in the message's text or caption (DECISIONS 12); only with content that has one. */
+  /** People mentioned in the message's text or caption (docs/internals.md, Whatspie compatibility); only with content that has one. */
   readonly mentions?: ReadonlyArray<PhoneNumber>;
-  /** The message this one answers: it is shown as a reply to it (DECISIONS 12). */
+  /** The message this one answers: it is shown as a reply to it (docs/internals.md, Whatspie compatibility). */
   readonly quoted?: QuotedMessage;
 }
 
@@ -162,7 +162,7 @@ export interface NetworkGroup {
   readonly settings?: GroupSettings;
 }
 
-/** Who may do what in a group, and whether its messages disappear (DECISIONS 12). */
+/** Who may do what in a group, and whether its messages disappear (docs/internals.md, Whatspie compatibility). */
 export interface GroupSettings {
   /** Only admins may post. */
   readonly onlyAdminsCanSend: boolean;
@@ -292,7 +292,7 @@ export type NetworkEvent =
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> };
 
 /**
- * How soon the gateway may reconnect after a drop (DECISIONS 10): `backoff` (the default) its usual
+ * How soon the gateway may reconnect after a drop (docs/internals.md, WhatsApp and sandbox accounts): `backoff` (the default) its usual
  * backoff; `replaced` another client took over the session (no sooner than a minute, a warning);
  * `outdated` the network refused this client's protocol version (no sooner than ten minutes, an
  * error logged once per device; an upgrade is needed).
@@ -308,7 +308,7 @@ export type NetworkEventHandler = (event: NetworkEvent) => void;
 export interface ConnectionCapabilities {
   /**
    * How `list` and `template` reach the recipient: `native` as the interactive form they describe, or
-   * `text` as formatted text with numbered choices (DECISIONS 10; the message then shows `rendered_as: "text"`).
+   * `text` as formatted text with numbered choices (docs/internals.md, WhatsApp and sandbox accounts; the message then shows `rendered_as: "text"`).
    */
   readonly interactive: 'native' | 'text';
 }
@@ -356,7 +356,7 @@ export interface Network {
   readonly description: string;
   /** Opens a connection for a device. Events flow to `onEvent` until `close()` or `logout()`. */
   connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection;
-  /** Present only when this network is the sandbox: the control API of DECISIONS 8. */
+  /** Present only when this network is the sandbox: the control API of docs/internals.md, The network seam and the sandbox. */
   readonly sandbox?: SandboxControl;
   /** Releases everything the network holds (sockets, timers). */
   close(): Promise<void>;

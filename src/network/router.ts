@@ -1,5 +1,5 @@
 /**
- * One gateway, two networks at once (DECISIONS 10): the devices of sandbox
+ * One gateway, two networks at once (docs/internals.md, WhatsApp and sandbox accounts): the devices of sandbox
  * accounts live on the sandbox while every other device is on the real network.
  *
  * Owns: choosing, once per connection, which network a device's connection

@@ -1,10 +1,10 @@
 /**
- * The sandbox control API (DECISIONS 8): scan a QR, manage virtual phones,
+ * The sandbox control API (docs/internals.md, The network seam and the sandbox): scan a QR, manage virtual phones,
  * make phones send and read, create network groups, drop or log out a device.
  *
  * Owns: the `/sandbox/...` paths. Registered whenever the network has the
  * sandbox capability: when the sandbox is the network, and beside WhatsApp for
- * sandbox accounts (DECISIONS 10); every route needs a token like any other.
+ * sandbox accounts (docs/internals.md, WhatsApp and sandbox accounts); every route needs a token like any other.
  * Must never: let an account act on another account's devices or messages
  * (service.ts holds those rules).
  */

@@ -1,5 +1,5 @@
 /**
- * SQL that removes or ends stored records in bulk: retention (DECISIONS 13)
+ * SQL that removes or ends stored records in bulk: retention (docs/internals.md, Retention)
  * and what deleting a device stops.
  *
  * Owns: batched deletes of ended webhook deliveries with their attempts, of

@@ -27,7 +27,7 @@ export interface PostgresTimeouts {
   /**
    * The server ends a session left inside a transaction this long (idle_in_transaction_session_timeout):
    * a process frozen or cut off mid-transaction must not keep its row locks, which would hold up other
-   * nodes taking over its devices (DECISIONS 11). 0 means none.
+   * nodes taking over its devices (docs/internals.md, Clusters). 0 means none.
    */
   readonly idleInTransactionMs?: number;
 }

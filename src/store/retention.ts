@@ -1,5 +1,5 @@
 /**
- * Retention (DECISIONS 13): what the store keeps, and for how long.
+ * Retention (docs/internals.md, Retention): what the store keeps, and for how long.
  *
  *   webhook deliveries that ended (delivered or failed), with their attempts:
  *     GATEWAY_WEBHOOK_RETENTION_DAYS after they ended (default 7; 0 keeps them)

@@ -15,7 +15,7 @@ export interface AccountsTable {
   id: Generated<number>;
   name: string;
   max_devices: number;
-  /** 1: a sandbox account, whose devices live on the sandbox whatever network the gateway runs (DECISIONS 10). */
+  /** 1: a sandbox account, whose devices live on the sandbox whatever network the gateway runs (docs/internals.md, WhatsApp and sandbox accounts). */
   sandbox: Generated<number>;
   created_at: number;
   updated_at: number;
@@ -144,7 +144,7 @@ export interface MessagesTable {
   delivered_at: number | null;
   read_at: number | null;
   failed_at: number | null;
-  /** Outgoing: `text` when the network delivered it as text rather than in its own form (DECISIONS 10); set when sent. */
+  /** Outgoing: `text` when the network delivered it as text rather than in its own form (docs/internals.md, WhatsApp and sandbox accounts); set when sent. */
   rendered_as: string | null;
   /** Outgoing replies: JSON of the network seam's QuotedMessage, resolved at acceptance (008c). */
   quoted: AddedLater<string>;
@@ -283,7 +283,7 @@ export interface NetworkOffersTable {
   created_at: number;
 }
 
-/** A gateway process sharing the store (DECISIONS 11). */
+/** A gateway process sharing the store (docs/internals.md, Clusters). */
 export interface ClusterNodesTable {
   name: string;
   /** The process running under this name now (random per start). */

@@ -1,4 +1,4 @@
-// DECISIONS 2: a revoked token answers 401 at once. A check that read the
+// docs/internals.md, Accounts and tokens: a revoked token answers 401 at once. A check that read the
 // token from the store before the revocation, and finishes after it, must not
 // put the token back into the in-memory cache (it would then be accepted for
 // the cache's lifetime after its revocation).

@@ -1,4 +1,4 @@
-// DECISIONS 10, sandbox accounts: a gateway configured for WhatsApp runs the
+// docs/internals.md, WhatsApp and sandbox accounts, sandbox accounts: a gateway configured for WhatsApp runs the
 // sandbox beside it. An account created with `gateway accounts create NAME
 // --sandbox` has its devices on the sandbox: they pair, send (accepted → sent
 // → delivered) and receive there, end to end. Every other account's devices go

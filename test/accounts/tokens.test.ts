@@ -1,4 +1,4 @@
-// DECISIONS 2: the token API, bootstrap, and isolation between accounts.
+// docs/internals.md, Accounts and tokens: the token API, bootstrap, and isolation between accounts.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, newStoreLocation, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';

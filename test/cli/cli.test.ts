@@ -1,4 +1,4 @@
-// DECISIONS 2 and 9: the operator CLI works on the same store as the server:
+// docs/internals.md, Accounts and tokens; Running and operating: the operator CLI works on the same store as the server:
 // accounts, device limits, tokens (shown once, listed without secrets,
 // revocable) and migrations, with clear errors and exit codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// How many devices a node claims or hands back in one round (DECISIONS 11: spread evenly, moved gradually).
+// How many devices a node claims or hands back in one round (docs/internals.md, Clusters: spread evenly, moved gradually).
 import { describe, expect, it } from 'vitest';
 import { balance, fairShare } from '../../src/cluster/balance.js';
 

@@ -1,5 +1,5 @@
 // Requests that need a device's live connection and reach a node that does not
-// hold it (DECISIONS 11): passed to the holder; when the holder does not answer,
+// hold it (docs/internals.md, Clusters): passed to the holder; when the holder does not answer,
 // or is down with nobody holding the device yet, the answer is 503 `Device
 // unavailable, retry shortly` with Retry-After, at once and never a hang; a
 // request already forwarded once is never forwarded again.
@@ -101,7 +101,7 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('forwarding to the
   it('answers 503 while the holder is down and nobody took the device over yet', async () => {
     const { gw, id } = await setup({ heartbeatAgoMs: 20_000, url: 'http://127.0.0.1:9' });
     // "Not yet": the down holder's row is locked as by a heartbeat of its still in flight, which a takeover skips
-    // (DECISIONS 11); a round of this gateway (woken, say, when its listener connects) therefore leaves the device.
+    // (docs/internals.md, Clusters); a round of this gateway (woken, say, when its listener connects) therefore leaves the device.
     const heartbeat = new pg.Client({ connectionString: gw.location.databaseUrl! });
     await heartbeat.connect();
     try {

@@ -1,4 +1,4 @@
-// Device leases between nodes on one PostgreSQL store (DECISIONS 11), driven
+// Device leases between nodes on one PostgreSQL store (docs/internals.md, Clusters), driven
 // round by round with a clock the test moves: claims spread evenly, a node's
 // own clock stops it at the end of its lease, a takeover moves the epoch on
 // and every write made under the old epoch is refused (and drops the device

@@ -1,5 +1,5 @@
 // Three gateway nodes as their own processes on one PostgreSQL database and
-// one sandbox process (DECISIONS 11), under a steady stream of sends:
+// one sandbox process (docs/internals.md, Clusters), under a steady stream of sends:
 // devices spread evenly; a node stopped with SIGTERM hands its devices over
 // within 10 s; a node killed with SIGKILL has its devices connected elsewhere
 // within 30 s; a node frozen with SIGSTOP past its lease loses its devices,

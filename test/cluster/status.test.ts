@@ -1,4 +1,4 @@
-// What an operator sees of the cluster (DECISIONS 11): `gateway cluster status`
+// What an operator sees of the cluster (docs/internals.md, Clusters): `gateway cluster status`
 // lists each node with its status, heartbeat age and device counts; /metrics
 // carries the same per node; a device's `server` names its node and whether it
 // is up. With SQLite the command says there is one node.

@@ -1,4 +1,4 @@
-// DECISIONS 7: POST /contacts/check {device, phones} answers, per distinct number, whether it is on the network.
+// docs/internals.md, Groups: POST /contacts/check {device, phones} answers, per distinct number, whether it is on the network.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';

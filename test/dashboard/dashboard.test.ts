@@ -1,4 +1,4 @@
-// The dashboard in a real browser (issue 13, DECISIONS 14): Debian's Chromium,
+// The dashboard in a real browser (issue 13, docs/internals.md, The dashboard): Debian's Chromium,
 // driven by playwright-core, against a real gateway listening on 127.0.0.1
 // with the in-process sandbox. Controls are found by role and accessible name
 // only. The tests run in order and build on each other (one device is created,
@@ -446,7 +446,7 @@ describe('the dashboard in a browser', () => {
       await check('sign-in');
       await signIn(p);
       if (width === 1440) {
-        // The README's picture of the list: a paired device that has sent, and one waiting to be paired.
+        // The guide's picture of the list (docs/guide.md): a paired device that has sent, and one waiting to be paired.
         await p.getByRole('rowheader', { name: 'Back office' }).waitFor(WAIT);
         await docsScreenshot(p, 'dashboard-devices.png');
       }

@@ -32,7 +32,7 @@ const CHROMIUM_FLAGS = [
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Last-state screenshots of every test (gitignored). */
 export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'dashboard');
-/** Set (to anything) to write the README's screenshots into docs/. */
+/** Set (to anything) to write the guide's screenshots (docs/guide.md) into docs/. */
 export const DOCS_SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS !== undefined;
 
 export async function startDashboardGateway(config: Partial<Config> = {}): Promise<{ gw: TestGateway; base: string }> {
@@ -97,7 +97,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${safeName(name)}.png`), fullPage: true });
 }
 
-/** The README's pictures, when DASHBOARD_SCREENSHOTS is set. */
+/** The guide's pictures (docs/guide.md), when DASHBOARD_SCREENSHOTS is set. */
 export async function docsScreenshot(page: Page, file: string): Promise<void> {
   if (!DOCS_SCREENSHOTS) return;
   await page.screenshot({ path: join(ROOT, 'docs', file) });

@@ -1,4 +1,4 @@
-// DECISIONS 10 and 14: on a gateway running WhatsApp, the dashboard's banner
+// docs/internals.md, WhatsApp and sandbox accounts; The dashboard: on a gateway running WhatsApp, the dashboard's banner
 // names the network of the signed-in account's devices. A sandbox account
 // sees the sandbox (and its virtual phones); any other account sees WhatsApp
 // and no sandbox controls. No device connects here, so WhatsApp's address is

@@ -1,4 +1,4 @@
-// Spec 4.1-4.3, 2.1, 2.2, 7.2; DECISIONS 3 and 4: the device API.
+// Spec 4.1-4.3, 2.1, 2.2, 7.2; docs/internals.md, Devices and pairing; Quota: the device API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -87,7 +87,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
   it('takes an optional phone and refuses a malformed one with 400 Invalid phone number format', async () => {
     const ok = await create({ package: 'BETA', name: 'p', phone: '6281234567890' });
     expect(ok.status).toBe(201);
-    // DECISIONS 3: the number given at creation is the device's `phone` from creation on.
+    // docs/internals.md, Devices and pairing: the number given at creation is the device's `phone` from creation on.
     expect(ok.body.data.phone).toBe('6281234567890');
     expect(ok.body.data.paired_status).toBe('UNPAIRED');
     const got = await gw.request('GET', `/devices/${ok.body.data.id}`);

@@ -1,5 +1,5 @@
 // A message accepted for a number is sent from that number or not at all
-// (DECISIONS 3 and 5; issue 10 item 2). A logout, asked through the API or
+// (docs/internals.md, Devices and pairing; Sending; issue 10 item 2). A logout, asked through the API or
 // done from the phone, ends the queue of that pairing: each queued message
 // ends `failed` with `device logged out`, its unit of quota comes back and
 // `message.failed` is recorded. When the device is then paired as another

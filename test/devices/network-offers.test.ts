@@ -1,4 +1,4 @@
-// DECISIONS 10: what a session offered in a chat (the choices of a list or
+// docs/internals.md, WhatsApp and sandbox accounts: what a session offered in a chat (the choices of a list or
 // template sent as text) is kept through the network-state port, one offer a
 // chat, read back within its window, fenced like every other write, scanned
 // for re-sealing, pruned after its window and deleted with the session.

@@ -1,4 +1,4 @@
-// DECISIONS 10: a device's stored network state (credentials, keys, sent
+// docs/internals.md, WhatsApp and sandbox accounts: a device's stored network state (credentials, keys, sent
 // records, offers of lists sent as text) ends with its session: on logout through the API, on a logout from
 // the phone, and when the device is deleted (also while it is offline).
 // Other sessions' state is untouched.

@@ -1,4 +1,4 @@
-// DECISIONS 10: pairing by code, for phones that cannot scan.
+// docs/internals.md, WhatsApp and sandbox accounts: pairing by code, for phones that cannot scan.
 // `POST /devices/{id}/pairing-code {phone}` answers the code; the phone's user
 // types it (in the sandbox: `POST /sandbox/pair {pairing_code, phone}`), and
 // the device pairs. Errors as for the QR route.
@@ -99,7 +99,7 @@ describe.skipIf(noStoreAvailable)('pairing by code', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.message, JSON.stringify(body)).toBe('Invalid phone number format');
     }
-    // A missing field is structurally invalid: the general validation answer (DECISIONS 1).
+    // A missing field is structurally invalid: the general validation answer (docs/internals.md, Answers and errors).
     const missing = await gw.request('POST', `/devices/${id}/pairing-code`, {});
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({

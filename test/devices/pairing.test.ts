@@ -1,4 +1,4 @@
-// Spec 4.4, 3.1; DECISIONS 3 and 8: pairing by QR through the sandbox network.
+// Spec 4.4, 3.1; docs/internals.md, Devices and pairing; The network seam and the sandbox: pairing by QR through the sandbox network.
 import { afterEach, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';

@@ -1,4 +1,4 @@
-// DECISIONS 3 and the architecture's lesson from other gateways: reconnects
+// docs/internals.md, Devices and pairing and the architecture's lesson from other gateways: reconnects
 // back off exponentially with jitter, and only a few devices connect at once,
 // so a restart or a network blip does not stampede the network.
 import { sql } from 'kysely';
@@ -197,7 +197,7 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     }
   });
 
-  it('waits longer after a replaced session and a refused protocol version, and says so in the log (DECISIONS 10)', async () => {
+  it('waits longer after a replaced session and a refused protocol version, and says so in the log (docs/internals.md, WhatsApp and sandbox accounts)', async () => {
     const seed = await startSeed();
     open.push(seed);
     const [id] = await seedPairedDevices(seed, 1);

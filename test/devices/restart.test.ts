@@ -1,4 +1,4 @@
-// DECISIONS 12: `POST /devices/{id}/restart` drops the device's connection and
+// docs/internals.md, Whatspie compatibility: `POST /devices/{id}/restart` drops the device's connection and
 // opens it again (200 `Device restarting`); the device comes back by itself,
 // from its stored session, and sends again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 3 (issue 10 item 3): a SUSPENDED device sends nothing. What it
+// docs/internals.md, Devices and pairing (issue 10 item 3): a SUSPENDED device sends nothing. What it
 // had queued waits, and goes out, in order and once each, when the device is
 // made active again. Suspended through the CLI (another process on the same
 // store: the running gateway learns it from the store) and through the

@@ -1,4 +1,4 @@
-// DECISIONS 6: every event type reaches a real receiver with a Standard Webhooks
+// docs/internals.md, Webhooks: every event type reaches a real receiver with a Standard Webhooks
 // signature the library verifies, with the documented body, exactly once on a
 // healthy receiver.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 12: the webhook format per device. PATCH /devices/{id} sets and validates it; receivers of
+// docs/internals.md, Whatspie compatibility: the webhook format per device. PATCH /devices/{id} sets and validates it; receivers of
 // each format get exactly its bodies (and only the event types it carries), signed with Standard
 // Webhooks headers and retried like any delivery; a delivery whose format changed to one without a
 // body for its type ends `skipped`.

@@ -1,4 +1,4 @@
-// DECISIONS 12: the Whatspie webhook bodies, field by field, rendered from the stored standard event,
+// docs/internals.md, Whatspie compatibility: the Whatspie webhook bodies, field by field, rendered from the stored standard event,
 // which event types each format carries, and how a receiver's answer is read for replies (shapes and bounds).
 import { describe, expect, it } from 'vitest';
 import { answersWithReplies, carries, renderBody, webhookFormat } from '../../src/events/formats/index.js';

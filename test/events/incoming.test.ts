@@ -1,4 +1,4 @@
-// DECISIONS 6: messages phones send to our devices are stored (direction
+// docs/internals.md, Webhooks: messages phones send to our devices are stored (direction
 // incoming), listed, looked up, and delivered as `message.incoming`; a message
 // the network repeats is stored and announced once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 6: deliveries are bounded per device, so one receiver that hangs
+// docs/internals.md, Webhooks: deliveries are bounded per device, so one receiver that hangs
 // holds only its own device's slots; another device's events go out at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,4 +1,4 @@
-// DECISIONS 12: reply by response. A receiver's 2xx answer to a message.incoming delivery, for the
+// docs/internals.md, Whatspie compatibility: reply by response. A receiver's 2xx answer to a message.incoming delivery, for the
 // Whatspie formats (and for standard with webhook_reply), is sent back to the sender through
 // POST /messages' own path: each shape and an array reach the sender's sandbox inbox once, quota is
 // counted, refusals and ignored answers are noted on the attempt, and a repeated attempt (what a

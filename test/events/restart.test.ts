@@ -1,4 +1,4 @@
-// DECISIONS 6: delivery is durable. Events recorded while the receiver is down
+// docs/internals.md, Webhooks: delivery is durable. Events recorded while the receiver is down
 // are still delivered, every one of them, after the gateway restarts.
 import { afterAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';

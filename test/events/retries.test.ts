@@ -1,4 +1,4 @@
-// DECISIONS 6: failed deliveries are retried with backoff until the give-up
+// docs/internals.md, Webhooks: failed deliveries are retried with backoff until the give-up
 // age, every attempt is in the delivery log, a delivery can be sent again by
 // hand, and the signing secret rotates.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 6: the retry schedule (about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h) with jitter,
+// docs/internals.md, Webhooks: the retry schedule (about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h) with jitter,
 // and giving up 24 h after the event was created.
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure } from '../../src/events/retry.js';

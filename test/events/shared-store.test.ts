@@ -1,4 +1,4 @@
-// DECISIONS 6 with several gateway processes on one PostgreSQL store: both
+// docs/internals.md, Webhooks with several gateway processes on one PostgreSQL store: both
 // deliverers claim from the same queue (leases, FOR UPDATE SKIP LOCKED), and a
 // healthy receiver gets every event exactly once. (SQLite is one process.)
 import { afterAll, describe, expect, it } from 'vitest';

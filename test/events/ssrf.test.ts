@@ -1,4 +1,4 @@
-// DECISIONS 5 and 6: webhook URLs get the address guard. With private URLs not
+// docs/internals.md, Sending; Webhooks: webhook URLs get the address guard. With private URLs not
 // allowed (the production default), a URL on loopback is never connected to;
 // each attempt fails with a clear reason in the delivery log. (The other
 // webhook tests run with GATEWAY_ALLOW_PRIVATE_URLS=true and deliver to the

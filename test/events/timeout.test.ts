@@ -1,4 +1,4 @@
-// DECISIONS 6: an attempt is cut at 5 s (the production limit, not a shortened
+// docs/internals.md, Webhooks: an attempt is cut at 5 s (the production limit, not a shortened
 // one) and retried; the log says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,4 +1,4 @@
-// DECISIONS 7 and 5: groups come from the network (synced on connect and on `groups_changed`), each (device, group)
+// docs/internals.md, Groups; Sending: groups come from the network (synced on connect and on `groups_changed`), each (device, group)
 // pair has a numeric id; list, get with participants and roles, create, update, and send to a group.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -46,7 +46,7 @@ describe.skipIf(noStoreAvailable)('groups', () => {
       device_admin: 'admin',
       created_at: expect.any(String),
       synced_at: expect.any(String),
-      // DECISIONS 12: the names Whatspie clients read, and the settings as the network reports them.
+      // docs/internals.md, Whatspie compatibility: the names Whatspie clients read, and the settings as the network reports them.
       jid: created.id,
       title: 'From the network',
       permissions: { only_admins_can_send: false, only_admins_can_edit: true },

@@ -1,4 +1,4 @@
-// DECISIONS 12: every `{group_id}` route takes the gateway's numeric id or the group's JID (`…@g.us`),
+// docs/internals.md, Whatspie compatibility: every `{group_id}` route takes the gateway's numeric id or the group's JID (`…@g.us`),
 // and `POST /messages` takes a group JID as `receiver` when the device is in the group. With a JID and
 // several of the account's devices in the group, `device` says which acts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

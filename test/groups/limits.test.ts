@@ -1,4 +1,4 @@
-// Spec 8, DECISIONS 7: per group, 10 members-add requests per minute (429 + Retry-After) and 500 additions per UTC
+// Spec 8, docs/internals.md, Groups: per group, 10 members-add requests per minute (429 + Retry-After) and 500 additions per UTC
 // day (RATE_LIMITED past the budget, 429 with none left), exact under concurrent requests. Time is a ManualClock the
 // tests move; nothing sleeps.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The arithmetic of the members-add limits (spec 8, DECISIONS 7): the sliding minute, the UTC day, Retry-After.
+// The arithmetic of the members-add limits (spec 8, docs/internals.md, Groups): the sliding minute, the UTC day, Retry-After.
 import { describe, expect, it } from 'vitest';
 import { admit, nextUtcMidnight, retryAfterSeconds, utcDay } from '../../src/groups/limits.js';
 

@@ -1,4 +1,4 @@
-// Spec 4.7, 2.6, 7.2, 7.3; DECISIONS 7: adding members in bulk, every outcome code driven through the
+// Spec 4.7, 2.6, 7.2, 7.3; docs/internals.md, Groups: adding members in bulk, every outcome code driven through the
 // sandbox's magic numbers and group set-up, and every request-level error at its boundary.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';

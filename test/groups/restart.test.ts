@@ -1,4 +1,4 @@
-// DECISIONS 7: both members-add counters are kept in the store, so a restart forgets neither the requests of the
+// docs/internals.md, Groups: both members-add counters are kept in the store, so a restart forgets neither the requests of the
 // last minute nor the day's additions.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';

@@ -1,4 +1,4 @@
-// DECISIONS 12: `PUT /groups/{id}` takes `permissions` and `disappearing_messages`, carried out on the
+// docs/internals.md, Whatspie compatibility: `PUT /groups/{id}` takes `permissions` and `disappearing_messages`, carried out on the
 // network; the group object shows them; the sandbox enforces only_admins_can_send on its members' posts;
 // a setting the network refuses is a 400 naming it, never a silent 200.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 12 (issue 11): the group requests, mentions and replies that real Whatspie clients and the
+// docs/internals.md, Whatspie compatibility (issue 11): the group requests, mentions and replies that real Whatspie clients and the
 // hosted service's docs send (research: whatspie-clients.md, 5.1, 5.4 C7 and C9, 5.6, 6.3, 6.4), each
 // exactly as the client sends it (content type, field layout, path), with the effect checked on the
 // network: the message in the sandbox phones' inboxes with its mentions and quote, the group changed.

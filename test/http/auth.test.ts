@@ -1,4 +1,4 @@
-// DECISIONS 2: every route needs a token; every failure mode is the same 401.
+// docs/internals.md, Accounts and tokens: every route needs a token; every failure mode is the same 401.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 

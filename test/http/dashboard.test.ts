@@ -1,4 +1,4 @@
-// DECISIONS 14: the gateway serves the dashboard at /dashboard (`/` redirects
+// docs/internals.md, The dashboard: the gateway serves the dashboard at /dashboard (`/` redirects
 // there) with caching headers fit for a hashed build, needs no token for the
 // page itself, and gives the dashboard what it needs through public routes:
 // `GET /gateway` for the banner, and the end of the pairing window with the QR.
@@ -94,7 +94,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
       data: {
         network: 'sandbox',
         sandbox_control: true,
-        // The sandbox is the network here: every account is a sandbox account (DECISIONS 10).
+        // The sandbox is the network here: every account is a sandbox account (docs/internals.md, WhatsApp and sandbox accounts).
         account: { name: 'default', sandbox: true },
         server: { name: 'test-node' },
       },

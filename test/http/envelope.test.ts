@@ -1,4 +1,4 @@
-// DECISIONS 1: every answer, including framework-level failures, is in the envelope.
+// docs/internals.md, Answers and errors: every answer, including framework-level failures, is in the envelope.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -50,7 +50,7 @@ describe.skipIf(noStoreAvailable)('response envelope', () => {
     expect(res.json().code).toBe(400);
   });
 
-  // Forms are taken too (DECISIONS 12; test/http/forms.test.ts).
+  // Forms are taken too (docs/internals.md, Whatspie compatibility; test/http/forms.test.ts).
   it.each(['text/plain', 'application/xml', 'application/octet-stream', 'text/html; charset=utf-8'])(
     'answers content type %s with 415 Unsupported media type',
     async (type) => {
@@ -173,7 +173,7 @@ describe.skipIf(noStoreAvailable)('when the store fails', () => {
   });
 });
 
-// DECISIONS 12: every JSON answer carries both `code` and `status`, the same integer as the HTTP status.
+// docs/internals.md, Whatspie compatibility: every JSON answer carries both `code` and `status`, the same integer as the HTTP status.
 describe.skipIf(noStoreAvailable)('code and status in every answer', () => {
   let gw: TestGateway;
   beforeAll(async () => {

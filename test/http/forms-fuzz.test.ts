@@ -1,4 +1,4 @@
-// Form bodies under random input (DECISIONS 12): PHP-style names with random brackets, indexes,
+// Form bodies under random input (docs/internals.md, Whatspie compatibility): PHP-style names with random brackets, indexes,
 // prototype names and nesting past the limit, values with broken percent-encoding, multipart bodies
 // with random parts, file parts and cut-off ends, thrown at every route that takes a body. Every
 // answer is a well-formed envelope below 500, and no object's prototype is ever touched.

@@ -1,4 +1,4 @@
-// DECISIONS 12: every route that takes a body takes it as application/x-www-form-urlencoded and as
+// docs/internals.md, Whatspie compatibility: every route that takes a body takes it as application/x-www-form-urlencoded and as
 // multipart/form-data (text fields) too, nested as in PHP, with the effect the same JSON body has;
 // malformed or oversized form bodies get a 4xx envelope naming the problem, never a 500, and a
 // multipart file part is refused.

@@ -1,4 +1,4 @@
-// DECISIONS 12: form bodies. How field names nest (PHP style, through qs), the limits a form body is
+// docs/internals.md, Whatspie compatibility: form bodies. How field names nest (PHP style, through qs), the limits a form body is
 // refused at (each at its boundary), and how a field's text is read where a schema expects a number,
 // a boolean, null or a list: only where the schema places one, never where it takes text.
 import { Type } from '@sinclair/typebox';

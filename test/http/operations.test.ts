@@ -1,4 +1,4 @@
-// DECISIONS 9: health, readiness, metrics, the OpenAPI document and the docs page.
+// docs/internals.md, Running and operating: health, readiness, metrics, the OpenAPI document and the docs page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -58,7 +58,7 @@ describe.skipIf(noStoreAvailable)('operations endpoints', () => {
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
-  it('serves /healthz, /readyz, /metrics and /openapi.json under /api too (DECISIONS 1), the alias undocumented', async () => {
+  it('serves /healthz, /readyz, /metrics and /openapi.json under /api too (docs/internals.md, Answers and errors), the alias undocumented', async () => {
     expect(await gw.request('GET', '/api/healthz', undefined, null)).toMatchObject({
       status: 200,
       body: { code: 200, status: 200, message: 'OK' },

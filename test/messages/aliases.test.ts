@@ -1,4 +1,4 @@
-// DECISIONS 12 (issue 11): bodies in the older shapes Whatspie clients send, exactly as they send
+// docs/internals.md, Whatspie compatibility (issue 11): bodies in the older shapes Whatspie clients send, exactly as they send
 // them (JSON), reach the sandbox phone's inbox with the canonical content, and the answer shows the
 // canonical message.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// DECISIONS 5, "Accepted means durable": a 200 from POST /messages is given
+// docs/internals.md, Sending: a 200 from POST /messages is given
 // only after the message is committed, so a gateway killed outright (SIGKILL:
 // no shutdown code runs) loses none of the messages it answered 200, and the
 // next gateway on the same store sends each of them; messages that were in

@@ -1,4 +1,4 @@
-// DECISIONS 12: a file the client did not name is named by its URL's last path segment, else by the
+// docs/internals.md, Whatspie compatibility: a file the client did not name is named by its URL's last path segment, else by the
 // download's Content-Disposition, else "file"; every name is a valid file name (no path, no controls).
 import { describe, expect, it } from 'vitest';
 import {

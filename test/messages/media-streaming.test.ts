@@ -1,4 +1,4 @@
-// Issue 10, item 18, and DECISIONS 13: media is streamed into the store in
+// Issue 10, item 18, and docs/internals.md, Retention: media is streamed into the store in
 // chunks as it is downloaded (never held whole), only a few downloads run at
 // once, nothing is kept for a request that becomes no message, and the bytes
 // are deleted once the message is sent or failed. What reaches the phone is
@@ -99,7 +99,7 @@ describe.skipIf(noStoreAvailable)('media streamed into the store', () => {
       size: pdf.length,
       sha256: createHash('sha256').update(pdf).digest('hex'),
     });
-    // Sent: the bytes are gone (DECISIONS 13).
+    // Sent: the bytes are gone (docs/internals.md, Retention).
     await waitFor(
       async () => (await gw.request('GET', `/messages/${id}`)).body.data.status,
       (status) => status === 'sent' || status === 'delivered',

@@ -1,4 +1,4 @@
-// Spec 4.5 rule 3, 7.2; DECISIONS 5: media is fetched at acceptance from a real
+// Spec 4.5 rule 3, 7.2; docs/internals.md, Sending: media is fetched at acceptance from a real
 // local HTTP server; what was checked is what reaches the phone.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

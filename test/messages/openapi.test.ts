@@ -55,7 +55,7 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
     expect(group.required).not.toContain('device');
   });
 
-  it('shows the reply fields beside each type’s params, and a receiver that may be a group (DECISIONS 12)', () => {
+  it('shows the reply fields beside each type’s params, and a receiver that may be a group (docs/internals.md, Whatspie compatibility)', () => {
     const shapes = bodyOf('/messages').content['application/json'].schema.oneOf;
     for (const shape of shapes) {
       const params = shape.properties.params.properties;

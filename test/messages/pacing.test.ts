@@ -1,4 +1,4 @@
-// DECISIONS 5, "Sending order and pace": a device's messages leave in the
+// docs/internals.md, Sending: a device's messages leave in the
 // order accepted, at most one per send interval (global, or the device's own),
 // and `simulate_typing: 1` shows typing for 50 ms a character (1-5 s) first.
 // Measured where a user would see it: the receiving phone's inbox.

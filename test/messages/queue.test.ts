@@ -1,4 +1,4 @@
-// DECISIONS 5: the queue is in the store, not in a connection or a process.
+// docs/internals.md, Sending: the queue is in the store, not in a connection or a process.
 // A device that goes offline keeps its queue and resumes when it reconnects;
 // a gateway restarted on the same store sends what the last one accepted and
 // had not sent yet. Each message reaches the phone exactly once, in order.

@@ -1,4 +1,4 @@
-// DECISIONS 10: `sent` means the network took the message; a network that
+// docs/internals.md, WhatsApp and sandbox accounts: `sent` means the network took the message; a network that
 // refuses it afterwards (on WhatsApp: a negative acknowledgement such as 463)
 // ends it `failed` with `failed_reason`, and `message.failed` is recorded. A
 // refusal never undoes a delivery, and a later receipt never revives it.
@@ -85,7 +85,7 @@ describe.skipIf(noStoreAvailable)('a refusal after sent', () => {
     expect(failed.failed_reason).toBe('refused by the network (463)');
     expect(failed.failed_at).not.toBeNull();
     expect(failed.sent_at).not.toBeNull();
-    // It reached the network, so its unit stays used (DECISIONS 4 gives back only what never got there).
+    // It reached the network, so its unit stays used (docs/internals.md, Quota: only what never got there is given back).
     expect(await quota()).toEqual(before);
     const recorded = await events('message.failed');
     expect(recorded.map((e) => e.data.id)).toContain(id);

@@ -1,4 +1,4 @@
-// DECISIONS 10: a list or template that the device's connection delivers as
+// docs/internals.md, WhatsApp and sandbox accounts: a list or template that the device's connection delivers as
 // text (its capabilities say so: WhatsApp by default) carries
 // `rendered_as: "text"` once sent, in the API and in its webhook events; a
 // message delivered in its own form carries no such field. The OpenAPI
@@ -58,7 +58,7 @@ const build = {
   connections: { reconnectBaseMs: 20, reconnectMaxMs: 100 },
 };
 
-describe.skipIf(noStoreAvailable)('rendered_as (DECISIONS 10)', () => {
+describe.skipIf(noStoreAvailable)('rendered_as (docs/internals.md, WhatsApp and sandbox accounts)', () => {
   describe('a connection that delivers lists and templates as text', () => {
     let gw: TestGateway;
     let device: string;

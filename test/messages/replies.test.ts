@@ -1,4 +1,4 @@
-// DECISIONS 12: `params.mentions` and `params.quotedMessageId` are carried to the network, never dropped:
+// docs/internals.md, Whatspie compatibility: `params.mentions` and `params.quotedMessageId` are carried to the network, never dropped:
 // the sandbox phone's inbox shows the mentions and the message replied to; malformed mentions, mentions
 // on types without text and quoted ids the device does not know are refused with the field named.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Spec 4.5, 2.3, 3.2; DECISIONS 4 and 5: sending through the durable queue to the sandbox's phones.
+// Spec 4.5, 2.3, 3.2; docs/internals.md, Quota; Sending: sending through the durable queue to the sandbox's phones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';

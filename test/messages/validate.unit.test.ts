@@ -1,4 +1,4 @@
-// The validation of a `POST /messages` body (spec 2.3-2.5, 4.5, 7, 8; DECISIONS 1 and 5): every
+// The validation of a `POST /messages` body (spec 2.3-2.5, 4.5, 7, 8; docs/internals.md, Answers and errors; Sending): every
 // rule at its boundary, the exact ValidatedMessage of each type, the order in which problems are
 // reported, and a property that no input makes it throw anything but a well-formed 400 ApiError.
 import fc from 'fast-check';
@@ -104,7 +104,7 @@ describe('the body', () => {
 });
 
 describe('type', () => {
-  it('defaults to chat when missing or null (DECISIONS 12)', () => {
+  it('defaults to chat when missing or null (docs/internals.md, Whatspie compatibility)', () => {
     expect(validate({ device: DEVICE, receiver: RECEIVER, params: { text: 'hi' } })).toMatchObject({
       type: 'chat',
       message: 'hi',
@@ -138,7 +138,7 @@ describe('type', () => {
 describe('device and receiver', () => {
   const PHONE_RULE =
     'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
-  // A receiver may also be a group (DECISIONS 12).
+  // A receiver may also be a group (docs/internals.md, Whatspie compatibility).
   const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
 
   it.each([
@@ -246,11 +246,11 @@ describe('simulate_typing', () => {
 });
 
 // Issue 10 item 16: every failing field at once where the answer is `Validation failed`; the
-// specific messages of DECISIONS 1 answer only when nothing is missing or of the wrong type.
+// specific messages (docs/internals.md, Answers and errors) answer only when nothing is missing or of the wrong type.
 describe('every failing field at once', () => {
   const PHONE_RULE =
     'must be a phone number in international format: digits only, country code first, no +, no leading 0, 7 to 15 digits';
-  // A receiver may also be a group (DECISIONS 12).
+  // A receiver may also be a group (docs/internals.md, Whatspie compatibility).
   const RECEIVER_RULE = `${PHONE_RULE}; or a group’s network id ending in @g.us`;
 
   it('answers an unknown type at once: it decides what the params must be', () => {
@@ -338,7 +338,7 @@ describe('chat', () => {
     });
   });
 
-  it('accepts the text in a top-level message field (DECISIONS 5)', () => {
+  it('accepts the text in a top-level message field (docs/internals.md, Sending)', () => {
     expect(validate(body('chat', undefined, { message: 'from message' }))).toEqual({
       device: DEVICE,
       receiver: RECEIVER,
@@ -729,7 +729,7 @@ describe('video, audio and file', () => {
     );
   });
 
-  it('names a file without fileName after its URL, else leaves the name to the download (DECISIONS 12)', () => {
+  it('names a file without fileName after its URL, else leaves the name to the download (docs/internals.md, Whatspie compatibility)', () => {
     const named = (url: string, fileName?: unknown) =>
       validate(body('file', { document: { url }, ...(fileName === undefined ? {} : { fileName }) })).media?.fileName;
     expect(named('https://x.test/docs/report%20Q3.pdf')).toBe('report Q3.pdf');
@@ -1336,9 +1336,9 @@ describe('unknown fields', () => {
   });
 });
 
-// DECISIONS 12: the older shapes Whatspie clients send are mapped to the canonical body in one
+// docs/internals.md, Whatspie compatibility: the older shapes Whatspie clients send are mapped to the canonical body in one
 // place (src/messages/canonical.ts) and give the same validated message as the canonical shape.
-describe('older and alias shapes (DECISIONS 12)', () => {
+describe('older and alias shapes (docs/internals.md, Whatspie compatibility)', () => {
   const URL_OK = 'https://cdn.example.com/a.png';
   const same = (alias: unknown, canonical: unknown) => expect(validate(alias)).toEqual(validate(canonical));
 

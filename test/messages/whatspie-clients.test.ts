@@ -1,4 +1,4 @@
-// DECISIONS 12 (issue 11): the send requests that real Whatspie clients and the hosted service's own
+// docs/internals.md, Whatspie compatibility (issue 11): the send requests that real Whatspie clients and the hosted service's own
 // docs make (research: whatspie-clients.md, sections 5 and 6), each sent exactly as that client
 // sends it (content type, field layout, path), against media served by a real local HTTP server.
 // Each must be accepted and reach the sandbox phone's inbox with the canonical content.
@@ -262,7 +262,7 @@ describe.skipIf(noStoreAvailable)('requests of real Whatspie clients', () => {
     it.each([
       ['/files/7/', 'Invoice 7.pdf', 'application/pdf'],
       ['/files/8/', 'résumé.pdf', 'application/pdf'],
-      // The URL's own name comes first (DECISIONS 12 lists it first).
+      // The URL's own name comes first (it is what the client chose to send).
       ['/named.pdf', 'named.pdf', 'application/pdf'],
       // Neither names it: "file"; plain text has no signature, so its type is unknown.
       ['/export/', 'file', 'application/octet-stream'],

@@ -1,4 +1,4 @@
-// DECISIONS 10, sandbox accounts: the network router sends each device's
+// docs/internals.md, WhatsApp and sandbox accounts, sandbox accounts: the network router sends each device's
 // connection to the sandbox or to the configured network, decided once per
 // connection by asking where the device belongs, and passes calls and events
 // through unchanged. Here the sandbox is the real in-process one and the

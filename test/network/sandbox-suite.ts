@@ -148,7 +148,7 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         expect(missing).toMatchObject({ status: 404, message: 'Device not connected' });
       });
 
-      it('pairs by code (DECISIONS 10): the code is bound to the number that asked, and replaced by a new one', async () => {
+      it('pairs by code (docs/internals.md, WhatsApp and sandbox accounts): the code is bound to the number that asked, and replaced by a new one', async () => {
         const network = await start();
         const rec = new Recorder();
         const connection = network.connect({ deviceId: 1, session: null }, rec.handler);

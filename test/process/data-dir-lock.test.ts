@@ -1,4 +1,4 @@
-// DECISIONS 11 and issue 14: with SQLite there is one gateway per data
+// docs/internals.md, Clusters and issue 14: with SQLite there is one gateway per data
 // directory. A second gateway process on the same directory stops at once
 // with one line naming the directory and what to do (exit code 1), also while
 // the first is busy; the lock dies with its holder, so after a SIGKILL the

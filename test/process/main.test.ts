@@ -1,4 +1,4 @@
-// DECISIONS 2 and 9: the real entry point as an operator runs it. JSON log
+// docs/internals.md, Accounts and tokens; Running and operating: the real entry point as an operator runs it. JSON log
 // lines with a request id, the bootstrap token printed exactly once (and no
 // other secret ever logged), clean exit on SIGTERM, and a clear message and
 // exit code 1 for a bad setting.

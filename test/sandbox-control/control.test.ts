@@ -1,4 +1,4 @@
-// DECISIONS 8: the sandbox control API and its error cases.
+// docs/internals.md, The network seam and the sandbox: the sandbox control API and its error cases.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';

@@ -1,4 +1,4 @@
-// Retention (DECISIONS 13; issue 10 item 14): ended webhook deliveries and
+// Retention (docs/internals.md, Retention; issue 10 item 14): ended webhook deliveries and
 // their attempts are kept GATEWAY_WEBHOOK_RETENTION_DAYS, idempotency keys
 // 24 h, messages GATEWAY_MESSAGE_RETENTION_DAYS (0: for ever). Clean-up works
 // in small batches in the background; nothing pending is ever deleted. The

@@ -1,6 +1,6 @@
 /**
  * The dashboard's only way to the gateway: the public API, on the same
- * origin, with the signed-in token as a bearer token (DECISIONS 14).
+ * origin, with the signed-in token as a bearer token (docs/internals.md, The dashboard).
  *
  * Owns: the token's place (session storage, never a URL), turning error
  * envelopes into `ApiFailure`, telling the app when the token stops working,

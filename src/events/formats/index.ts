@@ -1,11 +1,11 @@
 /**
- * Webhook formats (DECISIONS 12): one stored event, rendered per device at
- * delivery time (ARCHITECTURE, "Edges own their translations").
+ * Webhook formats (docs/internals.md, Whatspie compatibility): one stored event, rendered per device at
+ * delivery time (docs/internals.md, Whatspie compatibility: edges own their translations).
  *
  * Owns: the list of formats, which event types each one carries, which
  * formats may answer with replies, and choosing the renderer. Each renderer
  * (standard.ts, whatspie-v1.ts, whatspie-v2.ts) turns the stored event (the
- * Standard Webhooks body of DECISIONS 6) into the bytes sent.
+ * Standard Webhooks body; docs/internals.md, Webhooks) into the bytes sent.
  * Must never: touch the store or the network; know about HTTP beyond the
  * body's bytes.
  */

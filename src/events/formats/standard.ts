@@ -1,5 +1,5 @@
 /**
- * The `standard` webhook format (DECISIONS 6): the stored event itself,
+ * The `standard` webhook format (docs/internals.md, Webhooks): the stored event itself,
  * `{id, type, device: {id, phone}, created_at, data}`, sent byte for byte.
  *
  * Owns: nothing but saying so; the body is built where the event is recorded

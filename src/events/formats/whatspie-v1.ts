@@ -1,5 +1,5 @@
 /**
- * The `whatspie_v1` webhook format (DECISIONS 12): incoming messages only, as
+ * The `whatspie_v1` webhook format (docs/internals.md, Whatspie compatibility): incoming messages only, as
  * the flat body Whatspie's receivers read:
  *
  *   {message, from, timestamp, message_id, from_user: {name, jid}}

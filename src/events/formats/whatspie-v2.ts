@@ -1,5 +1,5 @@
 /**
- * The `whatspie_v2` webhook format (DECISIONS 12): `{type, data}` with
+ * The `whatspie_v2` webhook format (docs/internals.md, Whatspie compatibility): `{type, data}` with
  *
  *   message_incoming    data: the v1 body (whatspie-v1.ts)
  *   message_read        {message_id, read_at}

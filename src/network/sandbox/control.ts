@@ -1,5 +1,5 @@
 /**
- * The sandbox control interface (DECISIONS 8): what a tester can do to the
+ * The sandbox control interface (docs/internals.md, The network seam and the sandbox): what a tester can do to the
  * simulated network. Implemented by the in-process sandbox and by the
  * WebSocket client of a sandbox running as its own process; the gateway's
  * `/sandbox/...` routes call it and never know which one runs.

@@ -1,7 +1,7 @@
 /**
  * What the sandbox keeps of a message's media: its size and SHA-256, taken
  * while the bytes stream past (the phone's inbox shows them instead of the
- * bytes, DECISIONS 8).
+ * bytes, docs/internals.md, The network seam and the sandbox).
  *
  * Owns: the message shape the world takes (media replaced by its digest) and
  * the incremental digest both transports build: the in-process adapter reads

@@ -1,6 +1,6 @@
 /**
  * Virtual phones of the sandbox: the number rules, the magic numbers of
- * DECISIONS 8 and each phone's settings and inbox.
+ * docs/internals.md, The network seam and the sandbox and each phone's settings and inbox.
  *
  * Owns: what a phone is and how it behaves by default. Must never: emit
  * events or know about device connections; the world decides who hears what.

@@ -1,5 +1,5 @@
 /**
- * What a closed WhatsApp socket means for the device (DECISIONS 10).
+ * What a closed WhatsApp socket means for the device (docs/internals.md, WhatsApp and sandbox accounts).
  *
  * Owns: the one table from Baileys' close codes to an action. Pure.
  * Must never: decide on backoff times (the gateway's), or make a logged-out

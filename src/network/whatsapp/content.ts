@@ -3,7 +3,7 @@
  * which becomes a stream that reads the seam's source only once Baileys pulls.
  *
  * Owns: the mapping of every type; `list` and `template` go as their text
- * form (interactive.ts: DECISIONS 10, WhatsApp no longer renders them from a
+ * form (interactive.ts; docs/internals.md, WhatsApp and sandbox accounts: WhatsApp no longer renders them from a
  * linked device); mentions (the people's ids beside the text; the `@number`
  * in the text is the sender's to write); a reaction as Baileys' `react`.
  * Must never: send an interactive shape here (it is accepted and then

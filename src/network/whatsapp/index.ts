@@ -1,5 +1,5 @@
 /**
- * The WhatsApp network (DECISIONS 10): the seam's `Network` over Baileys
+ * The WhatsApp network (docs/internals.md, WhatsApp and sandbox accounts): the seam's `Network` over Baileys
  * 7.0.0-rc14, with each device's state in the gateway's store, sealed.
  *
  * Owns: making connections and what they share (the sealer, the state port,
@@ -28,7 +28,7 @@ export interface WhatsAppNetworkOptions {
   /** Makes sockets; the real one unless a test scripts its own. */
   readonly factory?: SocketFactory;
   readonly ackTimeoutMs?: number;
-  /** How long records of sent messages are kept for resend requests (DECISIONS 13: 14 days). */
+  /** How long records of sent messages are kept for resend requests (docs/internals.md, Retention: 14 days). */
   readonly sentRetentionMs?: number;
   /** How often old sent records and expired offers are deleted. */
   readonly pruneIntervalMs?: number;

@@ -1,5 +1,5 @@
 /**
- * `list` and `template` on WhatsApp (DECISIONS 10). Pure.
+ * `list` and `template` on WhatsApp (docs/internals.md, WhatsApp and sandbox accounts). Pure.
  *
  * Owns: the text a list or template is delivered as (WhatsApp no longer shows
  * the interactive forms sent from a linked device: they are accepted and then
@@ -16,7 +16,7 @@ export type InteractiveContent = Extract<NetworkMessageContent, { type: 'list' |
 
 export const LIST_REPLY_HINT = 'Reply with a number to choose.';
 
-/** How long a reply can still pick from what was offered (DECISIONS 10). */
+/** How long a reply can still pick from what was offered (docs/internals.md, WhatsApp and sandbox accounts). */
 export const OFFER_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Bold or italic in WhatsApp's markup only holds when no space sits inside the markers. */
@@ -170,7 +170,7 @@ function nativeButtons(
 
 /**
  * The interactive ("native flow") message WhatsApp's own business clients send, wrapped as they wrap
- * it. Whether a phone renders it is not in the gateway's hands: experimental, see the README.
+ * it. Whether a phone renders it is not in the gateway's hands: experimental, see docs/whatsapp.md.
  */
 export function nativeInteractive(content: InteractiveContent): proto.IMessage {
   const title = content.type === 'list' ? content.title.trim() : '';

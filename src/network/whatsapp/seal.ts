@@ -1,6 +1,6 @@
 /**
  * Sealing of stored network state: AES-256-GCM under GATEWAY_NETWORK_KEY
- * (DECISIONS 10), so a copy of the database alone does not hand over anyone's
+ * (docs/internals.md, WhatsApp and sandbox accounts), so a copy of the database alone does not hand over anyone's
  * WhatsApp session.
  *
  * Owns: the sealed format and its checks. A sealed value is

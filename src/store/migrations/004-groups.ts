@@ -1,5 +1,5 @@
 /**
- * Groups (DECISIONS 7): the gateway's numbered view of each (device, network
+ * Groups (docs/internals.md, Groups): the gateway's numbered view of each (device, network
  * group) pair, and the two per-group counters of member additions.
  *
  * `groups` holds the last snapshot the network gave (participants as JSON:

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery (DECISIONS 6): what the deliverer and the incoming-message
+ * Webhook delivery (docs/internals.md, Webhooks): what the deliverer and the incoming-message
  * writer need beyond the tables of 002-events.
  *
  * - `webhook_events_leased`: the claim counts each device's deliveries in

@@ -9,7 +9,7 @@
  *   `message_media` row names, which are swept.
  * - `message_media.media_id`: the chunks holding the message's media (the old
  *   `bytes` column stays empty for such rows). Both go once the message is
- *   `sent` or `failed` (DECISIONS 13).
+ *   `sent` or `failed` (docs/internals.md, Retention).
  */
 import type { Kysely } from 'kysely';
 import type { MigrationDialect } from './helpers.js';

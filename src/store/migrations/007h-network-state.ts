@@ -1,5 +1,5 @@
 /**
- * Network state (DECISIONS 10): what a real network needs to keep per session
+ * Network state (docs/internals.md, WhatsApp and sandbox accounts): what a real network needs to keep per session
  * to reconnect without pairing again, stored next to everything else so that
  * it is as durable as the messages and can move between nodes.
  *
@@ -8,7 +8,7 @@
  * - `network_auth_keys`: the session's keys (thousands of rows per session,
  *   written on nearly every message), each value sealed.
  * - `network_sent`: what the session sent, sealed, so the network's requests
- *   to send a message again can be answered; kept 14 days (DECISIONS 13).
+ *   to send a message again can be answered; kept 14 days (docs/internals.md, Retention).
  *
  * The gateway never reads the values: they are opaque sealed bytes.
  */

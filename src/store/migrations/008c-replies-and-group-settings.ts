@@ -1,5 +1,5 @@
 /**
- * Replies and group settings (DECISIONS 12).
+ * Replies and group settings (docs/internals.md, Whatspie compatibility).
  *
  * - `messages.quoted`: the message an outgoing one replies to, resolved when
  *   it was accepted (JSON of the network seam's QuotedMessage), so the sender

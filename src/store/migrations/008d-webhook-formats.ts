@@ -1,5 +1,5 @@
 /**
- * Webhook formats and reply by response (DECISIONS 12, issue 11).
+ * Webhook formats and reply by response (docs/internals.md, Whatspie compatibility, issue 11).
  *
  * - `devices.webhook_format`: how the device's deliveries are rendered at
  *   delivery time: `standard` (the default), `whatspie_v1` or `whatspie_v2`.

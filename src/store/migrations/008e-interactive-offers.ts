@@ -1,5 +1,5 @@
 /**
- * Lists and templates on a network that delivers them as text (DECISIONS 10).
+ * Lists and templates on a network that delivers them as text (docs/internals.md, WhatsApp and sandbox accounts).
  *
  * - `messages.rendered_as`: how the network delivered an outgoing message
  *   when not in its own form (`text`); null otherwise. Set when it is sent.

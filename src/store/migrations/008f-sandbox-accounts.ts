@@ -1,5 +1,5 @@
 /**
- * Sandbox accounts (DECISIONS 10): an account created as a sandbox account has
+ * Sandbox accounts (docs/internals.md, WhatsApp and sandbox accounts): an account created as a sandbox account has
  * its devices on the simulated network even when the gateway runs WhatsApp.
  *
  * - `accounts.sandbox`: 1 for an account created with `--sandbox`, 0 otherwise.

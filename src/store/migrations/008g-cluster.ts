@@ -1,5 +1,5 @@
 /**
- * The cluster (DECISIONS 11): nodes sharing one PostgreSQL database, and one
+ * The cluster (docs/internals.md, Clusters): nodes sharing one PostgreSQL database, and one
  * fenced lease per device saying which node holds its connection.
  *
  * - `cluster_nodes`: one row per node name; `instance` is the process that

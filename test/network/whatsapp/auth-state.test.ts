@@ -1,4 +1,4 @@
-// DECISIONS 10 and issue 12: a WhatsApp session's credentials and Signal keys
+// docs/internals.md, WhatsApp and sandbox accounts and issue 12: a WhatsApp session's credentials and Signal keys
 // live in the gateway's store (SQLite or PostgreSQL), sealed; every key write
 // is one transaction; a failed write is an error; one writer per session.
 // Driven by the real Signal library Baileys uses, with two parties talking.
@@ -252,7 +252,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp auth state in the store', () => {
   });
 
   it('concurrent claims (from two store handles on PostgreSQL, as two nodes would): only the latest writes', async () => {
-    // SQLite has one node and one handle (DECISIONS 11); PostgreSQL is shared by processes.
+    // SQLite has one node and one handle (docs/internals.md, Clusters); PostgreSQL is shared by processes.
     const other =
       storeKind === 'postgres' ? openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir }) : store;
     if (other !== store) extraStores.push(other);

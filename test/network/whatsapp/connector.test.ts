@@ -198,7 +198,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
     });
   });
 
-  describe('close codes (DECISIONS 10)', () => {
+  describe('close codes (docs/internals.md, WhatsApp and sandbox accounts)', () => {
     it.each([
       [401, 'logged_out', undefined],
       [403, 'logged_out', undefined],

@@ -1,4 +1,4 @@
-// Issue 12 (what the seam carries after issue 11, on WhatsApp) and DECISIONS 12: the whole gateway
+// Issue 12 (what the seam carries after issue 11, on WhatsApp) and docs/internals.md, Whatspie compatibility: the whole gateway
 // over the WhatsApp connector, its Baileys socket the scripted fake. A restart drops the socket and
 // opens a new one on the same credentials; a group JID, group settings, mentions and a reply reach
 // the socket as Baileys needs them; a setting WhatsApp refuses is a 400 naming it.

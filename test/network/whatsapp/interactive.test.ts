@@ -1,4 +1,4 @@
-// DECISIONS 10 on the WhatsApp connector, over the scripted socket and the
+// docs/whatsapp.md (lists and templates) on the WhatsApp connector, over the scripted socket and the
 // real store (both SQLite and PostgreSQL): list and template go as text and
 // the connection says so; a reply within 24 h that picks a choice is reported
 // as list_reply / button_reply, also after a restart; the native form on
@@ -40,7 +40,7 @@ const TEMPLATE: NetworkMessageContent = {
 };
 const ids = Array.from({ length: 8 }, (_, i) => `01JQZ3Y8N5S7T9V1W3X5Y7Z9C${i}`);
 
-describe.skipIf(noStoreAvailable)('WhatsApp: list and template (DECISIONS 10)', () => {
+describe.skipIf(noStoreAvailable)('WhatsApp: list and template (docs/whatsapp.md)', () => {
   let h: WhatsAppHarness;
   beforeEach(async () => {
     h = await WhatsAppHarness.open();

@@ -1,4 +1,4 @@
-// DECISIONS 10: list and template on WhatsApp go as formatted text with
+// docs/internals.md, WhatsApp and sandbox accounts: list and template on WhatsApp go as formatted text with
 // numbered choices; a reply that is exactly a number offered or a title
 // offered (case-insensitively) picks that choice. The native form is only
 // built on request (experimental).

@@ -1,4 +1,4 @@
-// DECISIONS 10: stored network state is sealed with AES-256-GCM under
+// docs/internals.md, WhatsApp and sandbox accounts: stored network state is sealed with AES-256-GCM under
 // GATEWAY_NETWORK_KEY; a value that was tampered with, moved to another row or
 // sealed under an unknown key is refused, never returned.
 import { describe, expect, it } from 'vitest';
