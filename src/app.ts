@@ -435,6 +435,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           device.server_name !== null &&
           device.server_name !== config.serverName &&
           clusterNode.isUp(device.server_name)),
+      isRecovering: (device) => connections.isRecovering(device.id),
     },
     mediaDispatcher: mediaAgent,
     logger: app.log,

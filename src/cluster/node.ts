@@ -28,7 +28,7 @@ import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
 import { messagesRepository } from '../messages/repository.js';
 import { balance } from './balance.js';
-import { LeaseLostError, leaseKey, type DeviceHoldings, type HoldingsListener } from './holdings.js';
+import { LeaseLostError, leaseKey, type DeviceHoldings, type HoldingsListener, type LossCause } from './holdings.js';
 import { clusterRepository, type HeldLease, type Placement } from './repository.js';
 
 export interface ClusterTimings {
@@ -462,14 +462,14 @@ export class ClusterNode implements DeviceHoldings {
   }
 
   /** Tells every listener the device is no longer held here, and waits until they stopped using it. */
-  private async tell(deviceId: number): Promise<void> {
-    await Promise.allSettled([...this.listeners].map((listener) => listener.lost?.(deviceId)));
+  private async tell(deviceId: number, cause?: LossCause): Promise<void> {
+    await Promise.allSettled([...this.listeners].map((listener) => listener.lost?.(deviceId, cause)));
   }
 
-  private async dropAll(): Promise<void> {
+  private async dropAll(cause?: LossCause): Promise<void> {
     const devices = [...this.held.keys()];
     this.held.clear();
-    await Promise.allSettled(devices.map((deviceId) => this.tell(deviceId)));
+    await Promise.allSettled(devices.map((deviceId) => this.tell(deviceId, cause)));
   }
 
   private async releaseInStore(deviceIds: readonly number[]): Promise<void> {
@@ -506,7 +506,7 @@ export class ClusterNode implements DeviceHoldings {
       { devices: this.held.size },
       'the lease ran out before it could be renewed (store unreachable or process paused); every device dropped here',
     );
-    await this.dropAll();
+    await this.dropAll('expired');
   }
 
   /** The poll fallback of the wake-ups: held devices with messages waiting are told to their listeners. */
