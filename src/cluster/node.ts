@@ -78,6 +78,11 @@ export class ClusterNode implements DeviceHoldings {
   /** Counts acquisitions; a heartbeat's view of the leases is compared only with holdings older than it. */
   private seq = 0;
   private readonly listeners = new Set<HoldingsListener>();
+  /**
+   * Devices dropped because this node's lease ran out, until the next heartbeat says which are still ours:
+   * the others are told lost once more, without the cause, so nothing here waits to reconnect them.
+   */
+  private readonly expiredHere = new Set<number>();
   /** Clock time the last successful heartbeat was stamped with. */
   private renewedAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
@@ -435,6 +440,11 @@ export class ClusterNode implements DeviceHoldings {
       }
       await this.releaseInStore(unwanted);
     }
+    // Dropped when the lease ran out and not held again: another node has them now (or nobody needs them).
+    for (const deviceId of this.expiredHere) {
+      if (!this.held.has(deviceId)) await this.tell(deviceId);
+    }
+    this.expiredHere.clear();
   }
 
   /** Hands back `count` devices: each stops here first (connection dropped, lane finished), then its lease goes. */
@@ -506,6 +516,7 @@ export class ClusterNode implements DeviceHoldings {
       { devices: this.held.size },
       'the lease ran out before it could be renewed (store unreachable or process paused); every device dropped here',
     );
+    for (const deviceId of this.held.keys()) this.expiredHere.add(deviceId);
     await this.dropAll('expired');
   }
 

@@ -495,7 +495,10 @@ export class ConnectionManager implements DeviceConnections {
     ) {
       this.releaseSlot(live);
       // Only this attempt: a pairing started meanwhile (a QR request) is not this one to end.
-      if (this.live.get(deviceId) === live) this.drop(deviceId);
+      if (this.live.get(deviceId) === live) {
+        this.recovering.delete(deviceId);
+        this.drop(deviceId);
+      }
       return;
     }
     if (this.live.get(deviceId) !== live) return this.releaseSlot(live);
