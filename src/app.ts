@@ -57,7 +57,7 @@ import { installTwinStatus } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
-import { installValidation } from './http/validation.js';
+import { installValidation, isOptionalBody } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -234,6 +234,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // A route whose body may be left out takes `Content-Type: application/json` with nothing after it as no body.
+    if (body === '' && isOptionalBody(request.routeOptions.schema?.body)) {
+      done(null, undefined);
+      return;
+    }
     if (typeof body === 'string' && nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       const error = `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
       done(new ApiError('VALIDATION_FAILED', { errors: { body: [error] } }), undefined);
@@ -435,6 +440,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           device.server_name !== null &&
           device.server_name !== config.serverName &&
           clusterNode.isUp(device.server_name)),
+      isRecovering: (device) => connections.isRecovering(device.id),
     },
     mediaDispatcher: mediaAgent,
     logger: app.log,

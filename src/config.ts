@@ -68,6 +68,11 @@ export interface HttpLimits {
   readonly keepAliveTimeoutMs: number;
   /** Connections held at once; further ones are closed at once until some end. */
   readonly maxConnections: number;
+  /**
+   * Connections one client address (an IPv6 /64) may hold at once, at most maxConnections; further ones
+   * from it are closed at once, so one client never takes every slot (docs/hardening.md, also behind a proxy).
+   */
+  readonly maxConnectionsPerAddress: number;
 }
 
 export class ConfigError extends Error {
@@ -253,11 +258,16 @@ export function loadConfig(env: Env = process.env): Config {
 
 function httpLimits(env: Env): HttpLimits {
   const requestTimeoutMs = integer(env, 'GATEWAY_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const maxConnections = integer(env, 'GATEWAY_MAX_CONNECTIONS', 512, 1, 1_000_000);
+  // Half the slots by default: one client (or one proxy in front of a single node) still has hundreds.
+  const perAddress = integer(env, 'GATEWAY_MAX_CONNECTIONS_PER_IP', Math.ceil(maxConnections / 2), 1, 1_000_000);
   return {
     requestTimeoutMs,
     // Node refuses a header timeout above the request timeout; the smaller one is what would apply anyway.
     headersTimeoutMs: Math.min(integer(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000), requestTimeoutMs),
     keepAliveTimeoutMs: integer(env, 'GATEWAY_IDLE_TIMEOUT_MS', 10_000, 100, 3_600_000),
-    maxConnections: integer(env, 'GATEWAY_MAX_CONNECTIONS', 512, 1, 1_000_000),
+    maxConnections,
+    // Above the total it could never apply: the total is then the only cap, as with a value equal to it.
+    maxConnectionsPerAddress: Math.min(perAddress, maxConnections),
   };
 }

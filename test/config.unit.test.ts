@@ -35,7 +35,13 @@ describe('loadConfig', () => {
       serverName: hostname(),
       advertiseUrl: null,
       logLevel: 'info',
-      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 10_000, maxConnections: 512 },
+      http: {
+        requestTimeoutMs: 30_000,
+        headersTimeoutMs: 10_000,
+        keepAliveTimeoutMs: 10_000,
+        maxConnections: 512,
+        maxConnectionsPerAddress: 256,
+      },
       webhookRetentionDays: 7,
       messageRetentionDays: 0,
       networkKey: null,
@@ -52,9 +58,27 @@ describe('loadConfig', () => {
         GATEWAY_IDLE_TIMEOUT_MS: '65000',
         GATEWAY_MAX_CONNECTIONS: '2000',
       }).http,
-    ).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 65_000, maxConnections: 2000 });
+    ).toEqual({
+      requestTimeoutMs: 5000,
+      headersTimeoutMs: 5000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 2000,
+      maxConnectionsPerAddress: 1000,
+    });
     expect(configError({ GATEWAY_MAX_CONNECTIONS: '0' }).message).toBe(
       'GATEWAY_MAX_CONNECTIONS must be between 1 and 1000000, got 0',
+    );
+    // The per-address cap: given, at most the total, never 0.
+    expect(loadConfig({ GATEWAY_MAX_CONNECTIONS_PER_IP: '16' }).http.maxConnectionsPerAddress).toBe(16);
+    expect(
+      loadConfig({ GATEWAY_MAX_CONNECTIONS: '100', GATEWAY_MAX_CONNECTIONS_PER_IP: '5000' }).http
+        .maxConnectionsPerAddress,
+    ).toBe(100);
+    expect(configError({ GATEWAY_MAX_CONNECTIONS_PER_IP: '0' }).message).toBe(
+      'GATEWAY_MAX_CONNECTIONS_PER_IP must be between 1 and 1000000, got 0',
+    );
+    expect(configError({ GATEWAY_MAX_CONNECTIONS_PER_IP: 'ten' }).message).toBe(
+      'GATEWAY_MAX_CONNECTIONS_PER_IP must be a whole number, got "ten"',
     );
     expect(configError({ GATEWAY_REQUEST_TIMEOUT_MS: '1s' }).message).toBe(
       'GATEWAY_REQUEST_TIMEOUT_MS must be a whole number, got "1s"',

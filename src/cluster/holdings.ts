@@ -35,6 +35,13 @@ export class DeviceUnavailableError extends Error {
   }
 }
 
+/**
+ * Why a device stopped being held here: `expired` when this node's own lease ran out before it could be
+ * renewed (the store did not answer, or the process was paused); the node takes it back once the store
+ * answers again, unless another node took it meanwhile. Absent: taken over, handed back or let go.
+ */
+export type LossCause = 'expired';
+
 /** Told when this node starts or stops holding a device. */
 export interface HoldingsListener {
   /** The device is held here from now on (connect it). */
@@ -43,7 +50,7 @@ export interface HoldingsListener {
    * The device is no longer held here: drop its connection at once, stop its lane. A promise
    * is waited for before the lease is handed to another node (a send under way finishes first).
    */
-  lost?(deviceId: number): void | Promise<void>;
+  lost?(deviceId: number, cause?: LossCause): void | Promise<void>;
   /** A device held here was changed through another node (its settings are read again). */
   changed?(deviceId: number): void;
   /** Held devices with messages waiting (accepted on another node, or found by the poll). */

@@ -28,7 +28,7 @@ import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
 import { messagesRepository } from '../messages/repository.js';
 import { balance } from './balance.js';
-import { LeaseLostError, leaseKey, type DeviceHoldings, type HoldingsListener } from './holdings.js';
+import { LeaseLostError, leaseKey, type DeviceHoldings, type HoldingsListener, type LossCause } from './holdings.js';
 import { clusterRepository, type HeldLease, type Placement } from './repository.js';
 
 export interface ClusterTimings {
@@ -78,6 +78,11 @@ export class ClusterNode implements DeviceHoldings {
   /** Counts acquisitions; a heartbeat's view of the leases is compared only with holdings older than it. */
   private seq = 0;
   private readonly listeners = new Set<HoldingsListener>();
+  /**
+   * Devices dropped because this node's lease ran out, until the next heartbeat says which are still ours:
+   * the others are told lost once more, without the cause, so nothing here waits to reconnect them.
+   */
+  private readonly expiredHere = new Set<number>();
   /** Clock time the last successful heartbeat was stamped with. */
   private renewedAt = -Infinity;
   private timer: NodeJS.Timeout | null = null;
@@ -435,6 +440,11 @@ export class ClusterNode implements DeviceHoldings {
       }
       await this.releaseInStore(unwanted);
     }
+    // Dropped when the lease ran out and not held again: another node has them now (or nobody needs them).
+    for (const deviceId of this.expiredHere) {
+      if (!this.held.has(deviceId)) await this.tell(deviceId);
+    }
+    this.expiredHere.clear();
   }
 
   /** Hands back `count` devices: each stops here first (connection dropped, lane finished), then its lease goes. */
@@ -462,14 +472,14 @@ export class ClusterNode implements DeviceHoldings {
   }
 
   /** Tells every listener the device is no longer held here, and waits until they stopped using it. */
-  private async tell(deviceId: number): Promise<void> {
-    await Promise.allSettled([...this.listeners].map((listener) => listener.lost?.(deviceId)));
+  private async tell(deviceId: number, cause?: LossCause): Promise<void> {
+    await Promise.allSettled([...this.listeners].map((listener) => listener.lost?.(deviceId, cause)));
   }
 
-  private async dropAll(): Promise<void> {
+  private async dropAll(cause?: LossCause): Promise<void> {
     const devices = [...this.held.keys()];
     this.held.clear();
-    await Promise.allSettled(devices.map((deviceId) => this.tell(deviceId)));
+    await Promise.allSettled(devices.map((deviceId) => this.tell(deviceId, cause)));
   }
 
   private async releaseInStore(deviceIds: readonly number[]): Promise<void> {
@@ -506,7 +516,8 @@ export class ClusterNode implements DeviceHoldings {
       { devices: this.held.size },
       'the lease ran out before it could be renewed (store unreachable or process paused); every device dropped here',
     );
-    await this.dropAll();
+    for (const deviceId of this.held.keys()) this.expiredHere.add(deviceId);
+    await this.dropAll('expired');
   }
 
   /** The poll fallback of the wake-ups: held devices with messages waiting are told to their listeners. */

@@ -14,8 +14,12 @@ import type { ContactsService } from './service.js';
 export const MAX_PHONES_PER_CHECK = 100;
 
 const CheckBody = Type.Object({
-  device: Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'The number of the device that asks' }),
-  phones: Type.Array(Type.String({ maxLength: 64 }), {
+  device: Type.String({
+    pattern: '^[1-9][0-9]{6,14}$',
+    description: 'The number of the device that asks',
+    examples: ['6281234567890'],
+  }),
+  phones: Type.Array(Type.String({ maxLength: 64, examples: ['6281234567891'] }), {
     minItems: 1,
     maxItems: MAX_PHONES_PER_CHECK,
     description: 'Numbers to check; one answer per distinct number, malformed ones answer `registered: false`',

@@ -14,6 +14,12 @@
  *   open --disconnected--> session (reconnect after backoff) --connected--> open
  *   any --logged_out--> (none), device UNPAIRED
  *
+ * A paired device whose connection is being re-established because of the
+ * store (this node's lease ran out while the store did not answer, or the
+ * store failed a step of the reconnect) is `recovering` until its connection
+ * opens or the network itself refuses it: sends answer 503 with Retry-After
+ * meanwhile, not 400 `Device not connected` (docs/hardening.md).
+ *
  * Which devices it connects is the cluster's to say (src/cluster/): it
  * connects a device when the cluster says it is held here and drops it at
  * once when it is not; every state write carries the lease epoch the device
@@ -30,7 +36,8 @@ import { recordEvent } from '../events/record.js';
 import type { Network, NetworkConnection, NetworkEvent, ReconnectHint } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
-import { DeviceUnavailableError, LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
+import { DeviceUnavailableError, LeaseLostError, type DeviceHoldings, type LossCause } from '../cluster/holdings.js';
+import { storeFault } from '../store/faults.js';
 import {
   QUEUE_END_BATCH,
   REASON_LOGGED_OUT,
@@ -132,6 +139,8 @@ const LOOP_WINDOW_MS = 5 * 60_000;
 
 export class ConnectionManager implements DeviceConnections {
   private readonly live = new Map<number, Live>();
+  /** Paired devices whose connection is being re-established because of the store (see the header). */
+  private readonly recovering = new Set<number>();
   private readonly listeners = new Set<DeviceNetworkListener>();
   private generation = 0;
   private slotsInUse = 0;
@@ -157,7 +166,7 @@ export class ConnectionManager implements DeviceConnections {
     };
     options.holdings.subscribe({
       acquired: (deviceId, epoch) => this.adopt(deviceId, epoch),
-      lost: (deviceId) => this.forget(deviceId),
+      lost: (deviceId, cause) => this.forget(deviceId, cause),
     });
   }
 
@@ -190,8 +199,11 @@ export class ConnectionManager implements DeviceConnections {
   }
 
   /** The device is no longer held here: its connection closes, and its lease goes once the writes it began are over. */
-  private async forget(deviceId: number): Promise<void> {
+  private async forget(deviceId: number, cause?: LossCause): Promise<void> {
     const live = this.live.get(deviceId);
+    // A lease that ran out because the store did not answer is taken back here once it answers again.
+    if (cause === 'expired' && live?.mode === 'session') this.recovering.add(deviceId);
+    else this.recovering.delete(deviceId);
     if (live === undefined) return;
     this.drop(deviceId);
     // Not fenced (the lease is gone): only while the row still names this node, never over the new holder's.
@@ -246,6 +258,14 @@ export class ConnectionManager implements DeviceConnections {
 
   isConnected(deviceId: number): boolean {
     return this.connection(deviceId) !== null;
+  }
+
+  /**
+   * True while the device is not connected because its connection is being re-established after the
+   * store failed it: it is unavailable for a moment (503, retry), not disconnected (400).
+   */
+  isRecovering(deviceId: number): boolean {
+    return this.recovering.has(deviceId) && !this.isConnected(deviceId);
   }
 
   /** The current QR text of the device's pairing attempt, starting one if none runs. */
@@ -453,7 +473,20 @@ export class ConnectionManager implements DeviceConnections {
       this.drop(deviceId);
       return;
     }
-    const device = await devicesRepository.findById(this.options.store.db, deviceId).catch(() => undefined);
+    let device: DeviceRow | undefined;
+    try {
+      device = await devicesRepository.findById(this.options.store.db, deviceId);
+    } catch (error) {
+      this.releaseSlot(live);
+      if (this.live.get(deviceId) !== live || storeFault(error) === null) {
+        if (this.live.get(deviceId) === live) this.drop(deviceId);
+        return;
+      }
+      // The store did not answer: the device is still paired, so it is tried again (it used to be dropped for good).
+      this.recovering.add(deviceId);
+      this.scheduleReconnect(deviceId, live);
+      return;
+    }
     if (
       device === undefined ||
       device.network_session === null ||
@@ -462,7 +495,10 @@ export class ConnectionManager implements DeviceConnections {
     ) {
       this.releaseSlot(live);
       // Only this attempt: a pairing started meanwhile (a QR request) is not this one to end.
-      if (this.live.get(deviceId) === live) this.drop(deviceId);
+      if (this.live.get(deviceId) === live) {
+        this.recovering.delete(deviceId);
+        this.drop(deviceId);
+      }
       return;
     }
     if (this.live.get(deviceId) !== live) return this.releaseSlot(live);
@@ -564,15 +600,25 @@ export class ConnectionManager implements DeviceConnections {
         return this.onPaired(deviceId, live, event.phone, event.session);
       case 'connected': {
         this.outdatedLogged.delete(deviceId);
+        this.recovering.delete(deviceId);
         live.open = true;
         live.openedAt = Date.now();
         // The backoff is not reset yet: a connection that drops again at once is flapping (see the drop).
         if (live.failures > 0) this.options.logger.info({ deviceId, attempts: live.failures }, 'device reconnected');
         else this.options.logger.info({ deviceId }, 'device connected');
         this.releaseSlot(live);
-        await this.fenced(deviceId, live.epoch, (trx) =>
-          devicesRepository.setConnected(trx, deviceId, true, this.options.serverName),
-        );
+        try {
+          await this.fenced(deviceId, live.epoch, (trx) =>
+            devicesRepository.setConnected(trx, deviceId, true, this.options.serverName),
+          );
+        } catch (error) {
+          if (storeFault(error) === null) throw error;
+          // Open all the same: this node sends through it; the row says so at the next connect.
+          this.options.logger.warn(
+            { deviceId, fault: storeFault(error)?.code },
+            'device connected, but the store did not take the write',
+          );
+        }
         break;
       }
       case 'disconnected': {
@@ -589,7 +635,19 @@ export class ConnectionManager implements DeviceConnections {
         }
         if (live.openedAt !== 0 && Date.now() - live.openedAt >= STABLE_MS) live.failures = 0;
         live.openedAt = 0;
-        await this.fenced(deviceId, live.epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
+        // The network refused or dropped it: not connected, whatever the store did before.
+        this.recovering.delete(deviceId);
+        try {
+          await this.fenced(deviceId, live.epoch, (trx) => devicesRepository.setConnected(trx, deviceId, false));
+        } catch (error) {
+          if (storeFault(error) === null) throw error;
+          // The store did not take the write: the reconnect below must happen all the same (it used not to).
+          this.recovering.add(deviceId);
+          this.options.logger.warn(
+            { deviceId, fault: storeFault(error)?.code },
+            'device connection dropped while the store is out of service; reconnecting',
+          );
+        }
         const hint = event.retry ?? 'backoff';
         this.logDrop(deviceId, event.reason, hint);
         if (this.live.get(deviceId) === live && !this.closed) {
@@ -603,6 +661,7 @@ export class ConnectionManager implements DeviceConnections {
         break;
       }
       case 'logged_out': {
+        this.recovering.delete(deviceId);
         live.open = false;
         this.releaseSlot(live);
         this.drop(deviceId);
@@ -715,6 +774,8 @@ export class ConnectionManager implements DeviceConnections {
 
   /** Forgets the device here: closes its connection quietly and clears its timers. */
   private drop(deviceId: number, endedBy: QrUnavailableError['endedBy'] = null, letGo = true): void {
+    // Ended on purpose (logout, deletion, suspension): nothing is being re-established.
+    if (endedBy === 'release') this.recovering.delete(deviceId);
     const live = this.live.get(deviceId);
     if (live === undefined) return;
     this.live.delete(deviceId);

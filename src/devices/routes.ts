@@ -12,6 +12,7 @@ import {
   DeviceEnvelope,
   IdParams,
   NameString,
+  NoFieldsBody,
   Nullable,
   PageMeta,
   PageQuery,
@@ -50,6 +51,7 @@ const PairingCodeBody = Type.Object({
   phone: Type.String({
     pattern: '^[1-9][0-9]{6,14}$',
     description: 'The number of the phone that will type the code; digits only, country code first',
+    examples: ['6281234567890'],
   }),
 });
 
@@ -70,7 +72,13 @@ const CreateDeviceBody = Type.Object({
   package: Type.String({ enum: PACKAGE_CODES, description: 'Package code (spec 2.2)' }),
   name: NameString(100),
   phone: Type.Optional(
-    Nullable(Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Only this number may pair the device' })),
+    Nullable(
+      Type.String({
+        pattern: '^[1-9][0-9]{6,14}$',
+        description: 'Only this number may pair the device',
+        examples: ['6281234567899'],
+      }),
+    ),
   ),
 });
 
@@ -80,7 +88,12 @@ const UpdateDeviceBody = Type.Object(
     name: Type.Optional(NameString(100)),
     webhook_url: Type.Optional(
       Nullable(
-        Type.String({ minLength: 1, maxLength: 2048, description: 'Absolute http(s) URL; null to stop deliveries' }),
+        Type.String({
+          minLength: 1,
+          maxLength: 2048,
+          description: 'Absolute http(s) URL; null to stop deliveries',
+          examples: ['https://example.com/webhooks/gateway'],
+        }),
       ),
     ),
     webhook_format: Type.Optional(
@@ -271,6 +284,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         tags,
         summary: 'Log the device out of the network (it becomes UNPAIRED)',
         params: IdParams,
+        body: NoFieldsBody,
         response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 404) },
       },
       config: { fieldErrors: notFoundById },
@@ -290,6 +304,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         description:
           'A paired device reconnects from its stored session (`connected` is false until it is back); a running pairing attempt ends, and the next QR request starts a new one.',
         params: IdParams,
+        body: NoFieldsBody,
         response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 403, 404) },
       },
       config: { fieldErrors: notFoundById },

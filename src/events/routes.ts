@@ -8,7 +8,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
-import { DeviceEnvelope, IdParams, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
+import { DeviceEnvelope, IdParams, NoFieldsBody, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
 import { DeviceSchema, presentDevice } from '../devices/present.js';
 import { DELIVERY_STATUSES, DeliverySchema } from './present.js';
 import { EVENT_TYPES } from './record.js';
@@ -77,6 +77,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         description:
           'The delivery becomes due at once and is attempted in the background; follow it in the delivery log. A delivery that is being attempted right now finishes that attempt instead.',
         params: DeliveryParams,
+        body: NoFieldsBody,
         response: { 200: DeviceEnvelope(DeliverySchema), ...errorResponses(400, 401, 404) },
       },
       config: { fieldErrors: { id: 'DEVICE_NOT_FOUND', delivery_id: 'DELIVERY_NOT_FOUND' } },
@@ -96,6 +97,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         summary: 'Rotate the webhook signing secret (the device is returned with the new one)',
         description: 'Every attempt from now on, retries of older events included, is signed with the new secret only.',
         params: IdParams,
+        body: NoFieldsBody,
         response: { 200: DeviceEnvelope(DeviceSchema), ...errorResponses(401, 404) },
       },
       config: { fieldErrors: { id: 'DEVICE_NOT_FOUND' } },

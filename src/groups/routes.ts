@@ -43,9 +43,10 @@ const CreateBody = Type.Object({
   device: Type.String({
     pattern: '^[1-9][0-9]{6,14}$',
     description: 'The number of the device that creates the group',
+    examples: ['6281234567890'],
   }),
   name: NameString(100, { description: 'The group’s subject' }),
-  participants: Type.Array(Type.String({ maxLength: 32 }), {
+  participants: Type.Array(Type.String({ maxLength: 32, examples: ['6281234567891'] }), {
     maxItems: 1023,
     description: 'Numbers to add; the device becomes superadmin. Numbers the network refuses are left out.',
   }),
@@ -107,6 +108,7 @@ const MembersAddBody = Type.Object({
   device: Type.Optional(ActingDevice),
   participants: Type.Optional(
     Type.Unknown({
+      examples: [['6281234567891', '6281234567892']],
       description: `Array of 1 to ${MAX_PARTICIPANTS_PER_REQUEST} phone numbers (digits only, country code first, no +). Malformed ones fail as INVALID_NUMBER; duplicates count once.`,
     }),
   ),

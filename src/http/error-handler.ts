@@ -1,7 +1,8 @@
 /**
  * Renders every failure in the contract's envelope (docs/internals.md, Answers and errors): API errors,
  * schema validation, framework errors (bad JSON, content type, body size),
- * unknown routes and wrong methods.
+ * unknown routes and wrong methods. A client that hung up before its request was
+ * read is not a failure: it is noted at debug level and not answered.
  *
  * Owns: the mapping from any thrown thing to `{code, message, error?, errors?}`.
  * Must never: leak a stack, SQL text or internal path; a 5xx says only
@@ -11,6 +12,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
+import { requestUrlForLog } from './log-redaction.js';
 import { GROUP_REF_PATTERN, GROUP_REF_RULE, NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
 import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';
 
@@ -181,6 +183,18 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return new ApiError('INTERNAL');
 }
 
+/**
+ * True when the error is the client's connection ending while its request body was still being read:
+ * Node fails the request stream with `aborted` (code ECONNRESET, the same code a lost database
+ * connection has), so it is recognised by being the request stream's own error, not by its code.
+ */
+export function clientWentAway(error: unknown, request: FastifyRequest): boolean {
+  const raw = request.raw;
+  if (raw.errored !== null && raw.errored === error) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return raw.aborted && (code === 'ECONNRESET' || code === 'ECONNABORTED');
+}
+
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.detail.headers !== undefined) reply.headers(error.detail.headers);
   // RFC 9110: a 401 names the scheme that would be accepted.
@@ -205,6 +219,16 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error, request, reply) => {
+    if (clientWentAway(error, request)) {
+      // Nobody is left to answer, and nothing of ours failed: one debug line, no answer, no 5xx counted.
+      request.log.debug(
+        { method: request.method, url: requestUrlForLog(request) },
+        'client closed the connection before its request was read',
+      );
+      reply.hijack();
+      request.raw.socket?.destroy();
+      return;
+    }
     const apiError = toApiError(error, request);
     if (apiError.code === 'STORE_UNAVAILABLE') {
       request.log.error({ err: error, fault: storeFault(error)?.code }, 'request failed: the store is out of service');

@@ -11,6 +11,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { isOptionalBody } from './validation.js';
 
 export async function installOpenApi(app: FastifyInstance, description: string): Promise<void> {
   await app.register(swagger, {
@@ -26,7 +27,9 @@ export async function installOpenApi(app: FastifyInstance, description: string):
       },
       security: [{ bearer: [] }],
     },
-    transform: ({ schema, url }) => ({ schema: withFormBodies(withOptionalDefaults(schema)), url }),
+    transform: ({ schema, url }) => ({ schema: withOptionalBody(withFormBodies(withOptionalDefaults(schema))), url }),
+    transformObject: (document) =>
+      optionalBodiesNotRequired((document as { openapiObject: JsonObject }).openapiObject) as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   // Every route is also served under /api (docs/internals.md, Answers and errors), the document included.
@@ -48,6 +51,31 @@ export function withFormBodies<T>(schema: T): T {
   const route = schema as { body?: unknown; consumes?: unknown } | undefined;
   if (route?.body === undefined || route.consumes !== undefined) return schema;
   return { ...route, consumes: BODY_CONTENT_TYPES } as T;
+}
+
+/** Marks an operation whose body may be left out (`Type.Optional`, e.g. NoFieldsBody), for the pass below. */
+const OPTIONAL_BODY = 'x-optional-body';
+
+export function withOptionalBody<T>(schema: T): T {
+  const body = (schema as { body?: unknown } | undefined)?.body;
+  if (!isOptionalBody(body)) return schema;
+  return { ...schema, [OPTIONAL_BODY]: true } as T;
+}
+
+/**
+ * The document with `requestBody.required: false` where the body may be left out: @fastify/swagger
+ * marks every declared body required, which would tell generated clients they must send one.
+ */
+export function optionalBodiesNotRequired(document: JsonObject): JsonObject {
+  for (const operations of Object.values((document.paths ?? {}) as Record<string, Record<string, JsonObject>>)) {
+    for (const operation of Object.values(operations)) {
+      if (operation[OPTIONAL_BODY] !== true) continue;
+      delete operation[OPTIONAL_BODY];
+      const requestBody = operation.requestBody as JsonObject | undefined;
+      if (requestBody !== undefined) requestBody.required = false;
+    }
+  }
+  return document;
 }
 
 /**

@@ -57,6 +57,21 @@ export const NOT_BLANK = '\\S';
 export const NameString = (maxLength: number, options: { description?: string } = {}) =>
   Type.String({ maxLength, pattern: NOT_BLANK, ...options });
 
+/**
+ * The body of an action that takes no fields: declared, so clients generated from the document send
+ * `{}`, and optional, so no body, an empty form or a JSON object all do; fields sent anyway are
+ * ignored, as the hosted service's clients may send their own (DECISIONS 12).
+ */
+export const NoFieldsBody = Type.Optional(
+  Type.Object(
+    {},
+    {
+      description: 'No fields: send `{}`, an empty form or no body at all (fields sent anyway are ignored)',
+      examples: [{}],
+    },
+  ),
+);
+
 export const IdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }) });
 
 export const PageQuery = Type.Object({

@@ -5,15 +5,17 @@
  * request Node's parser refuses (unknown method, oversized headers, a bad
  * chunk, conflicting lengths, a timeout) is answered.
  *
- * Owns: the Fastify/Node server options that bound time and connections, and
- * the `clientError` handler that writes those refusals in the envelope
- * (docs/internals.md, Answers and errors).
+ * Owns: the Fastify/Node server options that bound time and connections
+ * (in all, and per client address: docs/hardening.md), and the `clientError`
+ * handler that writes those refusals in the envelope (docs/internals.md,
+ * Answers and errors).
  * Must never: write to a socket whose answer has already started, or keep a
  * refused connection open.
  */
 import { maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { HttpLimits } from '../config.js';
 import { ApiError, errorBody, type ErrorCode } from './errors.js';
 
@@ -38,9 +40,62 @@ export function serverTimeoutOptions(limits: HttpLimits) {
   };
 }
 
-/** Caps the connections of the app's server (applied before it listens). */
+/** A warning about refused connections is written at most this often, whatever an attacker does. */
+const REFUSAL_WARN_INTERVAL_MS = 60_000;
+
+/**
+ * The address a connection is counted under: an IPv4 address (also when it comes IPv4-mapped), or
+ * the /64 of an IPv6 one, since one IPv6 client commonly has a whole /64 to pick addresses from.
+ */
+export function clientKey(address: string | undefined): string {
+  if (address === undefined || !ipaddr.isValid(address)) return address ?? '';
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
+}
+
+/**
+ * Caps the connections of the app's server (applied before it listens): in all (Node closes the
+ * ones over it before they are handed over), and per client address, so that one client holding
+ * half-sent requests never takes every slot and leaves none for the others.
+ */
 export function capConnections(app: FastifyInstance, limits: HttpLimits): void {
   app.server.maxConnections = limits.maxConnections;
+  const perAddress = limits.maxConnectionsPerAddress;
+  if (perAddress >= limits.maxConnections) return;
+  const held = new Map<string, number>();
+  let refused = 0;
+  let warnedAt = -Infinity;
+  app.server.on('connection', (socket: Socket) => {
+    const key = clientKey(socket.remoteAddress);
+    const count = held.get(key) ?? 0;
+    if (count >= perAddress) {
+      // Closed before a byte is read, as Node closes those over the total: nothing is parsed or answered.
+      socket.destroy();
+      refused += 1;
+      const now = Date.now();
+      if (now - warnedAt >= REFUSAL_WARN_INTERVAL_MS) {
+        app.log.warn(
+          { address: key, refused, perAddress },
+          'connections refused: this client address holds as many as GATEWAY_MAX_CONNECTIONS_PER_IP allows',
+        );
+        warnedAt = now;
+        refused = 0;
+      }
+      return;
+    }
+    held.set(key, count + 1);
+    socket.once('close', () => {
+      const left = (held.get(key) ?? 1) - 1;
+      if (left <= 0) held.delete(key);
+      else held.set(key, left);
+    });
+  });
 }
 
 interface ParserError extends Error {

@@ -16,6 +16,7 @@ import { Ajv, type Options } from 'ajv';
 import * as addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { ValidateFunction } from 'ajv';
+import { TypeGuard, type TSchema } from '@sinclair/typebox';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default;
@@ -37,6 +38,23 @@ export function isValidatedByHandler(schema: unknown): boolean {
 
 const accept = () => true;
 
+/** True for a body schema made with `Type.Optional` (e.g. NoFieldsBody): no body at all is one of its forms. */
+export function isOptionalBody(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && TypeGuard.IsOptional(schema as TSchema);
+}
+
+/** The validator of an optional body: a request without one passes; one that has a body is checked. */
+function orNoBody(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    // Fastify hands a validator `null` for a request without a body (a JSON body of `null` is refused by its parser).
+    if (data === undefined || data === null) return true;
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return checked;
+}
+
 export function installValidation(app: FastifyInstance): void {
   const bodies = new Ajv({ ...common, coerceTypes: false });
   const textual = new Ajv({ ...common, coerceTypes: true });
@@ -44,6 +62,8 @@ export function installValidation(app: FastifyInstance): void {
   addFormats(textual);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body' && handlerValidated.has(schema)) return accept;
+    if (httpPart === 'body' && isOptionalBody(schema))
+      return orNoBody(bodies.compile(schema as FastifySchema & object));
     if (httpPart === 'body') return bodies.compile(schema as FastifySchema & object);
     return withDecimalIntegers(schema, textual.compile(schema as FastifySchema & object));
   });

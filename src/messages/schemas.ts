@@ -19,6 +19,7 @@ import {
   TEXT_MAX,
   type ListLimits,
 } from './limits.js';
+import { GROUP_SEND_EXAMPLES, SEND_EXAMPLES } from './examples.js';
 
 export const MESSAGE_TYPES = ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
@@ -370,6 +371,8 @@ function bodyOf(type: MessageType, common: typeof CommonFields | typeof GroupCom
 export const SendBodySchema = Type.Unsafe<Static<typeof CommonFields> & { type: MessageType; params: unknown }>({
   oneOf: MESSAGE_TYPES.map((type) => bodyOf(type, CommonFields)),
   discriminator: { propertyName: 'type' },
+  // Shown by /docs instead of an example made up from the schema ("string" in every field).
+  'x-examples': SEND_EXAMPLES,
 });
 
 /** The body of `POST /groups/{id}/send`: the same without `receiver`, `device` optional. */
@@ -378,6 +381,7 @@ export const GroupSendBodySchema = Type.Unsafe<
 >({
   oneOf: MESSAGE_TYPES.map((type) => bodyOf(type, GroupCommonFields)),
   discriminator: { propertyName: 'type' },
+  'x-examples': GROUP_SEND_EXAMPLES,
 });
 
 export type ChatParamsBody = Static<typeof ChatParams>;

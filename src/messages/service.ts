@@ -14,6 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../http/errors.js';
+import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import type { NetworkMessageContent, OutgoingNetworkMessage, QuotedMessage } from '../network/network.js';
 import {
   MediaFetchError,
@@ -36,11 +37,21 @@ import { deviceGroup, isGroupJid } from '../groups/lookup.js';
 import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
 
 /** What the message service needs to know about devices and their connections. */
+/** A send refused while the device reconnects after a store fault: the store's own 503, with Retry-After. */
+function reconnectingAfterStoreFault(): ApiError {
+  return new ApiError('STORE_UNAVAILABLE', {
+    error: 'the device is reconnecting after the store was out of service; retry shortly',
+    headers: { 'retry-after': String(STORE_RETRY_AFTER_S) },
+  });
+}
+
 export interface SenderDirectory {
   /** The account's device with this number (not deleted), if any. */
   findByPhone(accountId: number, phone: string): Promise<DeviceRow | undefined>;
   /** Whether the device's connection is open now, here or (in a cluster) on the node holding it. */
   isConnected(device: DeviceRow): boolean;
+  /** Not connected because its connection is being re-established after a store fault (see ConnectionManager). */
+  isRecovering?(device: DeviceRow): boolean;
 }
 
 export interface MessagesServiceOptions {
@@ -152,7 +163,11 @@ export class MessagesService {
   ): Promise<SendAnswer> {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     // An open connection means paired; a device not connected right now cannot take messages.
-    if (!this.options.senders.isConnected(device)) throw new ApiError('DEVICE_NOT_CONNECTED');
+    if (!this.options.senders.isConnected(device)) {
+      // Being reconnected because the store failed it: unavailable for a moment (retry), not disconnected (give up).
+      if (this.options.senders.isRecovering?.(device) === true) throw reconnectingAfterStoreFault();
+      throw new ApiError('DEVICE_NOT_CONNECTED');
+    }
     const quoted =
       request.quotedMessageId === undefined
         ? undefined

@@ -20,7 +20,11 @@ import type { PairingService } from '../devices/pairing.js';
 import type { Store } from '../store/store.js';
 import { SandboxControlService } from './service.js';
 
-const Phone = Type.String({ pattern: '^[1-9][0-9]{6,14}$', description: 'Digits only, country code first' });
+const Phone = Type.String({
+  pattern: '^[1-9][0-9]{6,14}$',
+  description: 'Digits only, country code first',
+  examples: ['6281234567890'],
+});
 const PhoneParams = Type.Object({ phone: Type.String({ maxLength: 32 }) });
 
 const PhoneSettings = Type.Object({
@@ -97,7 +101,15 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       schema: {
         tags,
         summary: 'A phone scans a pairing QR code (`qr` is the text the QR image decodes to)',
-        body: Type.Object({ qr: Type.String({ minLength: 1, maxLength: 1000 }), phone: Phone }),
+        body: Type.Object({
+          qr: Type.String({
+            minLength: 1,
+            maxLength: 1000,
+            description: 'The text the QR image decodes to (GET /devices/{id}/qr)',
+            examples: ['sandbox-qr:2@k5vQ0LqX3m'],
+          }),
+          phone: Phone,
+        }),
         response: { 200: CodeEnvelope(Type.Object({ device_phone: Type.String() })), ...errorResponses(400, 401) },
       },
       config: { fieldErrors: { phone: 'INVALID_PHONE' } },
@@ -114,7 +126,15 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       schema: {
         tags,
         summary: 'A phone’s user types a pairing code (from `POST /devices/{id}/pairing-code`) on the phone',
-        body: Type.Object({ pairing_code: Type.String({ minLength: 1, maxLength: 20 }), phone: Phone }),
+        body: Type.Object({
+          pairing_code: Type.String({
+            minLength: 1,
+            maxLength: 20,
+            description: 'The code POST /devices/{id}/pairing-code answered',
+            examples: ['ABCD-EFGH'],
+          }),
+          phone: Phone,
+        }),
         response: { 200: CodeEnvelope(Type.Object({ device_phone: Type.String() })), ...errorResponses(400, 401) },
       },
       config: { fieldErrors: { phone: 'INVALID_PHONE' } },

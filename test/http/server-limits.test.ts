@@ -64,6 +64,8 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
           headersTimeoutMs: HEADERS_TIMEOUT_MS,
           keepAliveTimeoutMs: 1_000,
           maxConnections: MAX_CONNECTIONS,
+          // Every client here is 127.0.0.1: the per-address cap is test/http/held-connections.test.ts's.
+          maxConnectionsPerAddress: MAX_CONNECTIONS,
         },
       },
     });
@@ -188,6 +190,7 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: stalled connections cannot sta
           headersTimeoutMs: TIMEOUT_MS,
           keepAliveTimeoutMs: 1_000,
           maxConnections: CAP,
+          maxConnectionsPerAddress: CAP,
         },
       },
     });
