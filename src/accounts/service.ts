@@ -134,7 +134,9 @@ export class AccountsService {
    * token belongs to the default account (idempotent across restarts).
    */
   async bootstrap(configuredToken: string | null): Promise<{ printedToken: string | null }> {
-    return this.store.db.transaction().execute(async (trx) => {
+    // Nodes of a cluster start together on an empty store: the first decides, the others wait and find its
+    // account and token (checking then inserting, unserialized, made two of them insert `default`).
+    return this.store.serialized('gateway.bootstrap', async (trx) => {
       const now = this.clock.now();
       let account = await accountsRepository.findByName(trx, DEFAULT_ACCOUNT);
       const isEmpty = (await accountsRepository.countAccounts(trx)) === 0;

@@ -5,7 +5,7 @@
  * readiness checks, and closing. Repositories get `store.db` and the
  * capability flags; nothing outside src/store/ names a dialect.
  */
-import { Kysely, sql } from 'kysely';
+import { Kysely, sql, type Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Database } from './schema.js';
@@ -30,6 +30,13 @@ export interface Store {
   /** Where the data lives, without credentials, for the start-up log. */
   readonly description: string;
   migrate(): Promise<string[]>;
+  /**
+   * One transaction that no other process runs at the same time under the same `name`, so read-then-write work
+   * such as the first start's bootstrap is decided once: a second caller waits, then sees what the first wrote.
+   * PostgreSQL: a transaction-level advisory lock on the name; SQLite: the write transaction (BEGIN IMMEDIATE)
+   * already excludes every other writer.
+   */
+  serialized<T>(name: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /**
    * Whether the store answers, within READINESS_TIMEOUT_MS, and can write: after a write failed for a store
    * fault (full disk, read-only file), a throwaway write must succeed before it is ready again.
@@ -70,7 +77,7 @@ export function openStore(options: StoreOptions): Store {
     const url = options.databaseUrl;
     const { dialect } = openPostgres(url);
     const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
+    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, advisoryLock, async () => {
       const migrations = new Kysely<unknown>({
         dialect: introspectingOwnSchema(
           openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
@@ -87,9 +94,14 @@ export function openStore(options: StoreOptions): Store {
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
   const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
   const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, () =>
+  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, async () => undefined, () =>
     migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
   );
+}
+
+/** Held until the transaction ends; `hashtext` turns the name into the lock's key inside the database. */
+async function advisoryLock(trx: Transaction<Database>, name: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
 }
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -111,6 +123,7 @@ function build(
   health: WriteHealth,
   capabilities: StoreCapabilities,
   description: string,
+  exclude: (trx: Transaction<Database>, name: string) => Promise<void>,
   migrate: () => Promise<string[]>,
 ): Store {
   let closed = false;
@@ -128,6 +141,11 @@ function build(
     capabilities,
     description,
     migrate,
+    serialized: (name, work) =>
+      db.transaction().execute(async (trx) => {
+        await exclude(trx, name);
+        return work(trx);
+      }),
     async readiness() {
       try {
         await within(sql`select 1`.execute(db), READINESS_TIMEOUT_MS);
