@@ -26,6 +26,7 @@ import { ConnectionManager } from './devices/connections.js';
 import { PairingService } from './devices/pairing.js';
 import { createNetwork, sandboxScope, type NetworkHost } from './network/create.js';
 import { SqlNetworkStateStore } from './devices/network-state.js';
+import { DeviceNetworks, configuredNetwork } from './devices/networks.js';
 import type { Logger } from 'pino';
 import type { Network } from './network/network.js';
 import type { SandboxOptions } from './network/sandbox/index.js';
@@ -117,6 +118,8 @@ export interface Services {
   readonly devices: DevicesService;
   readonly connections: ConnectionManager;
   readonly network: Network;
+  /** Which network each device is on (DECISIONS 18). */
+  readonly networks: DeviceNetworks;
   readonly messages: MessagesService;
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
@@ -306,6 +309,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     timings: options.cluster,
   });
   const clusterNode = cluster.node;
+  const networks = new DeviceNetworks(store, configuredNetwork(config));
   const host: NetworkHost = {
     states: new SqlNetworkStateStore(
       store,
@@ -314,8 +318,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     ),
     // The network library logs warnings and worse only; its debug output would flood the log.
     logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
-    // The device's account decides its network, once per connection (DECISIONS 10: sandbox accounts).
-    onSandbox: (deviceId) => accounts.isSandboxDevice(deviceId),
+    // Once per connection: a paired device's own network, a pairing its account's (DECISIONS 10, 18).
+    networkOf: (deviceId, pairing) => networks.forConnection(deviceId, pairing),
   };
   const network =
     typeof options.network === 'function'
@@ -332,6 +336,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     logger: app.log,
     pairingWindowMs: config.pairingWindowS * 1000,
     onEventsRecorded: eventSignal.ring,
+    pairingNetwork: (accountId, db) => networks.ofAccount(accountId, db),
     ...options.connections,
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
@@ -448,6 +453,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     devices,
     connections,
     network,
+    networks,
     messages,
     dispatcher,
     groupSync,
@@ -480,9 +486,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           serverName: config.serverName,
           accounts,
         });
-        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp });
+        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp, networks });
         await api.register(messageRoutes, { messages });
-        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp });
+        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)

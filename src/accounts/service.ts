@@ -195,12 +195,6 @@ export class AccountsService {
     return this.sandboxScope === 'every-account' || (await this.account(accountId)).sandbox;
   }
 
-  /** Whether a device's connections go to the sandbox: its account's choice (a device never changes account). */
-  async isSandboxDevice(deviceId: number): Promise<boolean> {
-    if (this.sandboxScope === 'every-account') return true;
-    return (await accountsRepository.sandboxOfDevice(this.store.db, deviceId)) === true;
-  }
-
   /** Where the sandbox is the gateway's only network, every account is a sandbox account. */
   private shown(row: AccountRow): Account {
     return this.sandboxScope === 'every-account' ? { ...row, sandbox: true } : row;
