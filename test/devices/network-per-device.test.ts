@@ -14,6 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newStoreLocation, noStoreAvailable, startGateway, type StoreLocation } from '../helpers/gateway.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { createPairedDevice } from '../helpers/pairing.js';
+import { deviceRow } from '../helpers/rows.js';
+import type { NetworkEvent } from '../../src/network/network.js';
 import { waitFor } from '../helpers/wait.js';
 
 const DEVICE_PHONE = '6281277000001';
@@ -130,5 +132,57 @@ describe.skipIf(noStoreAvailable)('a device keeps the network it paired on', () 
       (n) => n > 0,
       { what: 'the new pairing reaching WhatsApp', timeoutMs: 30_000, intervalMs: 50 },
     );
+  });
+
+  it('a device paired on WhatsApp, with the gateway started on the sandbox alone, stays paired and untouched', async () => {
+    const location = await newStoreLocation();
+    cleanup.push(() => location.drop());
+    const first = await startGateway({ location });
+    const owner = await first.app.services.accounts.findAccount('default');
+    const { id } = await first.app.store.db
+      .insertInto('devices')
+      .values(
+        deviceRow(owner.id, {
+          name: 'paired on whatsapp',
+          phone: DEVICE_PHONE,
+          paired_status: 'PAIRED',
+          network_session: 'wa1.stored-elsewhere',
+          network: 'whatsapp',
+        }),
+      )
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await first.close({ keepStore: true });
+
+    // Started again on the sandbox: the session is not handed to the sandbox (which would end it).
+    const gw = await startGateway({ location });
+    cleanup.push(() => gw.close({ keepStore: true }));
+    const seen: NetworkEvent[] = [];
+    gw.app.services.connections.onEvent((deviceId, event) => {
+      if (deviceId === id) seen.push(event);
+    });
+    await gw.app.ready();
+    const dropped = await waitFor(
+      () => seen.find((e) => e.type === 'disconnected'),
+      (e) => e !== undefined,
+      { what: 'the connection attempt', timeoutMs: 15_000 },
+    );
+    expect(dropped).toMatchObject({
+      reason: 'paired on whatsapp, which this gateway does not run (see GATEWAY_NETWORK)',
+    });
+    const device = (await gw.request('GET', `/devices/${id}`)).body.data;
+    expect(device).toMatchObject({
+      paired_status: 'PAIRED',
+      connected: false,
+      network: 'whatsapp',
+      phone: DEVICE_PHONE,
+    });
+    const row = await gw.app.store.db
+      .selectFrom('devices')
+      .select('network_session')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.network_session).toBe('wa1.stored-elsewhere');
+    expect(seen.some((e) => e.type === 'logged_out')).toBe(false);
   });
 });
