@@ -154,9 +154,12 @@ export function openStore(options: StoreOptions): Store {
   );
 }
 
-/** Held until the transaction ends; `hashtext` turns the name into the lock's key inside the database. */
+/**
+ * Held until the transaction ends. Advisory locks are database-wide: the key is the name within this schema, so
+ * gateways on other schemas of the same database never wait for each other.
+ */
 async function advisoryLock(trx: Transaction<Database>, name: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+  await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '/' || ${name}))`.execute(trx);
 }
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
