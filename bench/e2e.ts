@@ -35,7 +35,7 @@ let sandbox: Running | null = null;
 let nodes: Nodes | null = null;
 try {
   const env = { GATEWAY_SEND_INTERVAL_MS: '0', LOG_LEVEL: 'info' };
-  store.cli('migrate');
+  store.cli('migrate', '--create');
   // The bootstrap account may hold 10 devices by default; raise it the way an operator would.
   store.cli('accounts', 'create', 'bench', '--max-devices', '1');
   if (kind === 'postgres') sandbox = await startSandbox();

@@ -73,7 +73,7 @@ const loadAtStart = loadAverage();
 const kind = storeKind();
 const nodeCount = Number(process.env.BENCH_NODES ?? 1);
 const store = await openBenchStore(kind);
-store.cli('migrate');
+store.cli('migrate', '--create');
 const sandbox: Running | null = nodeCount > 1 ? await startSandbox() : null;
 // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the gateway under this load.
 const nodes = await startNodes(

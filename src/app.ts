@@ -26,6 +26,7 @@ import { ConnectionManager } from './devices/connections.js';
 import { PairingService } from './devices/pairing.js';
 import { createNetwork, sandboxScope, type NetworkHost } from './network/create.js';
 import { SqlNetworkStateStore } from './devices/network-state.js';
+import { DeviceNetworks, configuredNetwork } from './devices/networks.js';
 import type { Logger } from 'pino';
 import type { Network } from './network/network.js';
 import type { SandboxOptions } from './network/sandbox/index.js';
@@ -57,7 +58,7 @@ import { installTwinStatus } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
-import { installValidation, isOptionalBody } from './http/validation.js';
+import { installValidation } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -117,6 +118,8 @@ export interface Services {
   readonly devices: DevicesService;
   readonly connections: ConnectionManager;
   readonly network: Network;
+  /** Which network each device is on (DECISIONS 18). */
+  readonly networks: DeviceNetworks;
   readonly messages: MessagesService;
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
@@ -230,15 +233,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installValidation(app);
   installErrorHandling(app);
   installTwinStatus(app);
-  // JSON and forms (docs/internals.md, Whatspie compatibility) are the bodies the API takes; anything else is 415, not parsed as text.
+  // JSON and forms (DECISIONS 12) are the bodies the API takes; anything else is 415, not parsed as text.
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    // A route whose body may be left out takes `Content-Type: application/json` with nothing after it as no body.
-    if (body === '' && isOptionalBody(request.routeOptions.schema?.body)) {
-      done(null, undefined);
-      return;
-    }
     if (typeof body === 'string' && nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       const error = `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
       done(new ApiError('VALIDATION_FAILED', { errors: { body: [error] } }), undefined);
@@ -276,7 +274,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     done();
   });
 
-  // One gateway per SQLite data directory (docs/internals.md, Clusters); the CLI opens the same store without this.
+  // One gateway per SQLite data directory (DECISIONS 11); the CLI opens the same store without this.
   const store = openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -300,7 +298,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await store.close();
     throw error;
   }
-  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
+  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (DECISIONS 11).
   const cluster = createCluster({
     store,
     databaseUrl: config.databaseUrl,
@@ -311,6 +309,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     timings: options.cluster,
   });
   const clusterNode = cluster.node;
+  const networks = new DeviceNetworks(store, configuredNetwork(config));
   const host: NetworkHost = {
     states: new SqlNetworkStateStore(
       store,
@@ -319,8 +318,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     ),
     // The network library logs warnings and worse only; its debug output would flood the log.
     logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
-    // The device's account decides its network, once per connection (docs/internals.md, WhatsApp and sandbox accounts: sandbox accounts).
-    onSandbox: (deviceId) => accounts.isSandboxDevice(deviceId),
+    // Once per connection: a paired device's own network, a pairing its account's (DECISIONS 10, 18).
+    networkOf: (deviceId, pairing) => networks.forConnection(deviceId, pairing),
   };
   const network =
     typeof options.network === 'function'
@@ -337,6 +336,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     logger: app.log,
     pairingWindowMs: config.pairingWindowS * 1000,
     onEventsRecorded: eventSignal.ring,
+    pairingNetwork: (accountId, db) => networks.ofAccount(accountId, db),
     ...options.connections,
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
@@ -360,7 +360,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const outboundPolicy = destinationPolicy(config);
   const lookup = options.outboundLookup;
   const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
-  // Webhook URLs get the same address guard as media (docs/internals.md, Sending); a refused address is a failed attempt.
+  // Webhook URLs get the same address guard as media (DECISIONS 5); a refused address is a failed attempt.
   const webhookAgent = createGuardedDispatcher({
     policy: outboundPolicy,
     connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
@@ -427,12 +427,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,
-    // Messages for devices held by another node wake it, from the accepting transaction (docs/internals.md, Clusters).
+    // Messages for devices held by another node wake it, from the accepting transaction (DECISIONS 11).
     writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
     clock,
     senders: {
       findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
-      // Any node accepts for any device (docs/internals.md, Clusters): held elsewhere, the row says whether its node has it open.
+      // Any node accepts for any device (DECISIONS 11): held elsewhere, the row says whether its node has it open.
       isConnected: (device) =>
         connections.isConnected(device.id) ||
         (clusterNode !== null &&
@@ -440,7 +440,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           device.server_name !== null &&
           device.server_name !== config.serverName &&
           clusterNode.isUp(device.server_name)),
-      isRecovering: (device) => connections.isRecovering(device.id),
     },
     mediaDispatcher: mediaAgent,
     logger: app.log,
@@ -454,6 +453,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     devices,
     connections,
     network,
+    networks,
     messages,
     dispatcher,
     groupSync,
@@ -467,12 +467,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installHttpMetrics(app, metrics);
   installClusterMetrics(metrics, cluster, systemClock);
   installAuth(app, accounts);
-  // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
+  // Requests that need a device's live connection run on the node holding it (DECISIONS 11).
   if (clusterNode !== null) {
     installForwarding(app, { node: clusterNode, lookups: holderLookups({ store, directory }), logger: app.log });
   }
   await installOpenApi(app, `Network: ${network.description}. Store: ${store.description.split(' ')[0]}.`);
-  // Every route is also served under /api (docs/internals.md, Answers and errors); the alias stays out of the document.
+  // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
   for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
   await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
 
@@ -486,9 +486,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           serverName: config.serverName,
           accounts,
         });
-        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp });
+        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp, networks });
         await api.register(messageRoutes, { messages });
-        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp });
+        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
         if (network.sandbox !== undefined)

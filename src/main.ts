@@ -41,6 +41,20 @@ app.log.info(
   },
   'gateway starting',
 );
+// Devices paired on another network than their account's now (GATEWAY_NETWORK changed) stay there: one line names them.
+try {
+  const kept = await app.services.networks.kept();
+  if (kept.length > 0) {
+    const named = kept.map((d) => `${d.id} ${JSON.stringify(d.name)} on ${d.network}`).join(', ');
+    app.log.warn(
+      { devices: kept },
+      `${kept.length} device(s) stay on the network they were paired on, not GATEWAY_NETWORK=${config.network}, ` +
+        `until logged out or paired again: ${named}`,
+    );
+  }
+} catch (error) {
+  app.log.warn({ err: error }, 'could not list the devices kept on another network');
+}
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

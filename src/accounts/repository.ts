@@ -72,20 +72,6 @@ export const accountsRepository = {
         .executeTakeFirstOrThrow(),
     ),
 
-  /**
-   * Whether the account owning a device was created as a sandbox account; undefined when there is no such
-   * device. Deleted devices still answer: their account, and so their network, never changes.
-   */
-  sandboxOfDevice: async (db: Db, deviceId: number): Promise<boolean | undefined> => {
-    const row = await db
-      .selectFrom('devices')
-      .innerJoin('accounts', 'accounts.id', 'devices.account_id')
-      .select('accounts.sandbox')
-      .where('devices.id', '=', deviceId)
-      .executeTakeFirst();
-    return row === undefined ? undefined : row.sandbox === 1;
-  },
-
   setMaxDevices: async (db: Db, name: string, maxDevices: number, now: number): Promise<boolean> => {
     const result = await db
       .updateTable('accounts')

@@ -134,7 +134,9 @@ export class AccountsService {
    * token belongs to the default account (idempotent across restarts).
    */
   async bootstrap(configuredToken: string | null): Promise<{ printedToken: string | null }> {
-    return this.store.db.transaction().execute(async (trx) => {
+    // Nodes of a cluster start together on an empty store: the first decides, the others wait and find its
+    // account and token (checking then inserting, unserialized, made two of them insert `default`).
+    return this.store.serialized('gateway.bootstrap', async (trx) => {
       const now = this.clock.now();
       let account = await accountsRepository.findByName(trx, DEFAULT_ACCOUNT);
       const isEmpty = (await accountsRepository.countAccounts(trx)) === 0;
@@ -191,12 +193,6 @@ export class AccountsService {
   /** Whether the account's devices are on the sandbox here (then the sandbox control API serves them). */
   async isSandbox(accountId: number): Promise<boolean> {
     return this.sandboxScope === 'every-account' || (await this.account(accountId)).sandbox;
-  }
-
-  /** Whether a device's connections go to the sandbox: its account's choice (a device never changes account). */
-  async isSandboxDevice(deviceId: number): Promise<boolean> {
-    if (this.sandboxScope === 'every-account') return true;
-    return (await accountsRepository.sandboxOfDevice(this.store.db, deviceId)) === true;
   }
 
   /** Where the sandbox is the gateway's only network, every account is a sandbox account. */

@@ -5,6 +5,9 @@
  * Owns: parsing arguments and printing results for operators: accounts,
  * tokens, device limits, migrations, network keys, the cluster's nodes, and
  * running the sandbox network as its own process. Works on the same store as the server (same settings).
+ * Every command that opens the store names it on stderr first (one line; stdout stays the command's output),
+ * and a store that was never set up is created only with `--create` (docs/cli.md): run where the gateway's
+ * settings are missing, the CLI would otherwise make accounts and tokens in a store the gateway never reads.
  * Must never: print a token secret except the one just created.
  */
 import { existsSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { Command, CommanderError } from 'commander';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, NETWORK_KEY_BYTES, loadConfig, type Config } from '../config.js';
 import { systemClock } from '../clock.js';
-import { openStore, type Store } from '../store/store.js';
+import { openStore, sqliteFileOf, type Store } from '../store/store.js';
 import { AccountsError, AccountsService } from '../accounts/service.js';
 import { DevicesService } from '../devices/service.js';
 import { PACKAGE_CODES, findPackage, quoteAvailable } from '../devices/packages.js';
@@ -28,20 +31,42 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   out(line: string): void;
   err(line: string): void;
+  /** Which store a command opened (one line). The process writes it to stderr; callers in tests may leave it out. */
+  store?(line: string): void;
 }
 
 const processIo: CliIo = {
   env: process.env,
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  store: (line) => process.stderr.write(`${line}\n`),
 };
 
+function freshStore(where: string): AccountsError {
+  return new AccountsError(
+    `no gateway store at ${where}; the CLI would create a new, empty one that the gateway does not use. ` +
+      'Run it with the gateway’s settings (GATEWAY_DATA_DIR, or DATABASE_URL), or pass --create to create this store.',
+  );
+}
+
 async function withAccounts<T>(
+  io: CliIo,
   config: Config,
+  create: boolean,
   work: (accounts: AccountsService, store: Store, migrated: string[]) => Promise<T>,
 ): Promise<T> {
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const options = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+  // Checked before opening: opening a missing SQLite file (and its directory) creates them.
+  const file = sqliteFileOf(options);
+  if (file !== null && !create && !existsSync(file)) {
+    io.store?.(`Store: sqlite ${file}`);
+    throw freshStore(`sqlite ${file}`);
+  }
+  const store = openStore(options);
   try {
+    const { where, fresh } = await store.identify();
+    io.store?.(`Store: ${where}`);
+    if (fresh && !create) throw freshStore(where);
     const migrated = await store.migrate();
     const accounts = new AccountsService(store, systemClock, undefined, sandboxScope(config));
     return await work(accounts, store, migrated);
@@ -73,7 +98,9 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
   const program = new Command('gateway')
     .description('Messaging gateway administration')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .option('--create', 'create the store when it does not exist yet (otherwise refused: see docs/cli.md)');
+  const create = (): boolean => program.opts<{ create?: boolean }>().create === true;
 
   const accounts = program.command('accounts').description('Accounts');
   accounts
@@ -85,7 +112,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       'a sandbox account: its devices live on the simulated network even when the gateway runs WhatsApp',
     )
     .action(async (name: string, options: { maxDevices: string; sandbox?: boolean }) => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         const account = await service.createAccount(name, wholeNumber(options.maxDevices), {
           sandbox: options.sandbox === true,
         });
@@ -99,7 +126,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('list')
     .description('List accounts')
     .action(async () => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         const rows = await service.listAccounts();
         table(
           io,
@@ -111,7 +138,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('set-limit <name> <maxDevices>')
     .description("Set an account's device limit")
     .action(async (name: string, max: string) => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         await service.setMaxDevices(name, wholeNumber(max));
         io.out(`Account "${name}" may now have ${max} devices.`);
       });
@@ -124,7 +151,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .requiredOption('--account <name>', 'account name')
     .option('--name <name>', 'a label for the token', 'cli')
     .action(async (options: { account: string; name: string }) => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         const account = await service.findAccount(options.account);
         const token = await service.createToken(account.id, options.name);
         io.out(`Token ${token.id} "${token.name}" for account "${account.name}" (shown once, keep it):`);
@@ -136,7 +163,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .description("List an account's tokens (never their secrets)")
     .requiredOption('--account <name>', 'account name')
     .action(async (options: { account: string }) => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         const account = await service.findAccount(options.account);
         const rows = await service.listTokens(account.id);
         table(
@@ -156,7 +183,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .description('Revoke a token')
     .requiredOption('--account <name>', 'account name')
     .action(async (id: string, options: { account: string }) => {
-      await withAccounts(settings(), async (service) => {
+      await withAccounts(io, settings(), create(), async (service) => {
         const account = await service.findAccount(options.account);
         if (!(await service.revokeToken(account.id, wholeNumber(id)))) {
           throw new AccountsError(`account "${account.name}" has no active token ${id}`);
@@ -176,7 +203,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
         name === 'suspend' ? 'Suspend a device: it can neither send nor pair' : 'Make a suspended device active again',
       )
       .action(async (id: string) => {
-        await withAccounts(settings(), async (_service, store) => {
+        await withAccounts(io, settings(), create(), async (_service, store) => {
           try {
             await new DevicesService(store, systemClock).setStatus(wholeNumber(id), status);
           } catch (error) {
@@ -196,7 +223,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     )
     .option('--reset-usage', 'start the used-message count again from 0')
     .action(async (id: string, code: string, options: { resetUsage?: boolean }) => {
-      await withAccounts(settings(), async (_service, store) => {
+      await withAccounts(io, settings(), create(), async (_service, store) => {
         let row;
         try {
           row = await new DevicesService(store, systemClock).setPackage(wholeNumber(id), code, {
@@ -251,7 +278,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     )
     .action(async () => {
       const config = settings();
-      await withAccounts(config, async (_service, store) => {
+      await withAccounts(io, config, create(), async (_service, store) => {
         if (!store.capabilities.sharedByProcesses) {
           io.out(`One node (SQLite store): ${config.serverName}. A cluster needs DATABASE_URL=postgres://...`);
           return;
@@ -282,7 +309,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     .command('migrate')
     .description('Run pending store migrations (the server also does this at start-up)')
     .action(async () => {
-      await withAccounts(settings(), async (_service, _store, ran) => {
+      await withAccounts(io, settings(), create(), async (_service, _store, ran) => {
         io.out(ran.length === 0 ? 'Nothing to migrate.' : `Ran: ${ran.join(', ')}`);
       });
     });

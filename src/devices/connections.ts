@@ -69,6 +69,11 @@ export interface ConnectionManagerOptions {
   readonly outdatedRetryMs?: number;
   /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
   readonly onEventsRecorded?: () => void;
+  /**
+   * The network a pairing of the account's device is on, recorded with the pairing (DECISIONS 18: the device
+   * stays on it). Read in the pairing's transaction.
+   */
+  readonly pairingNetwork: (accountId: number, db: Db) => Promise<string>;
 }
 
 /** Events other features listen to (message receipts, incoming messages, group changes, connection open). */
@@ -153,6 +158,8 @@ export class ConnectionManager implements DeviceConnections {
   private readonly retryFloorMs: Readonly<Record<ReconnectHint, number>>;
   /** Devices whose refused protocol version was already logged: once per device, not per retry. */
   private readonly outdatedLogged = new Set<number>();
+  /** Devices whose network this gateway does not run, already warned about: once per device. */
+  private readonly absentLogged = new Set<number>();
 
   constructor(private readonly options: ConnectionManagerOptions) {
     this.qrWaitMs = options.qrWaitMs ?? 10_000;
@@ -163,6 +170,7 @@ export class ConnectionManager implements DeviceConnections {
       backoff: 0,
       replaced: options.replacedRetryMs ?? 60_000,
       outdated: options.outdatedRetryMs ?? 600_000,
+      absent: options.outdatedRetryMs ?? 600_000,
     };
     options.holdings.subscribe({
       acquired: (deviceId, epoch) => this.adopt(deviceId, epoch),
@@ -540,6 +548,12 @@ export class ConnectionManager implements DeviceConnections {
         { deviceId, reason, retryInMs: this.retryFloorMs.replaced },
         'another client replaced the device session; reconnecting later',
       );
+    } else if (hint === 'absent' && !this.absentLogged.has(deviceId)) {
+      this.absentLogged.add(deviceId);
+      this.options.logger.warn(
+        { deviceId, reason, retryInMs: this.retryFloorMs.absent },
+        'the device is paired on a network this gateway does not run; it stays paired there',
+      );
     } else if (hint === 'outdated' && !this.outdatedLogged.has(deviceId)) {
       this.outdatedLogged.add(deviceId);
       this.options.logger.error(
@@ -683,7 +697,15 @@ export class ConnectionManager implements DeviceConnections {
       if (device.expected_phone !== null && device.expected_phone !== phone) return 'another number scanned the QR';
       const twin = await devicesRepository.pairedTwin(trx, device.account_id, phone, deviceId);
       if (twin !== undefined) return `number already paired to device ${twin.id}`;
-      const paired = await devicesRepository.markPaired(trx, deviceId, phone, session, this.options.serverName, now);
+      // The device stays on the network it paired on, whatever GATEWAY_NETWORK says later (DECISIONS 18).
+      const network = await this.options.pairingNetwork(device.account_id, trx);
+      const paired = await devicesRepository.markPaired(
+        trx,
+        deviceId,
+        { phone, session, network },
+        this.options.serverName,
+        now,
+      );
       await recordEvent(trx, paired, 'device.paired', { paired_status: 'PAIRED', phone }, now);
       return null;
     });

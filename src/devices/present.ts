@@ -10,6 +10,7 @@ import { iso } from '../clock.js';
 import { Nullable } from '../http/schemas.js';
 import { findPackage, quoteAvailable } from './packages.js';
 import type { DeviceRow } from './repository.js';
+import { NETWORK_NAMES, type NetworkName } from '../network/network.js';
 
 export const DeviceSchema = Type.Object(
   {
@@ -29,6 +30,14 @@ export const DeviceSchema = Type.Object(
     version: Type.Literal('multidevice'),
     paired_status: Type.Union([Type.Literal('UNPAIRED'), Type.Literal('PAIRED'), Type.Literal('EXPIRED')]),
     connected: Type.Boolean({ description: 'Whether the live connection to the network is open now' }),
+    network: Type.Union(
+      NETWORK_NAMES.map((name) => Type.Literal(name)),
+      {
+        description:
+          'The network the device is on: a paired device stays on the one it paired on whatever the gateway’s ' +
+          'configured network is now (docs/networks-per-device.md); otherwise where its next pairing goes',
+      },
+    ),
     send_interval_ms: Nullable(Type.Integer({ description: 'This device’s gap between sends; null: the default' })),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
@@ -48,11 +57,13 @@ export const DeviceSchema = Type.Object(
 export type DeviceJson = Static<typeof DeviceSchema>;
 
 /**
- * `server` is the node that holds (or last held) the device's connection; `isUp` says whether that node is
- * alive (the cluster's view; with one node, only this one is).
+ * `network` is the device's network (src/devices/networks.ts decides it). `server` is the node that holds (or
+ * last held) the device's connection; `isUp` says whether that node is alive (the cluster's view; with one node,
+ * only this one is).
  */
 export function presentDevice(
   row: DeviceRow,
+  network: NetworkName,
   serverName: string,
   isUp: (name: string) => boolean = (name) => name === serverName,
 ): DeviceJson {
@@ -70,6 +81,7 @@ export function presentDevice(
     version: 'multidevice',
     paired_status: row.paired_status as DeviceJson['paired_status'],
     connected: row.connected === 1,
+    network,
     send_interval_ms: row.send_interval_ms,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),

@@ -71,10 +71,15 @@ export const devicesRepository = {
   /** A new device; it has no replaced webhook secret yet. */
   insert: (
     db: Db,
-    // The webhook format and reply flag start at their column defaults (standard, off).
+    // The webhook format and reply flag start at their column defaults (standard, off); no network until paired.
     values: Omit<
       DeviceRow,
-      'id' | 'webhook_secret_previous' | 'webhook_secret_previous_until' | 'webhook_format' | 'webhook_reply'
+      | 'id'
+      | 'webhook_secret_previous'
+      | 'webhook_secret_previous_until'
+      | 'webhook_format'
+      | 'webhook_reply'
+      | 'network'
     >,
   ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 
@@ -208,6 +213,17 @@ export const devicesRepository = {
   },
 
   /** Devices with a stored session that should be connected. */
+  /** Paired devices with a recorded network (DECISIONS 18), oldest first. */
+  pairedWithNetwork: (db: Db) =>
+    db
+      .selectFrom('devices')
+      .select(['id', 'name', 'account_id', 'paired_status', 'network'])
+      .where('paired_status', '=', 'PAIRED')
+      .where('network', 'is not', null)
+      .where('deleted_at', 'is', null)
+      .orderBy('id')
+      .execute(),
+
   pairedIds: async (db: Db): Promise<number[]> => {
     const rows = await db
       .selectFrom('devices')
@@ -232,10 +248,23 @@ export const devicesRepository = {
       .where('paired_status', '=', 'PAIRED')
       .executeTakeFirst(),
 
-  markPaired: (db: Db, id: number, phone: string, session: string, serverName: string, now: number) =>
+  markPaired: (
+    db: Db,
+    id: number,
+    paired: { phone: string; session: string; network: string },
+    serverName: string,
+    now: number,
+  ) =>
     db
       .updateTable('devices')
-      .set({ phone, network_session: session, paired_status: 'PAIRED', server_name: serverName, updated_at: now })
+      .set({
+        phone: paired.phone,
+        network_session: paired.session,
+        network: paired.network,
+        paired_status: 'PAIRED',
+        server_name: serverName,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow(),
@@ -252,7 +281,14 @@ export const devicesRepository = {
   markLoggedOut: (db: Db, id: number, fallbackPhone: string | null, now: number) =>
     db
       .updateTable('devices')
-      .set({ paired_status: 'UNPAIRED', network_session: null, connected: 0, phone: fallbackPhone, updated_at: now })
+      .set({
+        paired_status: 'UNPAIRED',
+        network_session: null,
+        network: null,
+        connected: 0,
+        phone: fallbackPhone,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('paired_status', '=', 'PAIRED')
       .where('deleted_at', 'is', null)

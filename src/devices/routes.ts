@@ -22,6 +22,7 @@ import { PACKAGE_CODES } from './packages.js';
 import { DeviceSchema, presentDevice } from './present.js';
 import type { DevicesService } from './service.js';
 import type { PairingService } from './pairing.js';
+import type { DeviceNetworks } from './networks.js';
 
 export interface DeviceRoutesOptions {
   readonly devices: DevicesService;
@@ -29,6 +30,8 @@ export interface DeviceRoutesOptions {
   readonly serverName: string;
   /** Whether a node is up (the device's `server.status`); default: only this one. */
   readonly serverUp?: (name: string) => boolean;
+  /** Which network a device is on (its `network`). */
+  readonly networks: Pick<DeviceNetworks, 'ofDevice'>;
 }
 
 const QrQuery = Type.Object({
@@ -131,9 +134,10 @@ const tags = ['Devices'];
 
 export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (
   app,
-  { devices, pairing, serverName, serverUp },
+  { devices, pairing, serverName, serverUp, networks },
 ) => {
-  const present = (row: Parameters<typeof presentDevice>[0]) => presentDevice(row, serverName, serverUp);
+  const present = async (row: Parameters<typeof presentDevice>[0]) =>
+    presentDevice(row, await networks.ofDevice(row), serverName, serverUp);
 
   app.post(
     '/devices',
@@ -148,7 +152,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request, reply) => {
       const row = await devices.create(accountOf(request), request.body);
-      return reply.code(201).send({ code: 201, status: 201, message: 'Device created', data: present(row) });
+      return reply.code(201).send({ code: 201, status: 201, message: 'Device created', data: await present(row) });
     },
   );
 
@@ -169,7 +173,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
         code: 200,
         status: 200,
         message: 'Devices retrieved successfully',
-        data: rows.map(present),
+        data: await Promise.all(rows.map(present)),
         meta: { page, per_page, total },
       };
     },
@@ -188,7 +192,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.get(accountOf(request), request.params.id);
-      return { code: 200, status: 200, message: 'Device retrieved successfully', data: present(row) };
+      return { code: 200, status: 200, message: 'Device retrieved successfully', data: await present(row) };
     },
   );
 
@@ -206,7 +210,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.update(accountOf(request), request.params.id, request.body);
-      return { code: 200, status: 200, message: 'Device updated', data: present(row) };
+      return { code: 200, status: 200, message: 'Device updated', data: await present(row) };
     },
   );
 
@@ -223,7 +227,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await devices.delete(accountOf(request), request.params.id);
-      return { code: 200, status: 200, message: 'Device deleted', data: present(row) };
+      return { code: 200, status: 200, message: 'Device deleted', data: await present(row) };
     },
   );
 
@@ -291,7 +295,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await pairing.logout(accountOf(request), request.params.id);
-      return { code: 200, status: 200, message: 'Device logged out', data: present(row) };
+      return { code: 200, status: 200, message: 'Device logged out', data: await present(row) };
     },
   );
 
@@ -311,7 +315,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     },
     async (request) => {
       const row = await pairing.restart(accountOf(request), request.params.id);
-      return { code: 200, status: 200, message: 'Device restarting', data: present(row) };
+      return { code: 200, status: 200, message: 'Device restarting', data: await present(row) };
     },
   );
 };

@@ -222,6 +222,7 @@ export class DevicesService {
         connected: 0,
         paired_status: 'UNPAIRED',
         network_session: null,
+        network: null,
       });
       if (row === undefined) return undefined;
       // The network's stored state of the session goes with the device, even when it was offline (docs/internals.md, WhatsApp and sandbox accounts).

@@ -13,12 +13,15 @@ import { DeviceSchema, presentDevice } from '../devices/present.js';
 import { DELIVERY_STATUSES, DeliverySchema } from './present.js';
 import { EVENT_TYPES } from './record.js';
 import type { WebhooksService } from './service.js';
+import type { DeviceNetworks } from '../devices/networks.js';
 
 export interface WebhookRoutesOptions {
   readonly webhooks: WebhooksService;
   readonly serverName: string;
   /** Whether a node is up (the device's `server.status`); default: only this one. */
   readonly serverUp?: (name: string) => boolean;
+  /** Which network a device is on (its `network`). */
+  readonly networks: Pick<DeviceNetworks, 'ofDevice'>;
 }
 
 const DeliveriesQuery = Type.Composite([
@@ -38,7 +41,7 @@ const tags = ['Webhooks'];
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
   app,
-  { webhooks, serverName, serverUp },
+  { webhooks, serverName, serverUp, networks },
 ) => {
   app.get(
     '/devices/:id/webhook-deliveries',
@@ -108,7 +111,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         code: 200,
         status: 200,
         message: 'Webhook secret rotated',
-        data: presentDevice(row, serverName, serverUp),
+        data: presentDevice(row, await networks.ofDevice(row), serverName, serverUp),
       };
     },
   );

@@ -1,14 +1,16 @@
 /**
- * Chooses the network implementation from the configuration (docs/internals.md, The network seam and the sandbox, 10).
+ * Chooses the network implementations from the configuration (DECISIONS 8, 10, 18).
  *
- * Owns: the only place that knows which networks exist, and which accounts'
- * devices are on the sandbox (every account when the sandbox is the network;
- * only sandbox accounts beside WhatsApp, through the router). Everything else
- * gets a `Network` and asks it for capabilities (e.g. `network.sandbox`).
+ * Owns: the only place that knows which networks exist. The sandbox always
+ * runs (sandbox accounts, and devices paired on it before GATEWAY_NETWORK
+ * changed); WhatsApp runs beside it when configured; the router sends each
+ * device's connection to its own (the rule: src/devices/networks.ts).
+ * Everything else gets a `Network` and asks it for capabilities (e.g.
+ * `network.sandbox`).
  */
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.js';
-import type { Network } from './network.js';
+import type { Network, NetworkName } from './network.js';
 import type { Logger } from 'pino';
 import { connectSandboxNetwork, createSandboxNetwork, type SandboxOptions } from './sandbox/index.js';
 import type { NetworkStateStore } from './state.js';
@@ -20,8 +22,8 @@ import { realSocketFactory } from './whatsapp/socket-port.js';
 export interface NetworkHost {
   readonly states: NetworkStateStore;
   readonly logger: Logger;
-  /** Whether the device belongs to a sandbox account (asked once per connection, beside a real network only). */
-  readonly onSandbox: (deviceId: number) => Promise<boolean>;
+  /** Which network a connection of the device goes to (asked once per connection; see DeviceNetworks). */
+  readonly networkOf: (deviceId: number, pairing: boolean) => Promise<NetworkName>;
 }
 
 /**
@@ -38,9 +40,13 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
   // The in-process sandbox keeps its phones, groups and sessions next to the store, so paired devices survive a restart.
   const inProcessSandbox = () =>
     createSandboxNetwork({ statePath: join(config.dataDir, 'sandbox-state.json'), ...sandboxOptions });
-  if (config.network === 'sandbox') return inProcessSandbox();
+  const router = (sandbox: ReturnType<typeof inProcessSandbox>, whatsapp: Network | null) =>
+    createNetworkRouter({ sandbox, whatsapp, networkOf: host.networkOf });
+  // Devices paired on WhatsApp stay paired while the gateway runs the sandbox alone (DECISIONS 18): the router
+  // holds them unconnected instead of handing their sessions to the sandbox, which would log them out.
+  if (config.network === 'sandbox') return router(inProcessSandbox(), null);
   if (config.network.startsWith('sandbox+')) {
-    return connectSandboxNetwork(config.network.slice('sandbox+'.length));
+    return router(connectSandboxNetwork(config.network.slice('sandbox+'.length)), null);
   }
   if (config.network === 'whatsapp') {
     // loadConfig refuses whatsapp without a key; this only guards a hand-built Config.
@@ -53,8 +59,8 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       nativeInteractive: config.whatsappNativeInteractive,
       factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
     });
-    // Sandbox accounts beside the real network (docs/internals.md, WhatsApp and sandbox accounts): one gateway runs both at once.
-    return createNetworkRouter({ primary: whatsapp, sandbox: inProcessSandbox(), onSandbox: host.onSandbox });
+    // Sandbox accounts, and devices paired on the sandbox, beside the real network: one gateway runs both at once.
+    return router(inProcessSandbox(), whatsapp);
   }
   throw new ConfigError(`GATEWAY_NETWORK=${config.network} is not a network this gateway knows`);
 }

@@ -295,11 +295,19 @@ export type NetworkEvent =
  * How soon the gateway may reconnect after a drop (docs/internals.md, WhatsApp and sandbox accounts): `backoff` (the default) its usual
  * backoff; `replaced` another client took over the session (no sooner than a minute, a warning);
  * `outdated` the network refused this client's protocol version (no sooner than ten minutes, an
- * error logged once per device; an upgrade is needed).
+ * error logged once per device; an upgrade is needed); `absent` the device is on a network this gateway
+ * does not run (DECISIONS 18: it stays paired there; no sooner than ten minutes, a warning once per device).
  */
-export type ReconnectHint = 'backoff' | 'replaced' | 'outdated';
+export type ReconnectHint = 'backoff' | 'replaced' | 'outdated' | 'absent';
 
 export type NetworkEventHandler = (event: NetworkEvent) => void;
+
+/**
+ * The networks a gateway can run, by the name a device records for the one it paired on (DECISIONS 18) and
+ * clients see in the device object. `sandbox` is the simulated network, in-process or its own process.
+ */
+export const NETWORK_NAMES = ['sandbox', 'whatsapp'] as const;
+export type NetworkName = (typeof NETWORK_NAMES)[number];
 
 /**
  * What a connection does differently from the seam's own forms: the one place the gateway learns it,

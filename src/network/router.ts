@@ -1,12 +1,16 @@
 /**
- * One gateway, two networks at once (docs/internals.md, WhatsApp and sandbox accounts): the devices of sandbox
- * accounts live on the sandbox while every other device is on the real network.
+ * Which network each device's connection goes to (DECISIONS 10 and 18): the
+ * sandbox and, beside it, the configured real network, at once. Devices of
+ * sandbox accounts pair on the sandbox; a paired device stays on the network
+ * it paired on, whatever GATEWAY_NETWORK says now.
  *
- * Owns: choosing, once per connection, which network a device's connection
- * goes to, by asking the gateway where the device belongs (the `onSandbox`
- * port, one lookup of the device's account); then passing every call of that
- * connection to the chosen network and every event back unchanged, so the
- * gateway's services and event handlers never learn there are two.
+ * Owns: asking the gateway, once per connection, which network the device's
+ * connection goes to (the `networkOf` port: src/devices/networks.ts holds the
+ * rule); then passing every call of that connection to the chosen network and
+ * every event back unchanged, so the gateway's services and event handlers
+ * never learn there are two. A device on a network this gateway does not run
+ * (paired on WhatsApp, started with the sandbox) gets a connection that
+ * reports itself unavailable and is retried rarely: never logged out.
  * Must never: read the store itself, change a call or an event, or move a
  * connection between networks once chosen (a device's session belongs to the
  * network it paired on).
@@ -18,19 +22,52 @@ import {
   type Network,
   type NetworkConnection,
   type NetworkEventHandler,
+  type NetworkName,
 } from './network.js';
 import type { SandboxControl } from './sandbox/control.js';
 
 export interface NetworkRouterOptions {
-  /** The gateway's configured network, for every device not on the sandbox. */
-  readonly primary: Network;
-  /** The sandbox, for the devices of sandbox accounts; its control API is the router's. */
+  /** The sandbox: always run, for sandbox accounts and devices paired on it; its control API is the router's. */
   readonly sandbox: Network & { readonly sandbox: SandboxControl };
+  /** The real network, when GATEWAY_NETWORK names one. */
+  readonly whatsapp: Network | null;
   /**
-   * Whether the device's connections go to the sandbox. A rejection (the store cannot be reached) ends that
-   * connection attempt as a drop, which the gateway retries with its usual backoff.
+   * Which network the device's connection goes to: a pairing attempt (no session) or a stored session. A
+   * rejection (the store cannot be reached) ends that attempt as a drop, which the gateway retries with its
+   * usual backoff.
    */
-  readonly onSandbox: (deviceId: number) => Promise<boolean>;
+  readonly networkOf: (deviceId: number, pairing: boolean) => Promise<NetworkName>;
+}
+
+/** A connection to a network this gateway does not run: it says so once and is retried no sooner than `absent`. */
+function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): NetworkConnection {
+  const refuse = async (): Promise<never> => {
+    throw new NetworkUnavailableError();
+  };
+  let closed = false;
+  queueMicrotask(() => {
+    if (closed) return;
+    onEvent({
+      type: 'disconnected',
+      reason: `paired on ${name}, which this gateway does not run (see GATEWAY_NETWORK)`,
+      retry: 'absent',
+    });
+  });
+  return {
+    sendMessage: refuse,
+    sendTyping: refuse,
+    listGroups: refuse,
+    getGroup: refuse,
+    createGroup: refuse,
+    addParticipants: refuse,
+    updateGroup: refuse,
+    checkNumbers: refuse,
+    requestPairingCode: refuse,
+    logout: refuse,
+    close: () => {
+      closed = true;
+    },
+  };
 }
 
 /** A connection whose network is known once the lookup answers; calls made before then wait for it. */
@@ -40,10 +77,11 @@ class RoutedConnection implements NetworkConnection {
   private readonly ready: Promise<NetworkConnection | null>;
 
   constructor(router: NetworkRouterOptions, options: ConnectOptions, onEvent: NetworkEventHandler) {
-    this.ready = router.onSandbox(options.deviceId).then(
-      (onSandbox) => {
+    this.ready = router.networkOf(options.deviceId, options.session === null).then(
+      (name) => {
         if (this.closed) return null;
-        this.inner = (onSandbox ? router.sandbox : router.primary).connect(options, onEvent);
+        const network = name === 'sandbox' ? router.sandbox : router.whatsapp;
+        this.inner = network === null ? absentConnection(name, onEvent) : network.connect(options, onEvent);
         return this.inner;
       },
       (error: unknown) => {
@@ -93,15 +131,19 @@ class RoutedConnection implements NetworkConnection {
   }
 }
 
-/** A network that runs `primary` and the sandbox side by side, each device on the one its account chose. */
+/** A network that runs the sandbox and, when configured, WhatsApp side by side, each device on its own. */
 export function createNetworkRouter(options: NetworkRouterOptions): Network & { readonly sandbox: SandboxControl } {
+  const { sandbox, whatsapp } = options;
   return {
-    description: `${options.primary.description}; sandbox accounts on ${options.sandbox.description}`,
+    description:
+      whatsapp === null
+        ? sandbox.description
+        : `${whatsapp.description}; sandbox accounts and devices paired on the sandbox on ${sandbox.description}`,
     connect: (connectOptions, onEvent) => new RoutedConnection(options, connectOptions, onEvent),
-    sandbox: options.sandbox.sandbox,
+    sandbox: sandbox.sandbox,
     close: async () => {
       // Both close even when one fails; the first failure is reported.
-      const results = await Promise.allSettled([options.primary.close(), options.sandbox.close()]);
+      const results = await Promise.allSettled([whatsapp?.close(), sandbox.close()]);
       const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
     },

@@ -5,9 +5,9 @@
  * readiness checks, and closing. Repositories get `store.db` and the
  * capability flags; nothing outside src/store/ names a dialect.
  */
-import { Kysely, sql } from 'kysely';
+import { Kysely, sql, type Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Database } from './schema.js';
 import { openSqlite } from './sqlite.js';
 import { MIGRATION_POSTGRES_TIMEOUTS, openPostgres } from './postgres.js';
@@ -30,12 +30,28 @@ export interface Store {
   /** Where the data lives, without credentials, for the start-up log. */
   readonly description: string;
   migrate(): Promise<string[]>;
+  /** Which store this is, for people, and whether it was ever set up (no migration recorded: a fresh store). */
+  identify(): Promise<StoreIdentity>;
+  /**
+   * One transaction that no other process runs at the same time under the same `name`, so read-then-write work
+   * such as the first start's bootstrap is decided once: a second caller waits, then sees what the first wrote.
+   * PostgreSQL: a transaction-level advisory lock on the name; SQLite: the write transaction (BEGIN IMMEDIATE)
+   * already excludes every other writer.
+   */
+  serialized<T>(name: string, work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /**
    * Whether the store answers, within READINESS_TIMEOUT_MS, and can write: after a write failed for a store
    * fault (full disk, read-only file), a throwaway write must succeed before it is ready again.
    */
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
+}
+
+export interface StoreIdentity {
+  /** `sqlite /absolute/path/gateway.sqlite` or `postgres user@host:port/database, schema NAME`; never a password. */
+  readonly where: string;
+  /** No migration has ever run on it: opening it made it, or nothing of the gateway's is there. */
+  readonly fresh: boolean;
 }
 
 /** Readiness answers within this, whatever the database does. */
@@ -64,32 +80,86 @@ function redact(url: string): string {
   }
 }
 
+/** The SQLite file a store's options name (absolute), or null for PostgreSQL. Opening it creates it when missing. */
+export function sqliteFileOf(options: Pick<StoreOptions, 'databaseUrl' | 'dataDir' | 'sqliteFile'>): string | null {
+  return options.databaseUrl === null ? resolve(options.dataDir, options.sqliteFile ?? 'gateway.sqlite') : null;
+}
+
+/** `user@host:port/database` of a PostgreSQL URL, without its password or parameters. */
+function postgresWhere(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const user = parsed.username === '' ? '' : `${decodeURIComponent(parsed.username)}@`;
+    return `${user}${parsed.host}${decodeURIComponent(parsed.pathname)}`;
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}
+
 export function openStore(options: StoreOptions): Store {
   const health = new WriteHealth();
   if (options.databaseUrl !== null) {
     const url = options.databaseUrl;
     const { dialect } = openPostgres(url);
     const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
-      const migrations = new Kysely<unknown>({
-        dialect: introspectingOwnSchema(
-          openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
-        ),
-      });
-      try {
-        const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(migrations);
-        return await migrateToLatest(migrations, postgresMigrationDialect, rows[0]?.schema ?? 'public');
-      } finally {
-        await migrations.destroy();
-      }
-    });
+    const identify = async (): Promise<StoreIdentity> => {
+      const { rows } = await sql<{ schema: string; migrated: string | null }>`
+        select current_schema() as schema, to_regclass(quote_ident(current_schema()) || '.kysely_migration')::text as migrated
+      `.execute(db);
+      const row = rows[0];
+      return {
+        where: `postgres ${postgresWhere(url)}, schema ${row?.schema ?? '(none)'}`,
+        fresh: (row?.migrated ?? null) === null,
+      };
+    };
+    return build(
+      db,
+      health,
+      { sharedByProcesses: true },
+      `postgres ${redact(url)}`,
+      identify,
+      advisoryLock,
+      async () => {
+        const migrations = new Kysely<unknown>({
+          dialect: introspectingOwnSchema(
+            openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
+          ),
+        });
+        try {
+          const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(migrations);
+          return await migrateToLatest(migrations, postgresMigrationDialect, rows[0]?.schema ?? 'public');
+        } finally {
+          await migrations.destroy();
+        }
+      },
+    );
   }
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
+  const identify = async (): Promise<StoreIdentity> => {
+    const { rows } = await sql<{ n: number }>`
+      select count(*) as n from sqlite_master where type = 'table' and name = 'kysely_migration'
+    `.execute(db);
+    return { where: `sqlite ${resolve(file)}`, fresh: Number(rows[0]?.n ?? 0) === 0 };
+  };
   const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
   const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, () =>
-    migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
+  return build(
+    db,
+    health,
+    { sharedByProcesses: false },
+    `sqlite ${file}`,
+    identify,
+    async () => undefined,
+    () => migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
   );
+}
+
+/**
+ * Held until the transaction ends. Advisory locks are database-wide: the key is the name within this schema, so
+ * gateways on other schemas of the same database never wait for each other.
+ */
+async function advisoryLock(trx: Transaction<Database>, name: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '/' || ${name}))`.execute(trx);
 }
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -111,6 +181,8 @@ function build(
   health: WriteHealth,
   capabilities: StoreCapabilities,
   description: string,
+  identify: () => Promise<StoreIdentity>,
+  exclude: (trx: Transaction<Database>, name: string) => Promise<void>,
   migrate: () => Promise<string[]>,
 ): Store {
   let closed = false;
@@ -128,6 +200,12 @@ function build(
     capabilities,
     description,
     migrate,
+    identify,
+    serialized: (name, work) =>
+      db.transaction().execute(async (trx) => {
+        await exclude(trx, name);
+        return work(trx);
+      }),
     async readiness() {
       try {
         await within(sql`select 1`.execute(db), READINESS_TIMEOUT_MS);

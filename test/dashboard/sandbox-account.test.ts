@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
+import { deviceRow } from '../helpers/rows.js';
 import { launchBrowser, openPage, screenshot, signIn, startDashboardGateway, type TestPage } from './harness.js';
 
 async function closedPort(): Promise<number> {
@@ -74,5 +75,35 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
     expect(banner).toContain('account default');
     expect(banner).not.toContain('Sandbox');
     expect(await p.getByRole('link', { name: 'Virtual phones', exact: true }).count()).toBe(0);
+  });
+
+  it('marks a device kept on the sandbox (paired there before the gateway ran WhatsApp), in the list and its page', async () => {
+    // Written straight into the store after start-up: no connection is attempted for it, the mark is what is tested.
+    const owner = await gw.app.services.accounts.findAccount('default');
+    const kept = await gw.app.store.db
+      .insertInto('devices')
+      .values(
+        deviceRow(owner.id, {
+          name: 'kept on sandbox',
+          phone: '6281277000009',
+          paired_status: 'PAIRED',
+          network_session: 'sbx1.kept',
+          network: 'sandbox',
+        }),
+      )
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const fresh = await gw.request('POST', '/devices', { package: 'BETA', name: 'pairs on whatsapp' });
+    expect(fresh.body.data.network).toBe('whatsapp');
+    const p = await page('device kept on sandbox');
+    await signIn(p, TEST_TOKEN);
+    await p.getByRole('link', { name: 'Devices', exact: true }).click();
+    const keptRow = p.getByRole('row').filter({ hasText: 'kept on sandbox' });
+    await expect.poll(() => keptRow.textContent()).toContain('on the sandbox');
+    const freshRow = p.getByRole('row').filter({ hasText: 'pairs on whatsapp' });
+    expect(await freshRow.textContent()).not.toContain('on the sandbox');
+    expect(await freshRow.textContent()).not.toContain('on WhatsApp');
+    await p.goto(`${base}#/devices/${kept.id}`);
+    await expect.poll(() => p.locator('.title-row').textContent()).toContain('on the sandbox');
   });
 });

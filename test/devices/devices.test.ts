@@ -31,6 +31,8 @@ describe.skipIf(noStoreAvailable)('devices', () => {
         version: 'multidevice',
         paired_status: 'UNPAIRED',
         connected: false,
+        // Where its pairing goes: the gateway's network here (DECISIONS 18, docs/networks-per-device.md).
+        network: 'sandbox',
         send_interval_ms: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.stringMatching(/Z$/),

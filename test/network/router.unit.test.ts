@@ -1,7 +1,9 @@
-// docs/internals.md, WhatsApp and sandbox accounts, sandbox accounts: the network router sends each device's
-// connection to the sandbox or to the configured network, decided once per
-// connection by asking where the device belongs, and passes calls and events
-// through unchanged. Here the sandbox is the real in-process one and the
+// DECISIONS 10, sandbox accounts, and 18, networks kept per device: the
+// network router sends each device's connection to the sandbox or to the
+// configured network, decided once per connection by asking where the device
+// belongs (telling whether it is a pairing), and passes calls and events
+// through unchanged. A device on a network the gateway does not run is held
+// unconnected, never logged out. Here the sandbox is the real in-process one and the
 // "real network" a recording fake.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -80,10 +82,18 @@ describe('network router', () => {
     for (const close of cleanup.splice(0)) await close();
   });
 
-  function build(onSandbox: (deviceId: number) => Promise<boolean>, closeFails = false) {
+  function build(
+    onSandbox: (deviceId: number, pairing: boolean) => Promise<boolean>,
+    closeFails = false,
+    whatsappRuns = true,
+  ) {
     const primary = recordingNetwork(closeFails);
     const sandbox = createSandboxNetwork({ deliveryDelayMs: 1, readDelayMs: 1 });
-    const router = createNetworkRouter({ primary: primary.network, sandbox, onSandbox });
+    const router = createNetworkRouter({
+      sandbox,
+      whatsapp: whatsappRuns ? primary.network : null,
+      networkOf: async (deviceId, pairing) => ((await onSandbox(deviceId, pairing)) ? 'sandbox' : 'whatsapp'),
+    });
     cleanup.push(() => router.close().catch(() => undefined));
     return { router, primary, sandbox };
   }
@@ -219,8 +229,49 @@ describe('network router', () => {
 
   it('names both networks, and closes both even when one fails', async () => {
     const { router, primary } = build(async () => false, true);
-    expect(router.description).toBe('recording network; sandbox accounts on sandbox (simulated network, in-process)');
+    expect(router.description).toBe(
+      'recording network; sandbox accounts and devices paired on the sandbox on sandbox (simulated network, in-process)',
+    );
     await expect(router.close()).rejects.toThrow('primary would not close');
     expect(primary.isClosed()).toBe(true);
+  });
+
+  it('tells the lookup whether the connection is a pairing (no session) or a stored session', async () => {
+    const asked: Array<[number, boolean]> = [];
+    const { router } = build(async (deviceId, pairing) => {
+      asked.push([deviceId, pairing]);
+      return false;
+    });
+    const pairing = router.connect({ deviceId: 8, session: null }, () => undefined);
+    const session = router.connect({ deviceId: 9, session: 'stored' }, () => undefined);
+    await pairing.listGroups();
+    await session.listGroups();
+    expect(asked).toEqual([
+      [8, true],
+      [9, false],
+    ]);
+    pairing.close();
+    session.close();
+  });
+
+  it('holds a device on a network the gateway does not run unconnected: one drop, retried rarely, never a logout', async () => {
+    const { router, primary } = build(async () => false, false, false);
+    const recorder = new Recorder();
+    const connection = router.connect({ deviceId: 10, session: 'wa1.stored' }, recorder.handler);
+    const dropped = await recorder.wait('disconnected');
+    expect(dropped).toEqual({
+      type: 'disconnected',
+      reason: 'paired on whatsapp, which this gateway does not run (see GATEWAY_NETWORK)',
+      retry: 'absent',
+    });
+    await expect(
+      connection.sendMessage({ id: 'm-10', to: '6281250000002', content: { type: 'chat', text: 'x' } }),
+    ).rejects.toBeInstanceOf(NetworkUnavailableError);
+    await expect(connection.logout()).rejects.toBeInstanceOf(NetworkUnavailableError);
+    await sleep(10);
+    expect(recorder.events).toEqual([dropped]);
+    expect(primary.connections).toEqual([]);
+    expect(router.description).toBe('sandbox (simulated network, in-process)');
+    connection.close();
   });
 });

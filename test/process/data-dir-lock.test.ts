@@ -140,7 +140,8 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
       const where = await location();
       const running = await gateway(where);
       const made = await run(CLI, ['accounts', 'create', 'beside', '--max-devices', '2'], where.dataDir);
-      expect(made.stderr).toBe('');
+      // Only the line naming the store it opened (the gateway's, which therefore needs no --create).
+      expect(made.stderr).toBe(`Store: sqlite ${join(where.dataDir, 'gateway.sqlite')}\n`);
       expect(made.code).toBe(0);
       const token = /mgw_[A-Za-z0-9_-]{43}/.exec(made.stdout)?.[0];
       expect(token).toBeDefined();

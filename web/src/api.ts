@@ -120,6 +120,8 @@ export interface Device {
   status: 'ACTIVE' | 'SUSPENDED';
   paired_status: 'UNPAIRED' | 'PAIRED' | 'EXPIRED';
   connected: boolean;
+  /** The network the device is on: a paired device keeps the one it paired on (DECISIONS 18). */
+  network?: 'sandbox' | 'whatsapp';
   server: { name: string; status: string };
   package: { code: string; name: string };
   subscription: { quote_available: string; quote_used: string };

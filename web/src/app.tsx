@@ -134,7 +134,7 @@ function Shell({ info, token, onSignOut }: { info: GatewayInfo; token: string; o
     view = <PhonesView />;
   } else {
     section = 'devices';
-    view = <DevicesView />;
+    view = <DevicesView info={info} />;
   }
   const nav = [
     { href: '#/devices', label: 'Devices', key: 'devices' },

@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type GatewayInfo } from '../api';
+import { NetworkMark } from './network-mark';
 import { navigate, usePolling } from '../hooks';
 import { ConfirmButton, ErrorNotice, Field, Notice, StatusBadge, Time } from '../ui';
 import { PairingView } from './pairing';
@@ -66,6 +67,7 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
       <div class="title-row">
         <h1 id="device-title">{device.name}</h1>
         <StatusBadge value={device.paired_status} />
+        <NetworkMark device={device} info={info} />
         <span class="muted">{device.connected ? 'online' : 'offline'}</span>
       </div>
       <ErrorNotice error={error} />

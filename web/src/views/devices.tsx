@@ -2,14 +2,15 @@
  * The devices list, refreshed every 3 s while visible, and the form that adds one.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, PACKAGES, call, type Device } from '../api';
+import { ApiFailure, PACKAGES, call, type Device, type GatewayInfo } from '../api';
+import { NetworkMark } from './network-mark';
 import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
 import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Field, Notice, PhoneField, Select, StatusBadge } from '../ui';
 
 const PER_PAGE = 50;
 
-export function DevicesView() {
+export function DevicesView({ info }: { info: GatewayInfo }) {
   const [devices, setDevices] = useState<Device[] | null>(null);
   const [total, setTotal] = useState(0);
   const [page, setPage] = useState(1);
@@ -85,7 +86,7 @@ export function DevicesView() {
                     <a href={`#/devices/${d.id}`}>{d.name}</a>
                   </th>
                   <td>
-                    <StatusBadge value={d.paired_status} />
+                    <StatusBadge value={d.paired_status} /> <NetworkMark device={d} info={info} />
                   </td>
                   <td>{d.connected ? 'Yes' : 'No'}</td>
                   <td>{d.phone ?? <span class="muted">–</span>}</td>

@@ -1,0 +1,103 @@
+// Bootstrap from several nodes at once (issue 22, item 1): migrations, the
+// `default` account and its token, run by three nodes started together on an
+// empty store. One wins, the others see its result, none fails.
+//
+// In-process: each "node" is its own store (its own connection pool), all
+// released together, 20 rounds on fresh stores. SQLite has one connection per
+// store and a process-wide blocking busy wait, so several stores in one process
+// cannot race it (its bootstrap is one BEGIN IMMEDIATE transaction, which
+// excludes every other writer; one gateway per data directory).
+//
+// As an operator starts them: three gateway processes started at once on an
+// empty database, with a configured token and with a printed one.
+import { afterEach, describe, expect, it } from 'vitest';
+import { AccountsService } from '../../src/accounts/service.js';
+import { systemClock } from '../../src/clock.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
+import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
+
+const NODES = 3;
+const ROUNDS = 20;
+const TOKEN = 'mgw_bootstrap_race_token_0000000000000000';
+
+const open: Store[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+function node(location: StoreLocation): { store: Store; accounts: AccountsService } {
+  const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+  open.push(store);
+  return { store, accounts: new AccountsService(store, systemClock) };
+}
+
+async function boot(n: { store: Store; accounts: AccountsService }, token: string | null) {
+  await n.store.migrate();
+  return n.accounts.bootstrap(token);
+}
+
+async function contents(store: Store) {
+  const accounts = await store.db.selectFrom('accounts').select(['name']).execute();
+  const tokens = await store.db.selectFrom('api_tokens').select(['name', 'account_id']).execute();
+  return { accounts: accounts.map((a) => a.name), tokens: tokens.length };
+}
+
+describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('bootstrap raced in one process (PostgreSQL)', () => {
+  it.each([['a configured token', TOKEN] as const, ['a printed token', null] as const])(
+    `with %s: ${NODES} nodes at once, ${ROUNDS} rounds: none fails, one account, one token`,
+    async (_what, token) => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const location = await newStoreLocation();
+        try {
+          const nodes = Array.from({ length: NODES }, () => node(location));
+          const outcomes = await Promise.allSettled(nodes.map((n) => boot(n, token)));
+          const failures = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
+          expect(failures, `round ${round}`).toEqual([]);
+          const printed = outcomes.flatMap((o) =>
+            o.status === 'fulfilled' && o.value.printedToken !== null ? [o.value.printedToken] : [],
+          );
+          // A configured token is never printed; otherwise exactly one node prints the one token there is.
+          expect(printed.length, `round ${round}`).toBe(token === null ? 1 : 0);
+          expect(await contents(nodes[0]!.store), `round ${round}`).toEqual({ accounts: ['default'], tokens: 1 });
+        } finally {
+          await Promise.all(open.splice(0).map((s) => s.close()));
+          await location.drop();
+        }
+      }
+    },
+  );
+});
+
+describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('three gateway processes at once (PostgreSQL)', () => {
+  const running: GatewayProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((g) => g.kill()));
+  });
+
+  it.each([['a configured token', TOKEN] as const, ['a printed token', ''] as const])(
+    'with %s: every node listens, one account, one token',
+    async (_what, token) => {
+      const location = await newStoreLocation();
+      try {
+        const starts = await Promise.allSettled(
+          ['node-a', 'node-b', 'node-c'].map((name) =>
+            startGatewayProcess(location, { GATEWAY_SERVER_NAME: name, GATEWAY_BOOTSTRAP_TOKEN: token }),
+          ),
+        );
+        for (const start of starts) if (start.status === 'fulfilled') running.push(start.value);
+        expect(starts.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : []))).toEqual([]);
+        const printed = running.filter((g) => g.output().includes('"api_token"'));
+        expect(printed.length).toBe(token === '' ? 1 : 0);
+        for (const g of running) expect(g.output()).not.toContain('could not create the first API token');
+        const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
+        open.push(store);
+        expect(await contents(store)).toEqual({ accounts: ['default'], tokens: 1 });
+      } finally {
+        await Promise.all(running.splice(0).map((g) => g.stop()));
+        await Promise.all(open.splice(0).map((s) => s.close()));
+        await location.drop();
+      }
+    },
+  );
+});
