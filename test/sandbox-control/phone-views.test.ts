@@ -110,7 +110,12 @@ describe.skipIf(noStoreAvailable)('per-account views of a virtual phone', () => 
       (s) => s === 'delivered',
       { what: 'A’s message delivered' },
     );
-    expect(await statusOf(fromB, b)).toBe('sent');
+    // Taken by the network, and held there: the phone is offline in B's view.
+    await waitFor(
+      () => statusOf(fromB, b),
+      (s) => s === 'sent',
+      { what: 'B’s message sent' },
+    );
     expect((await view(b, phone)).inbox).toEqual([]);
     // Online again in B's view: B's held message arrives, A's view is untouched.
     expect((await gw.request('POST', '/sandbox/phones', { phone, online: true }, b)).status).toBe(200);
