@@ -13,7 +13,6 @@
  * answer from the cache when the counter was last read more than
  * REVOCATION_TRUST_MS ago.
  */
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../clock.js';
 import { channelOf, notify } from '../cluster/signals.js';
 import type { SandboxScope } from '../network/create.js';
@@ -59,7 +58,10 @@ export class AccountsService {
    * token would outlive its revocation by the cache's lifetime.
    */
   private revocations = 0;
-  /** The store's revocation counter as last read, when (performance.now()), and the read under way. */
+  /**
+   * The store's revocation counter as last read, when (Date.now(): real time, not the injected clock, which
+   * tests may stop), and the read under way.
+   */
   private revision: number | null = null;
   private revisionReadAt = Number.NEGATIVE_INFINITY;
   private revisionRead: Promise<void> | null = null;
@@ -79,9 +81,11 @@ export class AccountsService {
   authenticateCached(header: string | undefined): AuthContext | undefined {
     const secret = bearerSecret(header);
     if (secret === null) return undefined;
-    const age = performance.now() - this.revisionReadAt;
-    if (age >= REVOCATION_TRUST_MS) return undefined;
-    if (age >= REVOCATION_CHECK_MS) this.readRevision().catch(() => undefined);
+    const age = Date.now() - this.revisionReadAt;
+    // A clock set back (negative age) trusts nothing either.
+    if (age >= REVOCATION_TRUST_MS || age < 0) return undefined;
+    // One background read at a time; a request arriving while it runs adds nothing (not even a promise).
+    if (age >= REVOCATION_CHECK_MS && this.revisionRead === null) this.readRevision().catch(() => undefined);
     const now = this.clock.now();
     const cached = this.cache.get(secret);
     if (cached === undefined || now - cached.at >= AUTH_CACHE_TTL_MS) return undefined;
@@ -92,7 +96,8 @@ export class AccountsService {
   /** The account behind an Authorization header, or null for any kind of failure. */
   async authenticate(header: string | undefined): Promise<AuthContext | null> {
     // A store outage fails this read, and so the request with 503, as the token lookup would.
-    if (performance.now() - this.revisionReadAt >= REVOCATION_TRUST_MS) await this.readRevision();
+    const age = Date.now() - this.revisionReadAt;
+    if (age >= REVOCATION_TRUST_MS || age < 0) await this.readRevision();
     const known = this.authenticateCached(header);
     if (known !== undefined) return known;
     const secret = bearerSecret(header);
@@ -120,7 +125,7 @@ export class AccountsService {
   private readRevision(): Promise<void> {
     if (this.revisionRead !== null) return this.revisionRead;
     // The time the read began: a revocation committed after it is caught by the next read.
-    const startedAt = performance.now();
+    const startedAt = Date.now();
     const read = tokensRepository
       .revocationRevision(this.store.db)
       .then((revision) => {
