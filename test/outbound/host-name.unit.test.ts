@@ -2,15 +2,18 @@
 // spellings of IPv4 addresses (every radix and shorthand the WHATWG URL parser reads, upper-case
 // hex, trailing dots), IPv4-mapped IPv6, and names under .localhost in any case.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BlockedAddressError,
   allowListPolicy,
   canonicalHost,
+  createGuardedDispatcher,
   destinationProblem,
   hostVerdict,
   isPublicAddress,
 } from '../../src/outbound/index.js';
-import { fakeLookup } from './helpers.js';
+import { fakeLookup, startServer, type TestServer } from './helpers.js';
 
 type Radix = 'dec' | 'hex' | 'oct';
 
@@ -117,5 +120,43 @@ describe('canonicalHost and hostVerdict', () => {
       );
     }
     expect(asked).toBe(0);
+  });
+});
+
+// The connection guard every media download and webhook delivery goes through (at each attempt).
+describe('the guarded connect, for loopback names', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer((_req, res) => res.end('ok'));
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('refuses localhost. and friends as blocked before any lookup, whatever the resolver makes of them', async () => {
+    // A resolver that knows none of them (as on some machines): "host not found" would hide the refusal
+    // on one machine and let the name through on another where the resolver answers differently.
+    const lookup = fakeLookup({});
+    const dispatcher = createGuardedDispatcher({ policy: isPublicAddress, lookup, keepAlive: false });
+    try {
+      for (const host of ['localhost.', 'LOCALHOST.', 'a.localhost']) {
+        const error = await request(`http://${host}:${server.port}/`, { dispatcher }).catch((err: unknown) => err);
+        expect(error, host).toBeInstanceOf(BlockedAddressError);
+      }
+      expect(server.connections()).toBe(0);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('lets localhost. through when the allow-list names localhost', async () => {
+    const lookup = fakeLookup({ 'localhost.': '127.0.0.1' });
+    const dispatcher = createGuardedDispatcher({ policy: allowListPolicy(['localhost']), lookup, keepAlive: false });
+    try {
+      const response = await request(`http://LOCALHOST.:${server.port}/`, { dispatcher });
+      expect(await response.body.text()).toBe('ok');
+    } finally {
+      await dispatcher.close();
+    }
   });
 });
