@@ -18,7 +18,7 @@ import { newRequestId } from './ids.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { openStore, type Store } from './store/store.js';
-import { AccountsService } from './accounts/service.js';
+import { AccountsService, TOKENS_REVOKED_SIGNAL } from './accounts/service.js';
 import { tokenRoutes } from './accounts/routes.js';
 import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
@@ -307,6 +307,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     clock: options.cluster?.clock ?? systemClock,
     logger: app.log,
     timings: options.cluster,
+    // A token revoked on another node or by the CLI leaves this node's cache at once.
+    others: {
+      message: (message) => {
+        if (message === TOKENS_REVOKED_SIGNAL) accounts.revokedElsewhere();
+      },
+      connected: () => accounts.revokedElsewhere(),
+    },
   });
   const clusterNode = cluster.node;
   const networks = new DeviceNetworks(store, configuredNetwork(config));

@@ -136,6 +136,21 @@ export const tokensRepository = {
     return Number(result.numUpdatedRows) > 0;
   },
 
+  /** Counts one more revocation; in the revoking transaction, so readers see both or neither. */
+  bumpRevocations: async (db: Db): Promise<void> => {
+    await db
+      .updateTable('token_revocations')
+      .set((eb) => ({ revision: eb('revision', '+', 1) }))
+      .where('id', '=', 1)
+      .execute();
+  },
+
+  /** How many revocations the store has counted (one primary-key read). */
+  revocationRevision: async (db: Db): Promise<number> => {
+    const row = await db.selectFrom('token_revocations').select('revision').where('id', '=', 1).executeTakeFirst();
+    return Number(row?.revision ?? 0);
+  },
+
   touch: async (db: Db, id: number, now: number): Promise<void> => {
     await db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
   },

@@ -4,12 +4,17 @@
  * Owns: the rules of docs/internals.md, Accounts and tokens: a token is shown once, only its hash is
  * kept, any failure is the same 401, the first start creates the `default`
  * account. Authentication is cached briefly in memory (the hot path of every
- * request), keyed by the presented secret so a hit costs no hashing; revoking
- * through this process drops the cache entry at once, other processes see it
- * within AUTH_CACHE_TTL_MS.
- * Must never: log or return a secret except the one `createToken` answer.
+ * request), keyed by the presented secret so a hit costs no hashing. Revoking
+ * through this process drops the cache entry at once; a revocation by another
+ * process (the CLI, another node) reaches this one within a second: through
+ * the store's revocation counter, re-read at most every REVOCATION_CHECK_MS,
+ * and on PostgreSQL also through a notification (docs/security.md).
+ * Must never: log or return a secret except the one `createToken` answer;
+ * answer from the cache when the counter was last read more than
+ * REVOCATION_TRUST_MS ago.
  */
 import type { Clock } from '../clock.js';
+import { channelOf, notify } from '../cluster/signals.js';
 import type { SandboxScope } from '../network/create.js';
 import type { Store } from '../store/store.js';
 import { accountsRepository, tokensRepository, type AccountRow, type TokenRow } from './repository.js';
@@ -21,6 +26,12 @@ const AUTH_CACHE_TTL_MS = 10_000;
 const AUTH_CACHE_MAX = 10_000;
 /** last_used_at is a hint, not an audit log: write it at most this often per token. */
 const TOUCH_EVERY_MS = 60_000;
+/** While requests flow, the revocation counter is re-read in the background this often. */
+const REVOCATION_CHECK_MS = 250;
+/** A counter read older than this is not trusted: the request waits for a fresh one (an idle gateway's first request). */
+const REVOCATION_TRUST_MS = 750;
+/** What a revoking PostgreSQL transaction notifies every node of (cluster/signals.ts carries it). */
+export const TOKENS_REVOKED_SIGNAL = 'r';
 
 export interface AuthContext {
   readonly accountId: number;
@@ -42,11 +53,18 @@ export class AccountsService {
   private readonly cache = new Map<string, { context: AuthContext; at: number }>();
   private readonly touchedAt = new Map<number, number>();
   /**
-   * Counts revocations in this process. A check that read a token before a revocation and
-   * finishes after it answers as it read, but must not cache: the token would outlive its
-   * revocation by the cache's lifetime.
+   * Counts revocations started here and cache drops for revocations elsewhere. A check that read a
+   * token before a revocation and finishes after it answers as it read, but must not cache: the
+   * token would outlive its revocation by the cache's lifetime.
    */
   private revocations = 0;
+  /**
+   * The store's revocation counter as last read, when (Date.now(): real time, not the injected clock, which
+   * tests may stop), and the read under way.
+   */
+  private revision: number | null = null;
+  private revisionReadAt = Number.NEGATIVE_INFINITY;
+  private revisionRead: Promise<void> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -63,6 +81,11 @@ export class AccountsService {
   authenticateCached(header: string | undefined): AuthContext | undefined {
     const secret = bearerSecret(header);
     if (secret === null) return undefined;
+    const age = Date.now() - this.revisionReadAt;
+    // A clock set back (negative age) trusts nothing either.
+    if (age >= REVOCATION_TRUST_MS || age < 0) return undefined;
+    // One background read at a time; a request arriving while it runs adds nothing (not even a promise).
+    if (age >= REVOCATION_CHECK_MS && this.revisionRead === null) this.readRevision().catch(() => undefined);
     const now = this.clock.now();
     const cached = this.cache.get(secret);
     if (cached === undefined || now - cached.at >= AUTH_CACHE_TTL_MS) return undefined;
@@ -72,6 +95,9 @@ export class AccountsService {
 
   /** The account behind an Authorization header, or null for any kind of failure. */
   async authenticate(header: string | undefined): Promise<AuthContext | null> {
+    // A store outage fails this read, and so the request with 503, as the token lookup would.
+    const age = Date.now() - this.revisionReadAt;
+    if (age >= REVOCATION_TRUST_MS || age < 0) await this.readRevision();
     const known = this.authenticateCached(header);
     if (known !== undefined) return known;
     const secret = bearerSecret(header);
@@ -90,6 +116,37 @@ export class AccountsService {
     }
     this.touch(row.id, now);
     return context;
+  }
+
+  /**
+   * Re-reads the store's revocation counter (one read at a time, shared); a change means a token was
+   * revoked somewhere, maybe one cached here: the whole cache goes (revocations are rare).
+   */
+  private readRevision(): Promise<void> {
+    if (this.revisionRead !== null) return this.revisionRead;
+    // The time the read began: a revocation committed after it is caught by the next read.
+    const startedAt = Date.now();
+    const read = tokensRepository
+      .revocationRevision(this.store.db)
+      .then((revision) => {
+        if (this.revision !== null && revision !== this.revision) this.revokedElsewhere();
+        this.revision = revision;
+        this.revisionReadAt = Math.max(this.revisionReadAt, startedAt);
+      })
+      .finally(() => {
+        this.revisionRead = null;
+      });
+    this.revisionRead = read;
+    return read;
+  }
+
+  /**
+   * A token was (or may have been) revoked by another process: nothing cached is trusted any more.
+   * Called on a notification from PostgreSQL, after the listener reconnects, and on a counter change.
+   */
+  revokedElsewhere(): void {
+    this.revocations += 1;
+    this.cache.clear();
   }
 
   private touch(tokenId: number, now: number): void {
@@ -119,7 +176,14 @@ export class AccountsService {
   async revokeToken(accountId: number, tokenId: number): Promise<boolean> {
     // Counted before the write: a check reading the token from now on no longer caches it.
     this.revocations += 1;
-    const revoked = await tokensRepository.revoke(this.store.db, accountId, tokenId, this.clock.now());
+    const shared = this.store.capabilities.sharedByProcesses;
+    const revoked = await this.store.db.transaction().execute(async (trx) => {
+      if (!(await tokensRepository.revoke(trx, accountId, tokenId, this.clock.now()))) return false;
+      await tokensRepository.bumpRevocations(trx);
+      // Delivered to every node once this commits (SQLite has one gateway process: the counter reaches it).
+      if (shared) await notify(trx, await channelOf(trx), TOKENS_REVOKED_SIGNAL);
+      return true;
+    });
     if (revoked) {
       for (const [secret, entry] of this.cache) {
         if (entry.context.tokenId === tokenId) this.cache.delete(secret);

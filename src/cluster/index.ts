@@ -39,6 +39,11 @@ export interface ClusterOptions {
   readonly clock: Clock;
   readonly logger: FastifyBaseLogger;
   readonly timings?: ClusterTimings;
+  /**
+   * Notifications the cluster does not own (a token revoked: accounts/service.ts), and each
+   * (re)connect of the listener, after which whatever was notified meanwhile may have been missed.
+   */
+  readonly others?: { readonly message: (message: string) => void; readonly connected: () => void };
 }
 
 export function createCluster(options: ClusterOptions): Cluster {
@@ -82,9 +87,13 @@ export function createCluster(options: ClusterOptions): Cluster {
         onMessage: (message) => {
           if (message.startsWith('w:')) node.work(parseWork(message));
           else node.signalled(message);
+          options.others?.message(message);
         },
         // Anything notified while the listener was away is looked for now.
-        onConnected: () => node.wake(),
+        onConnected: () => {
+          node.wake();
+          options.others?.connected();
+        },
       });
       listener.start();
       await node.start();

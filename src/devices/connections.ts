@@ -427,7 +427,8 @@ export class ConnectionManager implements DeviceConnections {
     live.pairingTimer = setTimeout(() => this.expirePairing(device.id, live.generation), this.options.pairingWindowMs);
     live.pairingEndsAt = this.options.clock.now() + this.options.pairingWindowMs;
     live.conn = this.options.network.connect(
-      { deviceId: device.id, session: null, expectedPhone: device.expected_phone },
+      // The account's view of the sandbox's phones (other networks ignore it).
+      { deviceId: device.id, session: null, expectedPhone: device.expected_phone, view: String(device.account_id) },
       (event) => this.enqueue(device.id, live.generation, event),
     );
     return live;
@@ -512,8 +513,9 @@ export class ConnectionManager implements DeviceConnections {
     if (this.live.get(deviceId) !== live) return this.releaseSlot(live);
     live.generation = ++this.generation;
     const generation = live.generation;
-    live.conn = this.options.network.connect({ deviceId, session: device.network_session }, (event) =>
-      this.enqueue(deviceId, generation, event),
+    live.conn = this.options.network.connect(
+      { deviceId, session: device.network_session, view: String(device.account_id) },
+      (event) => this.enqueue(deviceId, generation, event),
     );
   }
 

@@ -31,6 +31,11 @@ export interface ConnectOptions {
   readonly session: NetworkSession | null;
   /** When set, only this phone may complete pairing; a scan from another number is refused by the network. */
   readonly expectedPhone?: PhoneNumber | null;
+  /**
+   * The sandbox only: whose view of the virtual phones this device's traffic meets (the gateway gives
+   * the device's account id), so one account's phone settings never change another's. Other networks ignore it.
+   */
+  readonly view?: string;
 }
 
 export type NetworkMessageContent =

@@ -8,6 +8,7 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { isPublicAddress, type AddressPolicy } from './address-policy.js';
+import { canonicalHost } from './host-name.js';
 
 /** A setting entry that is neither a host name nor an IP address or CIDR. */
 export class AllowListError extends Error {
@@ -88,7 +89,7 @@ export function allowListPolicy(entries: readonly string[]): AddressPolicy {
   }
   return (ip, hostname) => {
     if (isPublicAddress(ip)) return true;
-    if (hostname !== undefined && names.has(normalizeHost(hostname))) return true;
+    if (hostname !== undefined && names.has(canonicalHost(hostname))) return true;
     const address = asComparable(ip);
     if (address === null) return false;
     return ranges.some(([network, bits]) => address.kind() === network.kind() && address.match(network, bits));

@@ -10,6 +10,7 @@ import type { LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import type { AddressPolicy } from './address-policy.js';
 import { PRIVATE_DESTINATION_HINT } from './allow-list.js';
+import { canonicalHost, hostVerdict } from './host-name.js';
 
 export interface DestinationCheckOptions {
   readonly policy: AddressPolicy | 'allow-all';
@@ -20,10 +21,6 @@ export interface DestinationCheckOptions {
 }
 
 const NOT_PUBLIC = 'an address that is not public (loopback, private, link-local, ...)';
-
-function unbracket(hostname: string): string {
-  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-}
 
 function resolveAll(lookup: LookupFunction, hostname: string, timeoutMs: number): Promise<LookupAddress[] | null> {
   return new Promise((resolve) => {
@@ -58,17 +55,19 @@ export async function destinationProblem(url: string, options: DestinationCheckO
   if (policy === 'allow-all') return null;
   let hostname: string;
   try {
-    hostname = unbracket(new URL(url).hostname);
+    hostname = new URL(url).hostname;
   } catch {
     return null;
   }
-  if (net.isIP(hostname) !== 0) {
-    return judge(policy, hostname, hostname)
-      ? null
-      : `the host is ${NOT_PUBLIC}, so nothing would ever be delivered; ${PRIVATE_DESTINATION_HINT}`;
+  const verdict = hostVerdict(policy, hostname);
+  if (verdict === 'refused') {
+    return `the host is ${NOT_PUBLIC}, so nothing would ever be delivered; ${PRIVATE_DESTINATION_HINT}`;
   }
-  const addresses = await resolveAll(lookup, hostname, timeoutMs);
+  if (verdict === 'allowed') return null;
+  const name = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  const addresses = await resolveAll(lookup, name, timeoutMs);
   if (addresses === null || addresses.length === 0) return null;
-  if (addresses.every((entry) => judge(policy, entry.address, hostname))) return null;
+  const canonical = canonicalHost(hostname);
+  if (addresses.every((entry) => judge(policy, entry.address, canonical))) return null;
   return `the host resolves to ${NOT_PUBLIC}, so nothing would ever be delivered; ${PRIVATE_DESTINATION_HINT}`;
 }

@@ -10,6 +10,7 @@ import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
+import { canonicalHost, hostVerdict } from './host-name.js';
 
 /** A connection was refused because its destination address is not allowed by the policy. */
 export class BlockedAddressError extends Error {
@@ -90,7 +91,8 @@ export function createGuardedLookup(policy: AddressPolicy, lookup: LookupFunctio
         callback(Object.assign(new Error(`No address found for ${hostname}`), { code: 'ENOTFOUND' }), '');
         return;
       }
-      const refused = addresses.find((entry) => !allowed(entry.address, hostname));
+      const canonical = canonicalHost(hostname);
+      const refused = addresses.find((entry) => !allowed(entry.address, canonical));
       if (refused) {
         callback(new BlockedAddressError(hostname, refused.address), '');
         return;
@@ -145,8 +147,9 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
 
   const connect: buildConnector.connector = (connectOptions, callback) => {
     const host = unbracket(connectOptions.hostname);
-    // net.connect skips the lookup for IP literals, so the guarded lookup never sees them.
-    if (net.isIP(host) !== 0 && !allowed(host, host)) {
+    // Judged before any lookup: net.connect skips the lookup for IP literals, so the guarded lookup
+    // never sees them, and a loopback name must not depend on what the resolver makes of it.
+    if (hostVerdict(allowed, host) === 'refused') {
       process.nextTick(callback, new BlockedAddressError(host, host), null);
       return;
     }
@@ -158,7 +161,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
       // Last line of defence: whatever path the connect took, the peer we ended up talking to must
       // itself be allowed. Nothing has been written on the socket yet.
       const remote = socket.remoteAddress;
-      if (remote === undefined || !allowed(remote, host)) {
+      if (remote === undefined || !allowed(remote, canonicalHost(host))) {
         socket.destroy();
         callback(new BlockedAddressError(host, remote ?? 'unknown'), null);
         return;

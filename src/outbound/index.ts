@@ -11,6 +11,8 @@ export {
   parseAllowedPrivateHosts,
 } from './allow-list.js';
 export type { DestinationSettings } from './allow-list.js';
+export { canonicalHost, hostVerdict, isLoopbackName } from './host-name.js';
+export type { HostVerdict } from './host-name.js';
 export { destinationProblem } from './destination-check.js';
 export type { DestinationCheckOptions } from './destination-check.js';
 export {

@@ -9,7 +9,9 @@
  * (another account's: 404 `Device not found`, as a missing one); read receipts
  * only on the caller's messages (404 `Message not found` otherwise); a QR
  * scanned only for a caller's device; phones that are another account's
- * device numbers are not the caller's to change or to put in a group.
+ * device numbers are not the caller's to change or to put in a group. Every
+ * phone setting is the caller's own view of the phone (issue 22, item 4): it
+ * changes only what the caller's devices meet and what the caller is shown.
  * Must never: know about HTTP or write SQL; pass another account's data or
  * device to the sandbox.
  */
@@ -18,6 +20,11 @@ import type { SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../netw
 import type { NetworkGroup } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import { sandboxControlRepository as repo } from './repository.js';
+
+/** The account's own view of the sandbox's phones: the same name its devices connect with (devices/connections.ts). */
+function viewOf(accountId: number): string {
+  return String(accountId);
+}
 
 const FOREIGN_NUMBER = 'this number belongs to a device of another account';
 const NOT_ON_SANDBOX = 'this account is not a sandbox account: its devices are on the real network';
@@ -48,11 +55,11 @@ export class SandboxControlService {
 
   async upsertPhone(accountId: number, settings: SandboxPhoneSettings): Promise<SandboxPhone> {
     await this.refuseForeignNumbers(accountId, [settings.phone], () => ({ error: FOREIGN_NUMBER }));
-    return this.ownView(accountId, await this.sandbox.upsertPhone(settings));
+    return this.ownView(accountId, await this.sandbox.upsertPhone(settings, viewOf(accountId)));
   }
 
   async getPhone(accountId: number, phone: string): Promise<SandboxPhone> {
-    return this.ownView(accountId, await this.sandbox.getPhone(phone));
+    return this.ownView(accountId, await this.sandbox.getPhone(phone, viewOf(accountId)));
   }
 
   async sendFromPhone(accountId: number, phone: string, to: string, text: string): Promise<{ message_id: string }> {
@@ -64,14 +71,14 @@ export class SandboxControlService {
     if (device === undefined || device.network_session === null) {
       throw new ApiError('DEVICE_NOT_FOUND', { error: `no device of this account is paired with ${to}` });
     }
-    return this.sandbox.sendFromPhone(phone, to, text, { session: device.network_session });
+    return this.sandbox.sendFromPhone(phone, to, text, { session: device.network_session }, viewOf(accountId));
   }
 
   async readMessage(accountId: number, phone: string, messageId: string): Promise<void> {
     if (!(await this.isSandboxAccount(accountId))) throw new ApiError('MESSAGE_NOT_FOUND', { error: NOT_ON_SANDBOX });
     const own = await repo.ownOutgoingIds(this.store.db, accountId, [messageId]);
     if (!own.has(messageId)) throw new ApiError('MESSAGE_NOT_FOUND');
-    await this.sandbox.readMessage(phone, messageId);
+    await this.sandbox.readMessage(phone, messageId, viewOf(accountId));
   }
 
   async createGroup(
@@ -85,7 +92,7 @@ export class SandboxControlService {
         phones.flatMap((phone, i) => (foreign.has(phone) ? [[`members.${i}.phone`, [FOREIGN_NUMBER]]] : [])),
       ),
     }));
-    return this.sandbox.createGroup(name, members);
+    return this.sandbox.createGroup(name, members, viewOf(accountId));
   }
 
   /** The caller's devices that are on the sandbox: none, for an account whose devices are on the real network. */

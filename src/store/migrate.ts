@@ -27,6 +27,7 @@ import * as m008e from './migrations/008e-interactive-offers.js';
 import * as m008f from './migrations/008f-sandbox-accounts.js';
 import * as m008g from './migrations/008g-cluster.js';
 import * as m009a from './migrations/009a-device-network.js';
+import * as m009b from './migrations/009b-token-revocations.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -49,6 +50,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['008f-sandbox-accounts', m008f],
   ['008g-cluster', m008g],
   ['009a-device-network', m009a],
+  ['009b-token-revocations', m009b],
 ];
 
 class StaticProvider implements MigrationProvider {

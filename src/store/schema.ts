@@ -34,6 +34,12 @@ export interface ApiTokensTable {
   revoked_at: number | null;
 }
 
+/** One row (id 1): `revision` counts token revocations, so every process can tell its cache is stale (009b). */
+export interface TokenRevocationsTable {
+  id: number;
+  revision: number;
+}
+
 export interface DevicesTable {
   id: Generated<number>;
   account_id: number;
@@ -184,6 +190,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;
+  token_revocations: TokenRevocationsTable;
   devices: DevicesTable;
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;

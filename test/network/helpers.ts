@@ -54,9 +54,13 @@ export interface Paired {
   readonly phone: string;
 }
 
-export async function pair(network: SandboxNetwork, deviceId: number, phone: string): Promise<Paired> {
+/** Pairs a new device from `phone`; `view` names whose view of the phones its traffic meets (none: the shared one). */
+export async function pair(network: SandboxNetwork, deviceId: number, phone: string, view?: string): Promise<Paired> {
   const recorder = new Recorder();
-  const connection = network.connect({ deviceId, session: null }, recorder.handler);
+  const connection = network.connect(
+    { deviceId, session: null, ...(view === undefined ? {} : { view }) },
+    recorder.handler,
+  );
   const { qr } = await recorder.wait('qr');
   await network.sandbox.scan(qr, phone);
   const paired = await recorder.wait('paired');

@@ -84,9 +84,13 @@ export interface SandboxControl {
    * ended one, or one of a device outside `scope`; 'Phone number mismatch' for another number.
    */
   pair(pairingCode: string, phone: PhoneNumber, scope?: ScanScope): Promise<{ device_phone: PhoneNumber }>;
-  upsertPhone(settings: SandboxPhoneSettings): Promise<SandboxPhone>;
+  /**
+   * Every method taking `view` acts in that view only (an account's, named by the gateway): settings are set
+   * and read there, a phone's messages go to and from that view's devices, and only that view's messages show.
+   */
+  upsertPhone(settings: SandboxPhoneSettings, view?: string): Promise<SandboxPhone>;
   /** Throws SandboxControlError(404, 'Phone not found') for a number never seen. Magic numbers are always "seen". */
-  getPhone(phone: PhoneNumber): Promise<SandboxPhone>;
+  getPhone(phone: PhoneNumber, view?: string): Promise<SandboxPhone>;
   /**
    * The phone sends a text to a device's number. Throws 404 when no paired device has that number; with
    * `recipient`, only the device holding that session gets it (404 when it is not paired with `to`).
@@ -96,11 +100,16 @@ export interface SandboxControl {
     to: PhoneNumber,
     text: string,
     recipient?: RecipientScope,
+    view?: string,
   ): Promise<{ message_id: string }>;
   /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
-  readMessage(phone: PhoneNumber, messageId: string): Promise<void>;
+  readMessage(phone: PhoneNumber, messageId: string, view?: string): Promise<void>;
   /** Creates a group on the network. The first admin member is the superadmin when none is marked. */
-  createGroup(name: string, members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>): Promise<NetworkGroup>;
+  createGroup(
+    name: string,
+    members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>,
+    view?: string,
+  ): Promise<NetworkGroup>;
   /** Drops the device connection with this gateway device id (it comes back by itself), or logs it out from the phone. 404 if not connected. */
   disconnectDevice(deviceId: number, options: { logout: boolean }): Promise<void>;
 }

@@ -25,7 +25,7 @@ import {
   NetworkSettingRefusedError,
 } from '../network.js';
 import { SandboxControlError } from './control.js';
-import { isWellFormedPhone, magicOf } from './phones.js';
+import { isWellFormedPhone, magicOf, type PhoneView } from './phones.js';
 import { DEFAULT_GROUP_SETTINGS, type GroupRecord, type Link, type WorldState } from './state.js';
 
 /** The disappearing-message timers the network offers (24 hours, 7 days, 90 days), and 0 for off. */
@@ -51,13 +51,14 @@ function newGroupId(world: WorldState): NetworkGroupId {
   }
 }
 
-export function groupView(world: WorldState, group: GroupRecord): NetworkGroup {
+/** The group as `view` sees it: participants carry the names that view gave their phones. */
+export function groupView(world: WorldState, group: GroupRecord, view: PhoneView): NetworkGroup {
   return {
     id: group.id,
     subject: group.subject,
     description: group.description,
     participants: [...group.participants].map(([phone, role]) => {
-      const name = world.phones.get(phone)?.name;
+      const name = world.phones.get(phone)?.in(view).name;
       return name ? { phone, name, role } : { phone, role };
     }),
     capacity: GROUP_CAPACITY,
@@ -75,9 +76,14 @@ function notify(world: WorldState, group: GroupRecord): void {
 }
 
 /** Why `phone` cannot join `group`, checked in the order the network interface documents; null when it can. */
-function refusal(world: WorldState, group: GroupRecord, phone: PhoneNumber): AddParticipantErrorCode | null {
+function refusal(
+  world: WorldState,
+  group: GroupRecord,
+  phone: PhoneNumber,
+  view: PhoneView,
+): AddParticipantErrorCode | null {
   if (!isWellFormedPhone(phone)) return 'INVALID_NUMBER';
-  const record = world.phone(phone);
+  const record = world.phone(phone).in(view);
   if (!record.registered) return 'USER_NOT_FOUND';
   if (group.participants.has(phone)) return 'ALREADY_MEMBER';
   if (record.blocksEveryone) return 'USER_BLOCKED';
@@ -111,6 +117,7 @@ export function createGroupByControl(
   world: WorldState,
   name: string,
   members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>,
+  view: PhoneView,
 ): NetworkGroup {
   if (typeof name !== 'string' || name.trim() === '') throw new SandboxControlError(400, 'Group name is required');
   if (!Array.isArray(members) || members.length === 0) {
@@ -125,14 +132,14 @@ export function createGroupByControl(
     if (!isWellFormedPhone(member?.phone)) {
       throw new SandboxControlError(400, 'Invalid phone number format', `member ${String(member?.phone)}`);
     }
-    if (!world.phone(member.phone).registered) {
+    if (!world.phone(member.phone).in(view).registered) {
       throw new SandboxControlError(400, 'Phone number is not registered', `member ${member.phone}`);
     }
     const role: ParticipantRole = member.admin ? (superadmin ? 'admin' : 'superadmin') : null;
     if (role === 'superadmin') superadmin = true;
     if (!participants.has(member.phone)) participants.set(member.phone, role);
   }
-  return groupView(world, insert(world, name, participants));
+  return groupView(world, insert(world, name, participants), view);
 }
 
 /** A device creates a group: it becomes superadmin; numbers that could not be added are left out. */
@@ -156,11 +163,11 @@ export function createGroupByLink(
     // A number asked for twice is one participant, with one outcome.
     if (seen.has(phone)) continue;
     seen.add(phone);
-    const code = refusal(world, draft, phone);
+    const code = refusal(world, draft, phone, link.view);
     if (code === null) draft.participants.set(phone, null);
     else notAdded.push({ phone, code });
   }
-  return { ...groupView(world, insert(world, subject, draft.participants)), notAdded };
+  return { ...groupView(world, insert(world, subject, draft.participants), link.view), notAdded };
 }
 
 /** The group as the device may see it: unknown and not-a-member look the same. */
@@ -183,11 +190,11 @@ function adminGroup(world: WorldState, link: Link, groupId: NetworkGroupId): Gro
 
 export function listGroups(world: WorldState, link: Link): NetworkGroup[] {
   const self = world.requireOpen(link);
-  return [...world.groups.values()].filter((g) => g.participants.has(self)).map((g) => groupView(world, g));
+  return [...world.groups.values()].filter((g) => g.participants.has(self)).map((g) => groupView(world, g, link.view));
 }
 
 export function getGroup(world: WorldState, link: Link, groupId: NetworkGroupId): NetworkGroup {
-  return groupView(world, memberGroup(world, link, groupId).group);
+  return groupView(world, memberGroup(world, link, groupId).group, link.view);
 }
 
 export function addParticipants(
@@ -198,10 +205,10 @@ export function addParticipants(
 ): AddParticipantOutcome[] {
   const group = adminGroup(world, link, groupId);
   const outcomes: AddParticipantOutcome[] = phones.map((phone) => {
-    const code = refusal(world, group, phone);
+    const code = refusal(world, group, phone, link.view);
     if (code !== null) return { phone, ok: false, code, error: ADD_ERRORS[code] };
     group.participants.set(phone, null);
-    const name = world.phones.get(phone)?.name;
+    const name = world.phones.get(phone)?.in(link.view).name;
     return name ? { phone, ok: true, name } : { phone, ok: true };
   });
   if (outcomes.some((o) => o.ok)) {
@@ -248,7 +255,7 @@ export function updateGroup(
       notify(world, group);
     }
   }
-  return groupView(world, group);
+  return groupView(world, group, link.view);
 }
 
 function applyChange(group: GroupRecord, name: GroupSettingName, value: string | number | boolean): void {
@@ -280,6 +287,7 @@ export function checkNumbers(
   // Looking a number up does not create a phone: only numbers something happened to are "seen".
   return phones.map((phone) => ({
     phone,
-    registered: isWellFormedPhone(phone) && (world.phones.get(phone)?.registered ?? magicOf(phone).registered),
+    registered:
+      isWellFormedPhone(phone) && (world.phones.get(phone)?.in(link.view).registered ?? magicOf(phone).registered),
   }));
 }

@@ -67,11 +67,12 @@ export function controlOf(world: SandboxWorld): SandboxControl {
   return {
     scan: (qr, phone, scope) => settle(() => world.scan(qr, phone, scope)),
     pair: (code, phone, scope) => settle(() => world.pair(code, phone, scope)),
-    upsertPhone: (settings) => settle(() => world.upsertPhone(settings)),
-    getPhone: (phone) => settle(() => world.getPhone(phone)),
-    sendFromPhone: (phone, to, text, recipient) => settle(() => world.sendFromPhone(phone, to, text, recipient)),
-    readMessage: (phone, messageId) => settle(() => world.readMessage(phone, messageId)),
-    createGroup: (name, members) => settle(() => world.createGroup(name, members)),
+    upsertPhone: (settings, view) => settle(() => world.upsertPhone(settings, view)),
+    getPhone: (phone, view) => settle(() => world.getPhone(phone, view)),
+    sendFromPhone: (phone, to, text, recipient, view) =>
+      settle(() => world.sendFromPhone(phone, to, text, recipient, view)),
+    readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
+    createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),
   };
 }

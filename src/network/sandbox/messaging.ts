@@ -15,8 +15,8 @@ import type { OutgoingNetworkMessage, PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
 import type { RecipientScope, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from './control.js';
 import { SandboxControlError } from './control.js';
-import type { PhoneRecord, StatusTracker, StoredEntry } from './phones.js';
-import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone } from './phones.js';
+import type { PhoneRecord, PhoneView, StatusTracker, StoredEntry } from './phones.js';
+import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone, SHARED_VIEW } from './phones.js';
 import type { Link, WorldState } from './state.js';
 import type { DigestedContent, SandboxMessage } from './media-digest.js';
 
@@ -40,6 +40,8 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
   };
   const tracker: StatusTracker = { delivered: false, read: false };
   const session = link.session;
+  // Every phone meets this message as the sending device's account has set it up.
+  const view = link.view;
 
   if (isGroupId(message.to)) {
     const group = world.groups.get(message.to);
@@ -54,7 +56,7 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
     world.later(world.deliveryDelayMs, () => {
       for (const member of members) {
         const entry = { ...structuredClone(base), group_id: groupId };
-        arrive(world, world.phone(member), { entry, senderSession: session, tracker });
+        arrive(world, world.phone(member), { entry, view, senderSession: session, tracker });
       }
     });
     return;
@@ -62,19 +64,23 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
 
   if (!isWellFormedPhone(message.to)) throw new NetworkSendError('invalid recipient number', 'permanent');
   const recipient = world.phone(message.to);
-  if (!recipient.registered) throw new NetworkSendError('recipient is not registered', 'permanent');
-  if (recipient.rateLimited && !world.rateLimitedOnce.has(key)) {
+  const seen = recipient.in(view);
+  if (!seen.registered) throw new NetworkSendError('recipient is not registered', 'permanent');
+  if (seen.rateLimited && !world.rateLimitedOnce.has(key)) {
     world.rateLimitedOnce.add(key);
     throw new NetworkSendError('rate limited by the network', 'transient');
   }
   world.rememberSent(key);
-  world.later(world.deliveryDelayMs, () => arrive(world, recipient, { entry: base, senderSession: session, tracker }));
+  world.later(world.deliveryDelayMs, () =>
+    arrive(world, recipient, { entry: base, view, senderSession: session, tracker }),
+  );
 }
 
-/** A message reaches a phone: blocked ones vanish, offline ones wait, the rest land in the inbox. */
+/** A message reaches a phone, as its sender's view has the phone: blocked ones vanish, offline ones wait, the rest land. */
 function arrive(world: WorldState, phone: PhoneRecord, stored: StoredEntry): void {
-  if (phone.blocksEveryone) return;
-  if (!phone.online) {
+  const seen = phone.in(stored.view);
+  if (seen.blocksEveryone) return;
+  if (!seen.online) {
     phone.hold(stored);
     return;
   }
@@ -87,7 +93,7 @@ function arrive(world: WorldState, phone: PhoneRecord, stored: StoredEntry): voi
     const id = stored.entry.message_id;
     world.emitToSession(stored.senderSession, { type: 'message_status', id, status: 'delivered', at: new Date() });
   }
-  if (phone.autoRead) world.later(world.readDelayMs, () => markRead(world, stored));
+  if (seen.autoRead) world.later(world.readDelayMs, () => markRead(world, stored));
 }
 
 function markRead(world: WorldState, stored: StoredEntry): void {
@@ -108,8 +114,11 @@ export function sendTyping(world: WorldState, link: Link, to: string, durationMs
   for (const phone of targets) world.phone(phone).typing.set(from, durationMs);
 }
 
-export function readMessage(world: WorldState, phone: PhoneNumber, messageId: string): void {
-  const stored = world.phones.get(phone)?.inbox.findLast((s) => s.entry.message_id === messageId);
+/** Without a view, any message in the inbox; with one, only that view's. */
+export function readMessage(world: WorldState, phone: PhoneNumber, messageId: string, view?: PhoneView): void {
+  const stored = world.phones
+    .get(phone)
+    ?.inbox.findLast((s) => s.entry.message_id === messageId && (view === undefined || s.view === view));
   if (!stored) throw new SandboxControlError(404, 'Message not found');
   markRead(world, stored);
 }
@@ -120,12 +129,13 @@ export function sendFromPhone(
   to: PhoneNumber,
   text: string,
   recipient?: RecipientScope,
+  view: PhoneView = SHARED_VIEW,
 ): { message_id: string } {
   if (!isWellFormedPhone(phone) || !isWellFormedPhone(to)) {
     throw new SandboxControlError(400, 'Invalid phone number format');
   }
   if (typeof text !== 'string' || text.length === 0) throw new SandboxControlError(400, 'Text is required');
-  if (!world.phone(phone).registered) {
+  if (!world.phone(phone).in(view).registered) {
     throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
   }
   const sessions = [...world.sessions.values()].filter(
@@ -145,27 +155,29 @@ export function sendFromPhone(
   return { message_id: id };
 }
 
-export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings): SandboxPhone {
+export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings, view: PhoneView): SandboxPhone {
   if (!isWellFormedPhone(settings?.phone)) throw new SandboxControlError(400, 'Invalid phone number format');
   if (settings.privacy !== undefined && settings.privacy !== 'everyone' && settings.privacy !== 'nobody') {
     throw new SandboxControlError(400, 'Invalid privacy setting', 'privacy must be "everyone" or "nobody"');
   }
   const phone = world.phone(settings.phone);
-  const wasOnline = phone.online;
-  phone.applySettings(settings);
+  const wasOnline = phone.in(view).online;
+  phone.applySettings(view, settings);
   world.changed();
-  if (!wasOnline && phone.online) {
-    const waiting = phone.pending;
-    phone.pending = [];
+  if (!wasOnline && phone.in(view).online) {
+    // Online in this view: the messages this view's devices sent meanwhile arrive; the others keep waiting.
+    const waiting = phone.pending.filter((stored) => stored.view === view);
+    phone.pending = phone.pending.filter((stored) => stored.view !== view);
     for (const stored of waiting) arrive(world, phone, stored);
   }
-  return phone.view();
+  return phone.view(view);
 }
 
-export function getPhone(world: WorldState, phone: PhoneNumber): SandboxPhone {
+/** Without a view: the shared view's settings and every message (a tester looking at the world itself). */
+export function getPhone(world: WorldState, phone: PhoneNumber, view?: PhoneView): SandboxPhone {
   const record = world.phones.get(phone) ?? (isWellFormedPhone(phone) && isMagicPhone(phone) ? new Phone(phone) : null);
   if (!record) throw new SandboxControlError(404, 'Phone not found');
-  return record.view();
+  return record.view(view);
 }
 
 /** The mentions and the quoted message of an outgoing message, as the recipient's inbox shows them. */

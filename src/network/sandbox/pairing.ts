@@ -15,7 +15,7 @@ import {
   type PhoneNumber,
 } from '../network.js';
 import { SandboxControlError, type ScanScope } from './control.js';
-import { isWellFormedPhone } from './phones.js';
+import { isWellFormedPhone, viewOf } from './phones.js';
 import type { Link, WorldState } from './state.js';
 
 /** Same shape as a WhatsApp pairing code: `2@<ref>,<noise key>,<identity key>,<secret>`, about 150 characters. */
@@ -25,7 +25,7 @@ export function newQrText(): string {
 }
 
 export function openLink(world: WorldState, options: ConnectOptions, sink: NetworkEventHandler): Link {
-  const link = world.createLink(options.deviceId, sink);
+  const link = world.createLink(options.deviceId, viewOf(options.view), sink);
   if (link.state === 'closed') return link;
   if (options.session === null) {
     link.state = 'pairing';
@@ -138,7 +138,7 @@ function completePairing(world: WorldState, link: Link, phone: PhoneNumber): { d
       `this device must be paired from ${link.expectedPhone}`,
     );
   }
-  if (!world.phone(phone).registered) {
+  if (!world.phone(phone).in(link.view).registered) {
     throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
   }
   const token = `sbx1.${randomBytes(32).toString('base64url')}`;

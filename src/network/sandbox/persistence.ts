@@ -15,7 +15,8 @@ import type { SandboxPhoneSettings } from './control.js';
 export interface PersistedState {
   readonly version: 1;
   readonly sessions: ReadonlyArray<{ readonly token: string; readonly phone: PhoneNumber }>;
-  readonly phones: ReadonlyArray<SandboxPhoneSettings>;
+  /** One entry per (phone, view) with settings; `view` absent: the shared view (and every file saved before views). */
+  readonly phones: ReadonlyArray<SandboxPhoneSettings & { readonly view?: string }>;
   readonly groups: ReadonlyArray<{
     readonly id: string;
     readonly subject: string;

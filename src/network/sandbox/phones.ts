@@ -2,7 +2,10 @@
  * Virtual phones of the sandbox: the number rules, the magic numbers of
  * docs/internals.md, The network seam and the sandbox and each phone's settings and inbox.
  *
- * Owns: what a phone is and how it behaves by default. Must never: emit
+ * Owns: what a phone is and how it behaves by default, and its views: every
+ * account of the gateway sees and sets its own settings of a phone (keyed by
+ * the view the gateway names, its account id), so what one account sets never
+ * changes what another's devices meet (docs/security.md). Must never: emit
  * events or know about device connections; the world decides who hears what.
  */
 import type { PhoneNumber } from '../network.js';
@@ -43,6 +46,29 @@ export function isMagicPhone(phone: PhoneNumber): boolean {
 /** The explicit settings a tester gave a phone; these are the durable part of a phone. */
 export type PhoneOverrides = Omit<SandboxPhoneSettings, 'phone'>;
 
+/**
+ * Whose picture of the network: the gateway names one per account (the account id). Callers that
+ * name none (the sandbox's own tests, a tester talking to the world directly) share SHARED_VIEW.
+ */
+export type PhoneView = string;
+export const SHARED_VIEW: PhoneView = '';
+
+/** A view name as it comes over the wire or from a caller: anything that is not a string is the shared view. */
+export function viewOf(value: unknown): PhoneView {
+  return typeof value === 'string' ? value : SHARED_VIEW;
+}
+
+/** How a phone behaves in one view: its magic-number defaults, then that view's settings. */
+export interface PhoneBehaviour {
+  readonly registered: boolean;
+  readonly online: boolean;
+  readonly privacy: PhonePrivacy;
+  readonly autoRead: boolean;
+  readonly blocksEveryone: boolean;
+  readonly rateLimited: boolean;
+  readonly name: string | null;
+}
+
 /** Whether a status for this message was already reported; shared by all copies of one group message. */
 export interface StatusTracker {
   delivered: boolean;
@@ -52,50 +78,46 @@ export interface StatusTracker {
 /** An inbox entry plus what the world needs to send receipts back; stripped before it leaves the world. */
 export interface StoredEntry {
   entry: { -readonly [K in keyof SandboxInboxEntry]: SandboxInboxEntry[K] };
+  /** The view of the device that sent it: that view's settings decide how it arrives, and only it shows it. */
+  view: PhoneView;
   senderSession: string | null;
   tracker: StatusTracker;
 }
 
 export class PhoneRecord {
-  overrides: PhoneOverrides = {};
+  /** Each view's explicit settings; a view that set nothing has no entry. */
+  readonly overrides = new Map<PhoneView, PhoneOverrides>();
   inbox: StoredEntry[] = [];
-  /** Messages waiting for an offline phone to come online (bounded like the inbox). */
+  /** Messages waiting for the phone to come online in their sender's view (bounded like the inbox). */
   pending: StoredEntry[] = [];
   /** Sender phone -> typing duration announced before its next message. */
   typing = new Map<PhoneNumber, number>();
 
   constructor(readonly phone: PhoneNumber) {}
 
-  get registered(): boolean {
-    return this.overrides.registered ?? magicOf(this.phone).registered;
-  }
-  get online(): boolean {
-    return this.overrides.online ?? magicOf(this.phone).online;
-  }
-  get privacy(): PhonePrivacy {
-    return this.overrides.privacy ?? magicOf(this.phone).privacy;
-  }
-  get autoRead(): boolean {
-    return this.overrides.auto_read ?? false;
-  }
-  get blocksEveryone(): boolean {
-    return magicOf(this.phone).blocksEveryone;
-  }
-  get rateLimited(): boolean {
-    return magicOf(this.phone).rateLimited;
-  }
-  get name(): string | null {
-    return this.overrides.name ?? null;
+  /** How the phone behaves towards, and is shown to, `view`. */
+  in(view: PhoneView): PhoneBehaviour {
+    const own = this.overrides.get(view) ?? {};
+    const magic = magicOf(this.phone);
+    return {
+      registered: own.registered ?? magic.registered,
+      online: own.online ?? magic.online,
+      privacy: own.privacy ?? magic.privacy,
+      autoRead: own.auto_read ?? false,
+      blocksEveryone: magic.blocksEveryone,
+      rateLimited: magic.rateLimited,
+      name: own.name ?? null,
+    };
   }
 
-  applySettings(settings: SandboxPhoneSettings): void {
-    const next: { -readonly [K in keyof PhoneOverrides]: PhoneOverrides[K] } = { ...this.overrides };
+  applySettings(view: PhoneView, settings: SandboxPhoneSettings): void {
+    const next: { -readonly [K in keyof PhoneOverrides]: PhoneOverrides[K] } = { ...this.overrides.get(view) };
     if (settings.name !== undefined) next.name = settings.name;
     if (settings.registered !== undefined) next.registered = settings.registered;
     if (settings.privacy !== undefined) next.privacy = settings.privacy;
     if (settings.online !== undefined) next.online = settings.online;
     if (settings.auto_read !== undefined) next.auto_read = settings.auto_read;
-    this.overrides = next;
+    if (Object.keys(next).length > 0) this.overrides.set(view, next);
   }
 
   store(stored: StoredEntry): void {
@@ -115,17 +137,22 @@ export class PhoneRecord {
     return ms;
   }
 
-  view(): SandboxPhone {
+  /**
+   * The phone as `view` sees it: its settings and the messages its devices sent. Without a view (a
+   * tester looking at the world from outside), the shared view's settings and every message.
+   */
+  view(view?: PhoneView): SandboxPhone {
+    const seen = this.in(view ?? SHARED_VIEW);
     return {
       phone: this.phone,
-      name: this.name,
-      registered: this.registered,
-      privacy: this.privacy,
-      online: this.online,
-      auto_read: this.autoRead,
-      blocks_everyone: this.blocksEveryone,
-      rate_limited: this.rateLimited,
-      inbox: this.inbox.map((s) => structuredClone(s.entry)),
+      name: seen.name,
+      registered: seen.registered,
+      privacy: seen.privacy,
+      online: seen.online,
+      auto_read: seen.autoRead,
+      blocks_everyone: seen.blocksEveryone,
+      rate_limited: seen.rateLimited,
+      inbox: this.inbox.filter((s) => view === undefined || s.view === view).map((s) => structuredClone(s.entry)),
     };
   }
 }

@@ -16,7 +16,7 @@ import type {
   PhoneNumber,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import { PhoneRecord } from './phones.js';
+import { PhoneRecord, SHARED_VIEW, type PhoneView } from './phones.js';
 import type { PersistedState } from './persistence.js';
 import { StateFile } from './persistence.js';
 
@@ -35,6 +35,8 @@ export interface SandboxOptions {
 export interface Link {
   readonly id: number;
   readonly deviceId: number;
+  /** Whose view of the phones this device's traffic meets (ConnectOptions.view). */
+  readonly view: PhoneView;
   readonly sink: NetworkEventHandler;
   state: 'pairing' | 'connecting' | 'open' | 'closed';
   session: string | null;
@@ -145,10 +147,11 @@ export class WorldState {
     this.timers.delete(timer);
   }
 
-  createLink(deviceId: number, sink: NetworkEventHandler): Link {
+  createLink(deviceId: number, view: PhoneView, sink: NetworkEventHandler): Link {
     const link: Link = {
       id: this.nextLinkId++,
       deviceId,
+      view,
       sink,
       state: this.closed ? 'closed' : 'connecting',
       session: null,
@@ -262,9 +265,13 @@ export class WorldState {
     return {
       version: 1,
       sessions: [...this.sessions.values()].map((s) => ({ token: s.token, phone: s.phone })),
-      phones: [...this.phones.values()]
-        .filter((p) => Object.keys(p.overrides).length > 0)
-        .map((p) => ({ phone: p.phone, ...p.overrides })),
+      phones: [...this.phones.values()].flatMap((p) =>
+        [...p.overrides].map(([view, overrides]) => ({
+          phone: p.phone,
+          ...overrides,
+          ...(view === SHARED_VIEW ? {} : { view }),
+        })),
+      ),
       groups: [...this.groups.values()].map((g) => ({
         id: g.id,
         subject: g.subject,
@@ -278,7 +285,8 @@ export class WorldState {
   private restore(saved: PersistedState): void {
     for (const s of saved.sessions)
       this.sessions.set(s.token, { token: s.token, phone: s.phone, link: null, queue: [] });
-    for (const p of saved.phones) this.phone(p.phone).applySettings(p);
+    // Entries saved before phones had views (no `view`) are the shared view's.
+    for (const p of saved.phones) this.phone(p.phone).applySettings(p.view ?? SHARED_VIEW, p);
     for (const g of saved.groups) {
       const participants = new Map(g.participants.map((p) => [p.phone, p.role] as const));
       // Files saved before groups had settings: the defaults.

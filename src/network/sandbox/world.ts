@@ -22,6 +22,7 @@ import * as groups from './groups.js';
 import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
 import * as pairing from './pairing.js';
+import { viewOf } from './phones.js';
 import type { SandboxOptions } from './state.js';
 import { WorldState } from './state.js';
 
@@ -79,24 +80,35 @@ export class SandboxWorld {
     return pairing.pairWithCode(this.state, pairingCode, phone, scope);
   }
 
-  upsertPhone(settings: SandboxPhoneSettings): SandboxPhone {
-    return messaging.upsertPhone(this.state, settings);
+  // `view`: see SandboxControl. Without one, the shared view (SHARED_VIEW), and getPhone shows every message.
+  upsertPhone(settings: SandboxPhoneSettings, view?: string): SandboxPhone {
+    return messaging.upsertPhone(this.state, settings, viewOf(view));
   }
 
-  getPhone(phone: PhoneNumber): SandboxPhone {
-    return messaging.getPhone(this.state, phone);
+  getPhone(phone: PhoneNumber, view?: string): SandboxPhone {
+    return messaging.getPhone(this.state, phone, view === undefined ? undefined : viewOf(view));
   }
 
-  sendFromPhone(phone: PhoneNumber, to: PhoneNumber, text: string, recipient?: RecipientScope): { message_id: string } {
-    return messaging.sendFromPhone(this.state, phone, to, text, recipient);
+  sendFromPhone(
+    phone: PhoneNumber,
+    to: PhoneNumber,
+    text: string,
+    recipient?: RecipientScope,
+    view?: string,
+  ): { message_id: string } {
+    return messaging.sendFromPhone(this.state, phone, to, text, recipient, viewOf(view));
   }
 
-  readMessage(phone: PhoneNumber, messageId: string): void {
-    messaging.readMessage(this.state, phone, messageId);
+  readMessage(phone: PhoneNumber, messageId: string, view?: string): void {
+    messaging.readMessage(this.state, phone, messageId, view === undefined ? undefined : viewOf(view));
   }
 
-  createGroup(name: string, members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>): NetworkGroup {
-    return groups.createGroupByControl(this.state, name, members);
+  createGroup(
+    name: string,
+    members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>,
+    view?: string,
+  ): NetworkGroup {
+    return groups.createGroupByControl(this.state, name, members, viewOf(view));
   }
 
   disconnectDevice(deviceId: number, options: { logout: boolean }): void {

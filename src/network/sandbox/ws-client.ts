@@ -297,14 +297,14 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
     sandbox: {
       scan: (qr, phone, scope) => control('scan', qr, phone, scope) as Promise<{ device_phone: string }>,
       pair: (code, phone, scope) => control('pair', code, phone, scope) as Promise<{ device_phone: string }>,
-      upsertPhone: (settings) => control('upsertPhone', settings) as Promise<SandboxPhone>,
-      getPhone: (phone) => control('getPhone', phone) as Promise<SandboxPhone>,
-      sendFromPhone: (phone, to, text, recipient) =>
-        control('sendFromPhone', phone, to, text, recipient) as Promise<{ message_id: string }>,
-      readMessage: async (phone, messageId) => {
-        await control('readMessage', phone, messageId);
+      upsertPhone: (settings, view) => control('upsertPhone', settings, view) as Promise<SandboxPhone>,
+      getPhone: (phone, view) => control('getPhone', phone, view) as Promise<SandboxPhone>,
+      sendFromPhone: (phone, to, text, recipient, view) =>
+        control('sendFromPhone', phone, to, text, recipient, view) as Promise<{ message_id: string }>,
+      readMessage: async (phone, messageId, view) => {
+        await control('readMessage', phone, messageId, view);
       },
-      createGroup: (name, members) => control('createGroup', name, members) as Promise<NetworkGroup>,
+      createGroup: (name, members, view) => control('createGroup', name, members, view) as Promise<NetworkGroup>,
       disconnectDevice: async (deviceId, options) => {
         await control('disconnectDevice', deviceId, options);
       },

@@ -74,6 +74,11 @@ function recipientScope(value: unknown): RecipientScope | undefined {
   return typeof session === 'string' ? { session } : undefined;
 }
 
+// A view is a string; a client that names none (or sends something else) acts in the shared view.
+function optionalView(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
 function callControl(world: SandboxWorld, op: string, a: Args): unknown {
   switch (op) {
     case 'scan':
@@ -81,15 +86,25 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
     case 'pair':
       return world.pair(a[0] as string, a[1] as PhoneNumber, scanScope(a[2]));
     case 'upsertPhone':
-      return world.upsertPhone(a[0] as SandboxPhoneSettings);
+      return world.upsertPhone(a[0] as SandboxPhoneSettings, optionalView(a[1]));
     case 'getPhone':
-      return world.getPhone(a[0] as PhoneNumber);
+      return world.getPhone(a[0] as PhoneNumber, optionalView(a[1]));
     case 'sendFromPhone':
-      return world.sendFromPhone(a[0] as PhoneNumber, a[1] as PhoneNumber, a[2] as string, recipientScope(a[3]));
+      return world.sendFromPhone(
+        a[0] as PhoneNumber,
+        a[1] as PhoneNumber,
+        a[2] as string,
+        recipientScope(a[3]),
+        optionalView(a[4]),
+      );
     case 'readMessage':
-      return world.readMessage(a[0] as PhoneNumber, a[1] as string);
+      return world.readMessage(a[0] as PhoneNumber, a[1] as string, optionalView(a[2]));
     case 'createGroup':
-      return world.createGroup(a[0] as string, a[1] as Array<{ phone: PhoneNumber; admin?: boolean }>);
+      return world.createGroup(
+        a[0] as string,
+        a[1] as Array<{ phone: PhoneNumber; admin?: boolean }>,
+        optionalView(a[2]),
+      );
     case 'disconnectDevice':
       return world.disconnectDevice(a[0] as number, a[1] as { logout: boolean });
     default:
