@@ -97,8 +97,8 @@ export class Pairing {
     if (stage === 'companion_finish') {
       const request = this.codes.get(phone);
       if (request?.typed === undefined || request.stream !== stream) return undefined;
-      this.codes.delete(phone);
       const { typed } = request;
+      request.typed = undefined;
       try {
         const bundle = Buffer.from(getBinaryNodeChildBuffer(reg, 'link_code_pairing_wrapped_key_bundle') ?? []);
         const companionIdentity = Buffer.from(getBinaryNodeChildBuffer(reg, 'companion_identity_public') ?? []);
@@ -112,11 +112,13 @@ export class Pairing {
         const random = plain.subarray(64, 96);
         const identityShared = Curve.sharedKey(typed.account.primary.creds.signedIdentityKey.private, companionIdentity);
         const advSecret = hkdf(Buffer.concat([companionShared, identityShared, random]), 32, { info: 'adv_secret' });
+        this.codes.delete(phone);
         setImmediate(() => {
           this.link(stream, typed.account, companionIdentity, Buffer.from(advSecret));
           typed.settle();
         });
       } catch {
+        // The device computed its keys from a wrong code; it takes the next primary_hello, so the user may retry.
         typed.settle(new ControlError(400, 'the code does not match the one the device shows'));
       }
       return [];

@@ -173,7 +173,8 @@ export function receiptFromCompanion(ctx: RoutingContext, node: BinaryNode, stre
     const sent = author.primary.sent.find((s) => s.id === one);
     if (sent === undefined) continue;
     const at = new Date().toISOString();
-    if (type === undefined || type === 'delivery') sent.delivered_at ??= at;
+    // A device that is not "available" (markOnlineOnConnect false) acknowledges delivery as `inactive`.
+    if (type === undefined || type === 'delivery' || type === 'inactive') sent.delivered_at ??= at;
     else if (type === 'read' || type === 'read-self' || type === 'played') {
       sent.delivered_at ??= at;
       sent.read_at ??= at;
