@@ -51,7 +51,10 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       keys: config.networkKey,
       logger: host.logger,
       nativeInteractive: config.whatsappNativeInteractive,
-      factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
+      factory: realSocketFactory({
+        ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
+        ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),
+      }),
     });
     // Sandbox accounts beside the real network (DECISIONS 10): one gateway runs both at once.
     return createNetworkRouter({ primary: whatsapp, sandbox: inProcessSandbox(), onSandbox: host.onSandbox });
