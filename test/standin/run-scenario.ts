@@ -1,0 +1,24 @@
+// Runs one stand-in scenario in a process of its own: the stand-in and the pinned library as its client, in one
+// process, printing `RESULT <json>` with what it observed. The library leaves an interval per socket behind (its
+// caches' clean-up timers, which it never stops), so the scenario runs where those end with the process instead
+// of in the test runner, whose leak check they would fail.
+import { startStandin } from '../../standin/server.js';
+import { scenarios } from './scenarios.js';
+
+const name = process.argv[2] ?? '';
+const scenario = scenarios[name];
+if (scenario === undefined) {
+  console.error(`no scenario "${name}"`);
+  process.exit(2);
+}
+const standin = await startStandin({ log: process.env.STANDIN_LOG ? (l) => console.error(`[standin] ${l}`) : undefined });
+let code = 0;
+try {
+  console.log(`RESULT ${JSON.stringify(await scenario(standin))}`);
+} catch (error) {
+  console.error((error as Error).stack ?? String(error));
+  code = 1;
+} finally {
+  await standin.close();
+}
+process.exit(code);
