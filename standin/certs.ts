@@ -8,9 +8,9 @@
  * Must never: reuse WhatsApp's real root, or be trusted by anything but a test process (keys are made per start).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Curve, WA_CERT_DETAILS, proto } from 'baileys';
 import forge from 'node-forge';
 
@@ -47,7 +47,13 @@ export function makeNoiseIdentity(): NoiseIdentity {
   // intermediate names the issuer serial it expects.
   const chain = proto.CertChain.encode({
     intermediate: certificate(
-      { serial: 1, issuerSerial: WA_CERT_DETAILS.SERIAL, key: intermediate.public, notBefore: now, notAfter: now + 86_400 },
+      {
+        serial: 1,
+        issuerSerial: WA_CERT_DETAILS.SERIAL,
+        key: intermediate.public,
+        notBefore: now,
+        notAfter: now + 86_400,
+      },
       root,
     ),
     leaf: certificate(
@@ -93,7 +99,17 @@ export function makeTlsIdentity(): TlsIdentity {
   ]);
   cert.sign(privateKey, forge.md.sha256.create());
   const pem = forge.pki.certificateToPem(cert);
-  const caPath = join(mkdtempSync(join(tmpdir(), 'standin-ca-')), 'ca.pem');
+  const dir = mkdtempSync(join(tmpdir(), 'standin-ca-'));
+  const caPath = join(dir, 'ca.pem');
   writeFileSync(caPath, pem);
+  writeFileSync(join(dir, 'key.pem'), keyPem, { mode: 0o600 });
   return { key: keyPem, cert: pem, caPath };
+}
+
+/**
+ * An identity made earlier by makeTlsIdentity, from the CA file's folder: for a process that must trust the CA
+ * from its start (NODE_EXTRA_CA_CERTS is read once, when Node starts) and also serve with it.
+ */
+export function loadTlsIdentity(caPath: string): TlsIdentity {
+  return { cert: readFileSync(caPath, 'utf8'), key: readFileSync(join(dirname(caPath), 'key.pem'), 'utf8'), caPath };
 }

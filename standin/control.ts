@@ -64,7 +64,9 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     return {
       phone: account.phone,
       lid: `${account.lid}@lid`,
-      linked_devices: [...account.companions.values()].filter((c) => !c.removed).map((c) => pnDeviceJid(account, c.device)),
+      linked_devices: [...account.companions.values()]
+        .filter((c) => !c.removed)
+        .map((c) => pnDeviceJid(account, c.device)),
       inbox: account.primary.inbox,
       sent: account.primary.sent,
     };
@@ -85,8 +87,10 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     return { paired: true };
   }
   if (path === '/control/groups') {
-    if (typeof body.subject !== 'string' || body.subject === '') throw new ControlError(400, 'subject must be a non-empty string');
-    if (!Array.isArray(body.members) || body.members.length === 0) throw new ControlError(400, 'members must list phone numbers');
+    if (typeof body.subject !== 'string' || body.subject === '')
+      throw new ControlError(400, 'subject must be a non-empty string');
+    if (!Array.isArray(body.members) || body.members.length === 0)
+      throw new ControlError(400, 'members must list phone numbers');
     const members = body.members.map((m) => digits(m, 'members[]'));
     return { id: hub.groups.create(body.subject, members[0]!, members.slice(1)).id };
   }
@@ -101,10 +105,12 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     for (const key of Object.keys(world.faults)) delete world.faults[key as keyof Faults];
     for (const key of ['ack_delay_ms', 'receipt_delay_ms', 'slow_upload_ms'] as const)
       if (body[key] !== undefined) {
-        if (typeof body[key] !== 'number' || body[key] < 0) throw new ControlError(400, `${key} must be a number of milliseconds`);
+        if (typeof body[key] !== 'number' || body[key] < 0)
+          throw new ControlError(400, `${key} must be a number of milliseconds`);
         world.faults[key] = body[key];
       }
-    for (const key of ['drop_acks', 'restart_loop'] as const) if (body[key] !== undefined) world.faults[key] = body[key] === true;
+    for (const key of ['drop_acks', 'restart_loop'] as const)
+      if (body[key] !== undefined) world.faults[key] = body[key] === true;
     return { ...world.faults };
   }
   if (phoneRoute === null) throw new ControlError(404, 'no such route');
@@ -132,7 +138,8 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
   if (body.to.endsWith('@g.us')) {
     const group = world.groups.get(body.to);
     if (group === undefined) throw new ControlError(404, 'no such group');
-    if (!group.participants.includes(account.phone)) throw new ControlError(400, 'the phone is not a member of the group');
+    if (!group.participants.includes(account.phone))
+      throw new ControlError(400, 'the phone is not a member of the group');
     await hub.groups.phoneSends(account, group, id, message);
   } else {
     const recipient = world.account(digits(body.to, 'to'));
@@ -145,7 +152,8 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
             addressing_mode: 'lid',
           };
     for (const target of world.devices(recipient))
-      if (target.kind === 'companion') await phoneSendsTo(hub, account, target, id, message, { ...attrs, notify: `Phone ${account.phone}` });
+      if (target.kind === 'companion')
+        await phoneSendsTo(hub, account, target, id, message, { ...attrs, notify: `Phone ${account.phone}` });
   }
   account.primary.sent.push({ id, to: body.to, ...(text === undefined ? {} : { text }) });
   return { id };
@@ -154,12 +162,17 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
 async function buildMessage(hub: StandinHub, body: Body): Promise<proto.IMessage> {
   if (typeof body.text === 'string') return { conversation: body.text };
   const kind = MEDIA_KINDS.find((k) => body[k] !== undefined);
-  const spec = kind === undefined ? undefined : (body[kind] as { url?: unknown; mimetype?: unknown; file_name?: unknown });
-  if (kind === undefined || typeof spec?.url !== 'string') throw new ControlError(400, 'give text, or one of image, video, audio, document, sticker as {url}');
+  const spec =
+    kind === undefined ? undefined : (body[kind] as { url?: unknown; mimetype?: unknown; file_name?: unknown });
+  if (kind === undefined || typeof spec?.url !== 'string')
+    throw new ControlError(400, 'give text, or one of image, video, audio, document, sticker as {url}');
   const response = await fetch(spec.url).catch(() => undefined);
   if (response === undefined || !response.ok) throw new ControlError(400, `could not fetch ${spec.url}`);
   const plain = Buffer.from(await response.arrayBuffer());
-  const mimetype = typeof spec.mimetype === 'string' ? spec.mimetype : (response.headers.get('content-type') ?? 'application/octet-stream');
+  const mimetype =
+    typeof spec.mimetype === 'string'
+      ? spec.mimetype
+      : (response.headers.get('content-type') ?? 'application/octet-stream');
   const { blob, mediaKey, fileSha256, fileEncSha256 } = await encryptBlob(plain, kind);
   const directPath = `/v/t62.7118-24/${fileEncSha256.toString('hex').slice(0, 24)}.enc`;
   hub.media.set(directPath, blob);

@@ -131,7 +131,9 @@ export class Groups {
       }
       case 'subject':
         group.subject = Buffer.from((child.content as Uint8Array | undefined) ?? []).toString();
-        this.notify(group, me, [{ tag: 'subject', attrs: { subject: group.subject, s_o: `${companion.account.lid}@lid`, s_t: now() } }]);
+        this.notify(group, me, [
+          { tag: 'subject', attrs: { subject: group.subject, s_o: `${companion.account.lid}@lid`, s_t: now() } },
+        ]);
         return [];
       default:
         return { error: 501, text: 'feature-not-implemented' };
@@ -159,8 +161,14 @@ export class Groups {
         const encs = [parts.get(key(target)), skmsg].filter((e): e is BinaryNode => e !== undefined);
         if (encs.length === 0) continue;
         if (target.kind === 'phone') {
-          void phoneReceives(this.ctx, target.account, sender, { id, chat: to, type: node.attrs.type ?? 'text', group: to }, encs).catch(
-            (error) => this.ctx.log(`phone ${phone} could not read group message ${id}: ${(error as Error).stack}`),
+          void phoneReceives(
+            this.ctx,
+            target.account,
+            sender,
+            { id, chat: to, type: node.attrs.type ?? 'text', group: to },
+            encs,
+          ).catch((error) =>
+            this.ctx.log(`phone ${phone} could not read group message ${id}: ${(error as Error).stack}`),
           );
           continue;
         }
@@ -185,7 +193,10 @@ export class Groups {
   async phoneSends(account: Account, group: Group, id: string, message: proto.IMessage): Promise<void> {
     const { ciphertext, senderKeyDistributionMessage } = await account.primary.encryptGroup(group.id, message);
     const distribution: proto.IMessage = {
-      senderKeyDistributionMessage: { groupId: group.id, axolotlSenderKeyDistributionMessage: senderKeyDistributionMessage },
+      senderKeyDistributionMessage: {
+        groupId: group.id,
+        axolotlSenderKeyDistributionMessage: senderKeyDistributionMessage,
+      },
     };
     const skmsg: BinaryNode = { tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: ciphertext };
     for (const phone of group.participants) {
@@ -212,6 +223,7 @@ export class Groups {
 }
 
 function key(target: Target): string {
-  return target.kind === 'phone' ? `${target.account.phone}:0` : `${target.companion.account.phone}:${target.companion.device}`;
+  return target.kind === 'phone'
+    ? `${target.account.phone}:0`
+    : `${target.companion.account.phone}:${target.companion.device}`;
 }
-

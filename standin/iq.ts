@@ -29,7 +29,13 @@ export interface IqContext {
 
 /** What a handler returns: the result's children, or an error code with its text. */
 type Answer = BinaryNode[] | { error: number; text: string };
-type Handler = (ctx: IqContext, stream: Stream, companion: Companion, iq: BinaryNode, child: BinaryNode) => Answer | Promise<Answer>;
+type Handler = (
+  ctx: IqContext,
+  stream: Stream,
+  companion: Companion,
+  iq: BinaryNode,
+  child: BinaryNode,
+) => Answer | Promise<Answer>;
 
 const uint = (value: number, bytes: number) => {
   const out = Buffer.alloc(bytes);
@@ -52,7 +58,8 @@ const handlers: Record<string, Handler> = {
     for (const key of getBinaryNodeChildren(list, 'key')) {
       const id = getBinaryNodeChildBuffer(key, 'id');
       const value = getBinaryNodeChildBuffer(key, 'value');
-      if (id !== undefined && value !== undefined) companion.preKeys.set(Buffer.from(id).readUIntBE(0, id.length), Buffer.from(value));
+      if (id !== undefined && value !== undefined)
+        companion.preKeys.set(Buffer.from(id).readUIntBE(0, id.length), Buffer.from(value));
     }
     const identity = getBinaryNodeChildBuffer(iq, 'identity');
     if (identity !== undefined) companion.identityKey = Buffer.from(identity);
@@ -68,7 +75,11 @@ const handlers: Record<string, Handler> = {
       const jid = user.attrs.jid ?? '';
       const target = ctx.world.target(jid);
       if (target === undefined) {
-        users.push({ tag: 'user', attrs: { jid }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] });
+        users.push({
+          tag: 'user',
+          attrs: { jid },
+          content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }],
+        });
         continue;
       }
       const b = await ctx.world.bundleOf(target);
@@ -79,11 +90,19 @@ const handlers: Record<string, Handler> = {
         {
           tag: 'skey',
           attrs: {},
-          content: [leaf('id', uint(b.signedPreKey.keyId, 3)), leaf('value', b.signedPreKey.publicKey), leaf('signature', b.signedPreKey.signature)],
+          content: [
+            leaf('id', uint(b.signedPreKey.keyId, 3)),
+            leaf('value', b.signedPreKey.publicKey),
+            leaf('signature', b.signedPreKey.signature),
+          ],
         },
       ];
       if (b.preKey !== undefined)
-        content.push({ tag: 'key', attrs: {}, content: [leaf('id', uint(b.preKey.keyId, 3)), leaf('value', b.preKey.publicKey)] });
+        content.push({
+          tag: 'key',
+          attrs: {},
+          content: [leaf('id', uint(b.preKey.keyId, 3)), leaf('value', b.preKey.publicKey)],
+        });
       users.push({ tag: 'user', attrs: { jid }, content });
     }
     return [{ tag: 'list', attrs: {}, content: users }];
@@ -99,7 +118,11 @@ const handlers: Record<string, Handler> = {
   'urn:xmpp:whatsapp:dirty/clean': () => [],
   'usync/usync': (ctx, _s, _c, _iq, child) => usync(ctx.world, child),
   'w:m/media_conn': (ctx) => [
-    { tag: 'media_conn', attrs: { auth: 'standin', ttl: '3600', auth_ttl: '3600', max_buckets: '1' }, content: [{ tag: 'host', attrs: { hostname: ctx.mediaHost, maxContentLengthBytes: '104857600' } }] },
+    {
+      tag: 'media_conn',
+      attrs: { auth: 'standin', ttl: '3600', auth_ttl: '3600', max_buckets: '1' },
+      content: [{ tag: 'host', attrs: { hostname: ctx.mediaHost, maxContentLengthBytes: '104857600' } }],
+    },
   ],
   'md/remove-companion-device': (ctx, stream, companion) => {
     companion.removed = true;
@@ -119,11 +142,16 @@ function signedPreKeyOf(skey: BinaryNode) {
 }
 
 function devicesNode(world: World, account: Account): BinaryNode {
-  const list = world.devices(account).map((target): BinaryNode =>
-    target.kind === 'phone'
-      ? { tag: 'device', attrs: { id: '0' } }
-      : { tag: 'device', attrs: { id: String(target.companion.device), 'key-index': String(target.companion.device) } },
-  );
+  const list = world
+    .devices(account)
+    .map((target): BinaryNode =>
+      target.kind === 'phone'
+        ? { tag: 'device', attrs: { id: '0' } }
+        : {
+            tag: 'device',
+            attrs: { id: String(target.companion.device), 'key-index': String(target.companion.device) },
+          },
+    );
   return { tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: list }] };
 }
 
@@ -136,7 +164,9 @@ function usync(world: World, usyncNode: BinaryNode): Answer {
     let jid = user.attrs.jid;
     const contact = getBinaryNodeChild(user, 'contact');
     if (jid === undefined && contact?.content !== undefined) {
-      const digits = Buffer.from(contact.content as Uint8Array).toString().replace(/\D/g, '');
+      const digits = Buffer.from(contact.content as Uint8Array)
+        .toString()
+        .replace(/\D/g, '');
       jid = `${digits}@s.whatsapp.net`;
     }
     if (jid === undefined) continue;
@@ -150,13 +180,20 @@ function usync(world: World, usyncNode: BinaryNode): Answer {
     if (protocols.has('devices')) content.push(devicesNode(world, account));
     if (protocols.has('lid') && !isLid) content.push({ tag: 'lid', attrs: { val: `${account.lid}@lid` } });
     if (protocols.has('contact')) content.push({ tag: 'contact', attrs: { type: 'in' } });
-    users.push({ tag: 'user', attrs: { jid: isLid ? `${account.lid}@lid` : `${account.phone}@s.whatsapp.net` }, content });
+    users.push({
+      tag: 'user',
+      attrs: { jid: isLid ? `${account.lid}@lid` : `${account.phone}@s.whatsapp.net` },
+      content,
+    });
   }
   return [
     {
       tag: 'usync',
       attrs: { ...usyncNode.attrs },
-      content: [{ tag: 'result', attrs: {} }, { tag: 'list', attrs: {}, content: users }],
+      content: [
+        { tag: 'result', attrs: {} },
+        { tag: 'list', attrs: {}, content: users },
+      ],
     },
   ];
 }
@@ -182,7 +219,10 @@ export async function answerIq(ctx: IqContext, stream: Stream, iq: BinaryNode): 
   else {
     const handler = handlers[`${xmlns}/${child?.tag ?? ''}`];
     try {
-      answer = handler === undefined ? { error: 501, text: 'feature-not-implemented' } : await handler(ctx, stream, companion, iq, child ?? iq);
+      answer =
+        handler === undefined
+          ? { error: 501, text: 'feature-not-implemented' }
+          : await handler(ctx, stream, companion, iq, child ?? iq);
     } catch (error) {
       ctx.log(`iq ${xmlns}/${child?.tag} failed: ${(error as Error).stack}`);
       answer = { error: 500, text: 'internal-server-error' };
@@ -196,6 +236,9 @@ export function iqAnswer(iq: BinaryNode, answer: Answer): BinaryNode {
   const base = { from: iq.attrs.to ?? 's.whatsapp.net', id: iq.attrs.id ?? '' };
   return Array.isArray(answer)
     ? { tag: 'iq', attrs: { ...base, type: 'result' }, content: answer.length === 0 ? undefined : answer }
-    : { tag: 'iq', attrs: { ...base, type: 'error' }, content: [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }] };
+    : {
+        tag: 'iq',
+        attrs: { ...base, type: 'error' },
+        content: [{ tag: 'error', attrs: { code: String(answer.error), text: answer.text } }],
+      };
 }
-

@@ -34,11 +34,20 @@ export function mediaKind(message: proto.IMessage): { kind: MediaKind; media: An
 }
 
 /** Decrypts a media message's bytes from the store; undefined when missing or when a check fails. */
-export async function decryptMedia(store: Map<string, Buffer>, kind: MediaKind, media: AnyMedia): Promise<Buffer | undefined> {
+export async function decryptMedia(
+  store: Map<string, Buffer>,
+  kind: MediaKind,
+  media: AnyMedia,
+): Promise<Buffer | undefined> {
   const path = media.directPath ?? (media.url ? new URL(media.url).pathname : undefined);
   const blob = path === undefined ? undefined : store.get(path.split('?')[0]!);
   if (blob === undefined || !media.mediaKey) return undefined;
-  return decryptBlob(blob, kind, Buffer.from(media.mediaKey), media.fileSha256 ? Buffer.from(media.fileSha256) : undefined);
+  return decryptBlob(
+    blob,
+    kind,
+    Buffer.from(media.mediaKey),
+    media.fileSha256 ? Buffer.from(media.fileSha256) : undefined,
+  );
 }
 
 async function keysFor(kind: MediaKind, mediaKey: Buffer) {
@@ -46,7 +55,12 @@ async function keysFor(kind: MediaKind, mediaKey: Buffer) {
   return { iv: Buffer.from(iv), cipherKey: Buffer.from(cipherKey), macKey: Buffer.from(macKey ?? []) };
 }
 
-export async function decryptBlob(blob: Buffer, kind: MediaKind, mediaKey: Buffer, fileSha256?: Buffer): Promise<Buffer | undefined> {
+export async function decryptBlob(
+  blob: Buffer,
+  kind: MediaKind,
+  mediaKey: Buffer,
+  fileSha256?: Buffer,
+): Promise<Buffer | undefined> {
   const { iv, cipherKey, macKey } = await keysFor(kind, mediaKey);
   const body = blob.subarray(0, blob.length - 10);
   const mac = createHmac('sha256', macKey).update(iv).update(body).digest().subarray(0, 10);
@@ -73,7 +87,12 @@ export async function encryptBlob(plain: Buffer, kind: MediaKind) {
 }
 
 /** The HTTPS media host: POST /mms/<type>/<token> stores, GET <direct path> serves. */
-export function startMediaHost(tls: TlsIdentity, store: Map<string, Buffer>, faults: Faults, host: string): Promise<{ server: Server; port: number }> {
+export function startMediaHost(
+  tls: TlsIdentity,
+  store: Map<string, Buffer>,
+  faults: Faults,
+  host: string,
+): Promise<{ server: Server; port: number }> {
   const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://standin');
     if (req.method === 'POST' && url.pathname.startsWith('/mms/')) {
@@ -90,7 +109,10 @@ export function startMediaHost(tls: TlsIdentity, store: Map<string, Buffer>, fau
         const directPath = `/v/t62.7118-24/${randomBytes(12).toString('hex')}.enc`;
         store.set(directPath, body);
         const answer = JSON.stringify({ url: `https://${host}:${port()}${directPath}`, direct_path: directPath });
-        setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(answer), faults.slow_upload_ms ?? 0);
+        setTimeout(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer),
+          faults.slow_upload_ms ?? 0,
+        );
       });
       return;
     }

@@ -80,7 +80,12 @@ export class Pairing {
     if (stream === undefined || !stream.isOpen) throw new ControlError(404, 'no device shows this QR code');
     if (stream.noiseKey === undefined || !stream.noiseKey.equals(Buffer.from(noiseB64, 'base64')))
       throw new ControlError(400, 'the QR code does not match the device that showed it');
-    return this.link(stream, this.world.account(phone), Buffer.from(identityB64, 'base64'), Buffer.from(advB64, 'base64'));
+    return this.link(
+      stream,
+      this.world.account(phone),
+      Buffer.from(identityB64, 'base64'),
+      Buffer.from(advB64, 'base64'),
+    );
   }
 
   /** `link_code_companion_reg` from a device: its hello (keep it) or its finish (complete the link). */
@@ -92,7 +97,13 @@ export class Pairing {
       if (wrapped === undefined || phone === '') return undefined;
       const ref = randomBytes(16).toString('hex');
       this.codes.set(phone, { stream, wrapped: Buffer.from(wrapped), ref });
-      return [{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(ref) }] }];
+      return [
+        {
+          tag: 'link_code_companion_reg',
+          attrs: {},
+          content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from(ref) }],
+        },
+      ];
     }
     if (stage === 'companion_finish') {
       const request = this.codes.get(phone);
@@ -110,7 +121,10 @@ export class Pairing {
         // A wrong code gives the device a different shared key: its bundle then fails to decrypt here.
         const plain = aesDecryptGCM(bundle.subarray(44), Buffer.from(key), bundle.subarray(32, 44), Buffer.alloc(0));
         const random = plain.subarray(64, 96);
-        const identityShared = Curve.sharedKey(typed.account.primary.creds.signedIdentityKey.private, companionIdentity);
+        const identityShared = Curve.sharedKey(
+          typed.account.primary.creds.signedIdentityKey.private,
+          companionIdentity,
+        );
         const advSecret = hkdf(Buffer.concat([companionShared, identityShared, random]), 32, { info: 'adv_secret' });
         this.codes.delete(phone);
         setImmediate(() => {
@@ -129,7 +143,8 @@ export class Pairing {
   /** The phone's user typed a code: resolves once the device finished the exchange (or refuses a wrong code). */
   async typeCode(code: string, phone: string): Promise<void> {
     const request = this.codes.get(phone);
-    if (request === undefined || !request.stream.isOpen) throw new ControlError(404, `no device waits for a code for ${phone}`);
+    if (request === undefined || !request.stream.isOpen)
+      throw new ControlError(404, `no device waits for a code for ${phone}`);
     const normalized = code.replace(/-/g, '').toUpperCase();
     if (!/^[0-9A-Z]{8}$/.test(normalized)) throw new ControlError(400, 'a pairing code is 8 letters and digits');
     const account = this.world.account(phone);
@@ -149,7 +164,12 @@ export class Pairing {
       aesEncryptCTR(ephemeral.public, await derivePairingCodeKey(normalized, wrapSalt), wrapIv),
     ]);
     const done = new Promise<void>((resolve, reject) => {
-      request.typed = { account, ephemeral, companionEphemeral, settle: (error) => (error ? reject(error) : resolve()) };
+      request.typed = {
+        account,
+        ephemeral,
+        companionEphemeral,
+        settle: (error) => (error ? reject(error) : resolve()),
+      };
     });
     request.stream.send({
       tag: 'notification',
@@ -167,7 +187,10 @@ export class Pairing {
       ],
     });
     const timeout = new Promise<never>((_, reject) => {
-      const timer = setTimeout(() => reject(new ControlError(400, 'the device did not finish the code exchange')), 10_000);
+      const timer = setTimeout(
+        () => reject(new ControlError(400, 'the device did not finish the code exchange')),
+        10_000,
+      );
       void done.finally(() => clearTimeout(timer)).catch(() => undefined);
     });
     await Promise.race([done, timeout]);
@@ -220,7 +243,11 @@ export class Pairing {
           tag: 'pair-success',
           attrs: {},
           content: [
-            { tag: 'device-identity', attrs: {}, content: proto.ADVSignedDeviceIdentityHMAC.encode({ details, hmac }).finish() },
+            {
+              tag: 'device-identity',
+              attrs: {},
+              content: proto.ADVSignedDeviceIdentityHMAC.encode({ details, hmac }).finish(),
+            },
             { tag: 'platform', attrs: { name: 'smba' } },
             { tag: 'device', attrs: { jid: pnDeviceJid(account, device), lid: lidDeviceJid(account, device) } },
           ],

@@ -11,7 +11,15 @@ import { getBinaryNodeChild, getBinaryNodeChildren, isJidGroup, jidDecode, proto
 import { decryptMedia, mediaKind } from './media.js';
 import { now } from './pairing.js';
 import type { Stream } from './stream.js';
-import { lidDeviceJid, pnDeviceJid, targetDevice, type Account, type Companion, type Target, type World } from './world.js';
+import {
+  lidDeviceJid,
+  pnDeviceJid,
+  targetDevice,
+  type Account,
+  type Companion,
+  type Target,
+  type World,
+} from './world.js';
 
 export interface RoutingContext {
   readonly world: World;
@@ -30,13 +38,17 @@ function later(ms: number | undefined, task: () => void): void {
 }
 
 /** A message from a linked device: ack it, then hand each per-device part to its device. */
-export async function fromCompanion(ctx: RoutingContext, groupsFanout: GroupFanout, sender: Companion, node: BinaryNode, stream: Stream): Promise<void> {
+export async function fromCompanion(
+  ctx: RoutingContext,
+  groupsFanout: GroupFanout,
+  sender: Companion,
+  node: BinaryNode,
+  stream: Stream,
+): Promise<void> {
   const { id = '', to = '' } = node.attrs;
   const faults = ctx.world.faults;
   if (faults.drop_acks !== true)
-    later(faults.ack_delay_ms, () =>
-      stream.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: now() } }),
-    );
+    later(faults.ack_delay_ms, () => stream.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: now() } }));
   if (isJidGroup(to)) {
     await groupsFanout(sender, node);
     return;
@@ -51,8 +63,8 @@ export async function fromCompanion(ctx: RoutingContext, groupsFanout: GroupFano
       continue;
     }
     if (target.kind === 'phone') {
-      void phoneReceives(ctx, target.account, sender, { id, chat: to, type: node.attrs.type ?? 'text' }, [enc]).catch((error) =>
-        ctx.log(`phone ${target.account.phone} could not read ${id}: ${(error as Error).stack}`),
+      void phoneReceives(ctx, target.account, sender, { id, chat: to, type: node.attrs.type ?? 'text' }, [enc]).catch(
+        (error) => ctx.log(`phone ${target.account.phone} could not read ${id}: ${(error as Error).stack}`),
       );
       continue;
     }
@@ -83,7 +95,13 @@ export interface Incoming {
 }
 
 /** A phone decrypts what a linked device sent it, records it, and answers with a delivery receipt. */
-export async function phoneReceives(ctx: RoutingContext, account: Account, sender: Companion, incoming: Incoming, encs: BinaryNode[]): Promise<void> {
+export async function phoneReceives(
+  ctx: RoutingContext,
+  account: Account,
+  sender: Companion,
+  incoming: Incoming,
+  encs: BinaryNode[],
+): Promise<void> {
   const phone = account.primary;
   const author = lidDeviceJid(sender.account, sender.device);
   let message: proto.Message | undefined;
@@ -143,11 +161,16 @@ export function phoneReads(ctx: RoutingContext, account: Account, messageIdRead:
 }
 
 function isOnlyKeyDistribution(m: proto.Message): boolean {
-  const keys = Object.keys(proto.Message.toObject(m)).filter((k) => k !== 'senderKeyDistributionMessage' && k !== 'messageContextInfo');
+  const keys = Object.keys(proto.Message.toObject(m)).filter(
+    (k) => k !== 'senderKeyDistributionMessage' && k !== 'messageContextInfo',
+  );
   return keys.length === 0;
 }
 
-async function describe(ctx: RoutingContext, message: proto.Message): Promise<{ type: string; text?: string; media_sha256?: string }> {
+async function describe(
+  ctx: RoutingContext,
+  message: proto.Message,
+): Promise<{ type: string; text?: string; media_sha256?: string }> {
   const text = message.conversation ?? message.extendedTextMessage?.text ?? undefined;
   if (text !== undefined && text !== null) return { type: 'text', text };
   const kind = mediaKind(message);
@@ -194,7 +217,9 @@ export async function phoneSendsTo(
 ): Promise<void> {
   const companion = target.companion;
   const jid = lidDeviceJid(companion.account, companion.device);
-  const { type, ciphertext } = await account.primary.encrypt(jid, message, async () => ctx.world.companionBundle(companion));
+  const { type, ciphertext } = await account.primary.encrypt(jid, message, async () =>
+    ctx.world.companionBundle(companion),
+  );
   ctx.world.deliver(companion, {
     tag: 'message',
     attrs: { id, t: now(), type: message.conversation || message.extendedTextMessage ? 'text' : 'media', ...attrs },

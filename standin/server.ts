@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { type BinaryNode, type proto } from 'baileys';
-import { makeNoiseIdentity, makeTlsIdentity, type NoiseIdentity } from './certs.js';
+import { makeNoiseIdentity, makeTlsIdentity, type NoiseIdentity, type TlsIdentity } from './certs.js';
 import { handleControl } from './control.js';
 import { Groups } from './groups.js';
 import { answerIq, type IqContext } from './iq.js';
@@ -23,6 +23,8 @@ import { World, lidDeviceJid } from './world.js';
 export interface StandinOptions {
   readonly port?: number;
   readonly host?: string;
+  /** The media host's certificate; a fresh one when absent. */
+  readonly tls?: TlsIdentity;
   /** Where log lines go; silent when absent. */
   readonly log?: (line: string) => void;
 }
@@ -83,7 +85,11 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
     });
     const pending = companion.pending.splice(0);
     for (const node of pending) stream.send({ ...node, attrs: { ...node.attrs, offline: '1' } });
-    stream.send({ tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(pending.length) } }] });
+    stream.send({
+      tag: 'ib',
+      attrs: { from: 's.whatsapp.net' },
+      content: [{ tag: 'offline', attrs: { count: String(pending.length) } }],
+    });
   }
 
   async onStanza(stream: Stream, node: BinaryNode): Promise<void> {
@@ -91,7 +97,8 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
       case 'iq':
         return answerIq(this, stream, node);
       case 'message':
-        if (stream.companion !== undefined) await fromCompanion(this, this.groups.fanout, stream.companion, node, stream);
+        if (stream.companion !== undefined)
+          await fromCompanion(this, this.groups.fanout, stream.companion, node, stream);
         return;
       case 'receipt':
         if (stream.companion !== undefined) receiptFromCompanion(this, node, stream);
@@ -106,7 +113,7 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
 export async function startStandin(options: StandinOptions = {}): Promise<Standin> {
   const host = options.host ?? '127.0.0.1';
   const identity = makeNoiseIdentity();
-  const tls = makeTlsIdentity();
+  const tls = options.tls ?? makeTlsIdentity();
   const hub = new StandinHub(identity, options.log ?? (() => undefined));
   const media = await startMediaHost(tls, hub.media, hub.world.faults, host);
   hub.mediaHost = `${host}:${media.port}`;

@@ -119,8 +119,7 @@ export class Stream implements DeviceStream {
   end(code?: number, reason?: string): void {
     if (this.closed) return;
     if (code !== undefined) {
-      const child: BinaryNode[] =
-        reason === undefined ? [] : [{ tag: 'conflict', attrs: { type: reason } }];
+      const child: BinaryNode[] = reason === undefined ? [] : [{ tag: 'conflict', attrs: { type: reason } }];
       this.send({ tag: 'stream:error', attrs: { code: String(code) }, content: child });
     }
     this.closed = true;

@@ -47,7 +47,10 @@ export function newDevice(): Device {
 export function connect(standin: Standin, device: Device): WASocket {
   WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(standin.root_key, 'base64');
   const socket = makeWASocket({
-    auth: { creds: device.creds, keys: addTransactionCapability(device.keys, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 10 }) },
+    auth: {
+      creds: device.creds,
+      keys: addTransactionCapability(device.keys, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 10 }),
+    },
     logger,
     waWebSocketUrl: standin.ws,
     browser: Browsers.ubuntu('Stand-in test'),
@@ -78,7 +81,12 @@ export function nextUpdate(socket: WASocket, test: (u: any) => boolean, timeoutM
   });
 }
 
-export async function control(standin: Standin, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function control(
+  standin: Standin,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${standin.control}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -96,7 +104,8 @@ export async function pairByQr(standin: Standin, phone: string): Promise<{ devic
   const scan = await control(standin, 'POST', '/control/scan', { qr, phone });
   if (scan.status !== 200) throw new Error(`scan failed: ${JSON.stringify(scan.body)}`);
   const close = await closed;
-  if (close.lastDisconnect?.error?.output?.statusCode !== 515) throw new Error(`expected 515, got ${close.lastDisconnect?.error}`);
+  if (close.lastDisconnect?.error?.output?.statusCode !== 515)
+    throw new Error(`expected 515, got ${close.lastDisconnect?.error}`);
   const socket = connect(standin, device);
   await nextUpdate(socket, (u) => u.connection === 'open');
   return { device, socket };

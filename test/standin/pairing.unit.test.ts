@@ -18,8 +18,20 @@ describe('the WhatsApp stand-in: handshake and pairing', () => {
     const chain = proto.CertChain.decode(identity.chain);
     const intermediate = proto.CertChain.NoiseCertificate.Details.decode(chain.intermediate!.details!);
     const leaf = proto.CertChain.NoiseCertificate.Details.decode(chain.leaf!.details!);
-    expect(curve.verifySignature(withType(identity.root.public), chain.intermediate!.details!, chain.intermediate!.signature!)).toBe(true);
-    expect(curve.verifySignature(withType(Buffer.alloc(32, 9)), chain.intermediate!.details!, chain.intermediate!.signature!)).toBe(false);
+    expect(
+      curve.verifySignature(
+        withType(identity.root.public),
+        chain.intermediate!.details!,
+        chain.intermediate!.signature!,
+      ),
+    ).toBe(true);
+    expect(
+      curve.verifySignature(
+        withType(Buffer.alloc(32, 9)),
+        chain.intermediate!.details!,
+        chain.intermediate!.signature!,
+      ),
+    ).toBe(false);
     expect(curve.verifySignature(withType(intermediate.key!), chain.leaf!.details!, chain.leaf!.signature!)).toBe(true);
     expect(Buffer.from(leaf.key!)).toEqual(identity.static.public);
     expect(intermediate.issuerSerial).toBe(0);

@@ -2,6 +2,7 @@
 // process, printing `RESULT <json>` with what it observed. The library leaves an interval per socket behind (its
 // caches' clean-up timers, which it never stops), so the scenario runs where those end with the process instead
 // of in the test runner, whose leak check they would fail.
+import { loadTlsIdentity } from '../../standin/certs.js';
 import { startStandin } from '../../standin/server.js';
 import { scenarios } from './scenarios.js';
 
@@ -11,7 +12,12 @@ if (scenario === undefined) {
   console.error(`no scenario "${name}"`);
   process.exit(2);
 }
-const standin = await startStandin({ log: process.env.STANDIN_LOG ? (l) => console.error(`[standin] ${l}`) : undefined });
+// The CA this process trusts from its start (NODE_EXTRA_CA_CERTS, set by scenario.ts) is the one it serves with.
+const ca = process.env.NODE_EXTRA_CA_CERTS;
+const standin = await startStandin({
+  ...(ca === undefined ? {} : { tls: loadTlsIdentity(ca) }),
+  log: process.env.STANDIN_LOG ? (l) => console.error(`[standin] ${l}`) : undefined,
+});
 let code = 0;
 try {
   console.log(`RESULT ${JSON.stringify(await scenario(standin))}`);

@@ -2,12 +2,19 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { makeTlsIdentity, type TlsIdentity } from '../../standin/certs.js';
 
 const RUNNER = fileURLToPath(new URL('./run-scenario.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
+let tls: TlsIdentity | undefined;
+
 export async function runScenario<T = any>(name: string): Promise<T> {
-  const child = spawn(process.execPath, ['--import', TSX, RUNNER, name], { stdio: ['ignore', 'pipe', 'pipe'] });
+  tls ??= makeTlsIdentity();
+  const child = spawn(process.execPath, ['--import', TSX, RUNNER, name], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath },
+  });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));

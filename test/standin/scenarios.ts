@@ -41,14 +41,20 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
 }
 
 async function inboxOf(standin: Standin, phone: string, id: string) {
-  return until(async () => (await control(standin, 'GET', `/control/phones/${phone}`)).body.inbox.find((m: any) => m.id === id), `${phone} to receive ${id}`);
+  return until(
+    async () => (await control(standin, 'GET', `/control/phones/${phone}`)).body.inbox.find((m: any) => m.id === id),
+    `${phone} to receive ${id}`,
+  );
 }
 
 /** A small file server for media the phones send (the control interface takes a URL). */
 async function files(bytes: Buffer, type: string) {
   const server = createServer((_req, res) => res.writeHead(200, { 'content-type': type }).end(bytes));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as any).port}/file`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as any).port}/file`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> = {
@@ -108,7 +114,11 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
     await nextUpdate(resumed, (u) => u.connection === 'open');
     let unknownIq = '';
     try {
-      await resumed.query({ tag: 'iq', attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'no:such:feature' }, content: [{ tag: 'x', attrs: {} }] });
+      await resumed.query({
+        tag: 'iq',
+        attrs: { to: 's.whatsapp.net', type: 'get', xmlns: 'no:such:feature' },
+        content: [{ tag: 'x', attrs: {} }],
+      });
     } catch (error) {
       unknownIq = String(error);
     }
@@ -126,14 +136,25 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
     const read = (await control(standin, 'POST', '/control/phones/15550100011/read', { message_id: id })).body;
     await until(() => (seen.get(id)?.includes(4) ? true : undefined), 'the read receipt');
     const incoming = nextMessage(socket, (m) => m.message?.conversation === 'hello device');
-    const { id: phoneId } = (await control(standin, 'POST', '/control/phones/15550100011/messages', { to: '15550100010', text: 'hello device' })).body;
+    const { id: phoneId } = (
+      await control(standin, 'POST', '/control/phones/15550100011/messages', {
+        to: '15550100010',
+        text: 'hello device',
+      })
+    ).body;
     const m = await incoming;
     const phoneSent = await until(async () => {
-      const s = (await control(standin, 'GET', '/control/phones/15550100011')).body.sent.find((x: any) => x.id === phoneId);
+      const s = (await control(standin, 'GET', '/control/phones/15550100011')).body.sent.find(
+        (x: any) => x.id === phoneId,
+      );
       return s?.delivered_at ? s : undefined;
     }, 'the device to acknowledge delivery');
     const lidOnly = nextMessage(socket, (x) => x.message?.conversation === 'from my LID');
-    await control(standin, 'POST', '/control/phones/15550100012/messages', { to: '15550100010', text: 'from my LID', lid: true });
+    await control(standin, 'POST', '/control/phones/15550100012/messages', {
+      to: '15550100010',
+      text: 'from my LID',
+      lid: true,
+    });
     const l = await lidOnly;
     socket.end(undefined);
     return {
@@ -163,7 +184,11 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
     }
     const server = await files(bytes, 'image/png');
     const incoming = nextMessage(socket, (m) => m.message?.imageMessage != null);
-    await control(standin, 'POST', '/control/phones/15550100021/messages', { to: '15550100020', image: { url: server.url }, caption: 'from the phone' });
+    await control(standin, 'POST', '/control/phones/15550100021/messages', {
+      to: '15550100020',
+      image: { url: server.url },
+      caption: 'from the phone',
+    });
     const m = await incoming;
     out.downloaded = sha((await downloadMediaMessage(m, 'buffer', {})) as Buffer);
     out.caption = m.message?.imageMessage?.caption;
@@ -175,11 +200,19 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
   async groups(standin) {
     const { socket } = await pairByQr(standin, '15550100030');
     const upserted = new Promise<any>((resolve) => socket.ev.on('groups.upsert', (g) => resolve(g[0])));
-    const { id } = (await control(standin, 'POST', '/control/groups', { subject: 'Team', members: ['15550100031', '15550100030', '15550100032'] })).body;
+    const { id } = (
+      await control(standin, 'POST', '/control/groups', {
+        subject: 'Team',
+        members: ['15550100031', '15550100030', '15550100032'],
+      })
+    ).body;
     const created = await upserted;
     const participating = Object.keys(await socket.groupFetchAllParticipating());
     const sent = await socket.sendMessage(id, { text: 'hello group' });
-    const atPhones = [await inboxOf(standin, '15550100031', sent!.key.id!), await inboxOf(standin, '15550100032', sent!.key.id!)];
+    const atPhones = [
+      await inboxOf(standin, '15550100031', sent!.key.id!),
+      await inboxOf(standin, '15550100032', sent!.key.id!),
+    ];
     const incoming = nextMessage(socket, (m) => m.key.remoteJid === id);
     await control(standin, 'POST', '/control/phones/15550100032/messages', { to: id, text: 'hello from a member' });
     const m = await incoming;
