@@ -184,7 +184,9 @@ function whatsappRootKey(env: Env, url: string | null): Buffer | null {
   const raw = text(env, 'GATEWAY_WHATSAPP_ROOT_KEY');
   if (raw === undefined) return null;
   if (url === null)
-    throw new ConfigError('GATEWAY_WHATSAPP_ROOT_KEY needs GATEWAY_WHATSAPP_URL on this machine: it is for a local stand-in');
+    throw new ConfigError(
+      'GATEWAY_WHATSAPP_ROOT_KEY needs GATEWAY_WHATSAPP_URL on this machine: it is for a local stand-in',
+    );
   const key = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
   if (key.length !== 32)
     throw new ConfigError(`GATEWAY_WHATSAPP_ROOT_KEY must be a 32-byte Curve25519 public key in base64, got "${raw}"`);

@@ -142,16 +142,14 @@ function signedPreKeyOf(skey: BinaryNode) {
 }
 
 function devicesNode(world: World, account: Account): BinaryNode {
-  const list = world
-    .devices(account)
-    .map((target): BinaryNode =>
-      target.kind === 'phone'
-        ? { tag: 'device', attrs: { id: '0' } }
-        : {
-            tag: 'device',
-            attrs: { id: String(target.companion.device), 'key-index': String(target.companion.device) },
-          },
-    );
+  const list = world.devices(account).map((target): BinaryNode =>
+    target.kind === 'phone'
+      ? { tag: 'device', attrs: { id: '0' } }
+      : {
+          tag: 'device',
+          attrs: { id: String(target.companion.device), 'key-index': String(target.companion.device) },
+        },
+  );
   return { tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: list }] };
 }
 

@@ -8,7 +8,8 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
-import { getMediaKeys, proto, type MediaType } from 'baileys';
+import type { proto } from 'baileys';
+import { getMediaKeys, type MediaType } from 'baileys';
 import type { TlsIdentity } from './certs.js';
 import type { Faults } from './world.js';
 

@@ -6,7 +6,8 @@
  * Must never: decide what a stanza means beyond its kind (iq.ts, pairing.ts and routing.ts do), or let a handler's
  * failure pass silently: an IQ that fails gets an error answer.
  */
-import { decodeBinaryNode, encodeBinaryNode, proto, type BinaryNode } from 'baileys';
+import type { proto } from 'baileys';
+import { decodeBinaryNode, encodeBinaryNode, type BinaryNode } from 'baileys';
 import type { WebSocket } from 'ws';
 import type { NoiseIdentity } from './certs.js';
 import { FrameReader, NoiseResponder, frame, type Transport } from './noise.js';

@@ -159,7 +159,10 @@ describe('loadConfig', () => {
       },
       'GATEWAY_WHATSAPP_ROOT_KEY',
     ],
-    [{ GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:1/ws/chat', GATEWAY_WHATSAPP_ROOT_KEY: 'not base64!' }, 'GATEWAY_WHATSAPP_ROOT_KEY'],
+    [
+      { GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:1/ws/chat', GATEWAY_WHATSAPP_ROOT_KEY: 'not base64!' },
+      'GATEWAY_WHATSAPP_ROOT_KEY',
+    ],
   ])('refuses a stand-in setting that could point at anything but this machine: %j', (env, name) => {
     const error = configError(env);
     expect(error.name).toBe('ConfigError');
