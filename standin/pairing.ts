@@ -233,6 +233,7 @@ export class Pairing {
       preKeys: new Map(),
       pending: [],
       removed: false,
+      historySent: false,
     };
     account.companions.set(device, companion);
     stream.send({

@@ -16,6 +16,7 @@ import { Groups } from './groups.js';
 import { answerIq, type IqContext } from './iq.js';
 import { startMediaHost } from './media.js';
 import { Pairing, now } from './pairing.js';
+import { sendInitialHistory } from './history.js';
 import { fromCompanion, receiptFromCompanion, type RoutingContext } from './routing.js';
 import { Stream, type Hub } from './stream.js';
 import { World, lidDeviceJid } from './world.js';
@@ -90,6 +91,12 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
       attrs: { from: 's.whatsapp.net' },
       content: [{ tag: 'offline', attrs: { count: String(pending.length) } }],
     });
+    if (!companion.historySent) {
+      companion.historySent = true;
+      await sendInitialHistory(this, companion).catch((error) =>
+        this.log(`history sync failed: ${(error as Error).stack}`),
+      );
+    }
   }
 
   async onStanza(stream: Stream, node: BinaryNode): Promise<void> {

@@ -26,6 +26,8 @@ export interface Companion {
   readonly pending: BinaryNode[];
   /** Set when the phone removed it: its next login ends with 401 device_removed. */
   removed: boolean;
+  /** Whether the phone sent it the short history sync (after its first login). */
+  historySent: boolean;
 }
 
 /** What routing needs from a connected stream. */

@@ -5,6 +5,7 @@ import makeWASocket, {
   WA_CERT_DETAILS,
   addTransactionCapability,
   initAuthCreds,
+  proto,
   type AuthenticationCreds,
   type SignalDataSet,
   type SignalKeyStore,
@@ -56,7 +57,8 @@ export function connect(standin: Standin, device: Device): WASocket {
     browser: Browsers.ubuntu('Stand-in test'),
     markOnlineOnConnect: false,
     syncFullHistory: false,
-    shouldSyncHistoryMessage: () => false,
+    // As the gateway does (src/network/whatsapp/socket-port.ts): the initial bootstrap only, so no 20 s wait.
+    shouldSyncHistoryMessage: (m) => m.syncType === proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
     connectTimeoutMs: 10_000,
   });
   socket.ev.on('creds.update', (update) => Object.assign(device.creds, update));
@@ -96,8 +98,12 @@ export async function control(
 }
 
 /** Links a fresh device to `phone` by scanning its first QR, and waits for the session to open after the 515. */
-export async function pairByQr(standin: Standin, phone: string): Promise<{ device: Device; socket: WASocket }> {
-  const device = newDevice();
+export async function pairByQr(
+  standin: Standin,
+  phone: string,
+  device: Device = newDevice(),
+  onSocket: (socket: WASocket) => void = () => undefined,
+): Promise<{ device: Device; socket: WASocket }> {
   const first = connect(standin, device);
   const { qr } = await nextUpdate(first, (u) => typeof u.qr === 'string');
   const closed = nextUpdate(first, (u) => u.connection === 'close');
@@ -107,6 +113,7 @@ export async function pairByQr(standin: Standin, phone: string): Promise<{ devic
   if (close.lastDisconnect?.error?.output?.statusCode !== 515)
     throw new Error(`expected 515, got ${close.lastDisconnect?.error}`);
   const socket = connect(standin, device);
+  onSocket(socket);
   await nextUpdate(socket, (u) => u.connection === 'open');
   return { device, socket };
 }

@@ -48,6 +48,9 @@ describe('the WhatsApp stand-in: handshake and pairing', () => {
     expect(r.me.id).toMatch(/^15550100001:\d+@s\.whatsapp\.net$/);
     expect(r.me.lid).toMatch(new RegExp(`^${r.phone.lid.split('@')[0]}:\\d+@lid$`));
     expect(r.phone.linked_devices).toEqual([r.me.id]);
+    // The short history sync after pairing carries the LID of every number the phone knows.
+    expect(r.history.mappings).toBeGreaterThanOrEqual(2);
+    expect(r.history.mapping).toMatch(/@lid$/);
     expect(r.logins).toBe(1);
     expect(r.unlink).toEqual({ unlinked: 1 });
     expect(r.unlinkedWith).toBe(401);

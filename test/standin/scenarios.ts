@@ -6,6 +6,7 @@ import { downloadMediaMessage, type WAMessage, type WASocket } from 'baileys';
 import type { Standin } from '../../standin/server.js';
 import { connect, control, newDevice, nextUpdate, pairByQr } from './client.js';
 
+let watchNext: ((socket: WASocket) => void) | undefined;
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const statusOf = (e: any) => e?.lastDisconnect?.error?.output?.statusCode;
 
@@ -68,7 +69,15 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
 
   async qr(standin) {
     const before = (await control(standin, 'GET', '/control/stats')).body;
-    const { device, socket } = await pairByQr(standin, '15550100001');
+    await control(standin, 'POST', '/control/phones', { phone: '15550100009' });
+    const device = newDevice();
+    const history = new Promise<any>((resolve) => {
+      // The sync arrives on the socket opened after the 515: watch every socket this device opens.
+      const watch = (s: WASocket) => s.ev.on('messaging-history.set', resolve);
+      watchNext = watch;
+    });
+    const { socket } = await pairByQr(standin, '15550100001', device, (s) => watchNext?.(s));
+    const synced = await history;
     const phone = (await control(standin, 'GET', '/control/phones/15550100001')).body;
     const after = (await control(standin, 'GET', '/control/stats')).body;
     const closed = nextUpdate(socket, (u) => u.connection === 'close');
@@ -76,8 +85,10 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
     const unlinkedWith = statusOf(await closed);
     const again = connect(standin, device);
     const relogin = statusOf(await nextUpdate(again, (u) => u.connection === 'close'));
+    const mapping = await socket.signalRepository.lidMapping.getLIDForPN('15550100009@s.whatsapp.net');
     return {
       me: device.creds.me,
+      history: { mappings: synced.lidPnMappings?.length ?? 0, mapping },
       phone,
       logins: after.logins - before.logins,
       unlink,
