@@ -13,7 +13,7 @@ import { ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, type StoreLocation } from '../helpers/gateway.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { decodeQrDataUrl } from '../helpers/qr.js';
-import { startStandinProcess, type StandinProcess } from '../helpers/standin-process.js';
+import { startStandinProcess, type StandinProcess } from '../../standin/spawn.js';
 import { waitFor } from '../helpers/wait.js';
 
 const PNG = readFileSync(new URL('../fixtures/media/tiny.png', import.meta.url));

@@ -1,10 +1,22 @@
-// The WhatsApp stand-in as its own process (`npm run standin`'s entry), and a client for its control interface.
+/**
+ * The stand-in as its own process (the entry `npm run standin` runs), for tests and benchmarks, with a client for
+ * its control interface.
+ *
+ * Owns: starting it, reading its first line (the addresses and keys), stopping it.
+ * Must never: be imported by the gateway (src/).
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../standin/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+export interface StartOptions {
+  readonly timeoutMs?: number;
+  /** Log lines on standard error (`--verbose`). */
+  readonly verbose?: boolean;
+}
 
 export interface StandinProcess {
   readonly ws: string;
@@ -13,13 +25,17 @@ export interface StandinProcess {
   readonly ca: string;
   readonly child: ChildProcess;
   output(): string;
-  /** A control call: the answer's status and JSON body. */
+  /** A control call: the answer's status and JSON body (read loosely by default, as tests read answers). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
   stop(): Promise<void>;
 }
 
-export async function startStandinProcess({ timeoutMs = 30_000 } = {}): Promise<StandinProcess> {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, '--port', '0', '--verbose'], {
+export async function startStandinProcess({
+  timeoutMs = 30_000,
+  verbose = true,
+}: StartOptions = {}): Promise<StandinProcess> {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, '--port', '0', ...(verbose ? ['--verbose'] : [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -42,6 +58,7 @@ export async function startStandinProcess({ timeoutMs = 30_000 } = {}): Promise<
     ...first,
     child,
     output: () => err,
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async call<T = any>(method: 'GET' | 'POST', path: string, body?: unknown) {
       const res = await fetch(`${first.control}${path}`, {
         method,
