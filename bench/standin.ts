@@ -91,7 +91,7 @@ async function startGateway(store: BenchStore, env: Record<string, string>): Pro
   return startProcess(['dist/main.js'], {
     ...store.env,
     PORT: '0',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info', // startProcess waits for the "Server listening" line, logged at info
     GATEWAY_SEND_INTERVAL_MS: '0',
     ...env,
   });
@@ -106,7 +106,6 @@ try {
   const store = await openBenchStore('sqlite');
   stores.push(store);
   store.cli('migrate');
-  store.cli('accounts', 'set-limit', 'default', String(devices));
   const whatsappEnv = {
     GATEWAY_NETWORK: 'whatsapp',
     GATEWAY_NETWORK_KEY: Buffer.alloc(32, 0x42).toString('base64'),
@@ -116,6 +115,8 @@ try {
   };
   let gateway = await startGateway(store, whatsappEnv);
   running.push(gateway);
+  // The default account exists once the gateway started with its bootstrap token; raise its device limit then.
+  store.cli('accounts', 'set-limit', 'default', String(devices));
   const rssEmpty = await rssKb(gateway.child.pid!);
   const phones = Array.from({ length: devices }, (_, i) => phoneOf(i));
   const pairingStarted = Date.now();
@@ -160,9 +161,9 @@ try {
   const sandboxStore = await openBenchStore('sqlite');
   stores.push(sandboxStore);
   sandboxStore.cli('migrate');
-  sandboxStore.cli('accounts', 'set-limit', 'default', String(devices));
   const sandbox = await startGateway(sandboxStore, {});
   running.push(sandbox);
+  sandboxStore.cli('accounts', 'set-limit', 'default', String(devices));
   await pool(phones, 20, async (phone) => {
     await pairDevice(sandbox.url, phone);
   });

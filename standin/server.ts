@@ -54,6 +54,10 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
     readonly log: (message: string) => void,
   ) {}
 
+  onClosed(stream: Stream): void {
+    this.pairing.forget(stream);
+  }
+
   onRegistration(stream: Stream): void {
     this.pairing.offerRefs(stream);
   }

@@ -22,6 +22,8 @@ export interface Hub {
   onRegistration(stream: Stream, payload: proto.ClientPayload): void;
   /** A registered client finished its handshake with its login payload. */
   onLogin(stream: Stream, payload: proto.ClientPayload): Promise<void>;
+  /** The stream ended: forget what waited on it. */
+  onClosed(stream: Stream): void;
   /** A stanza from a connected client. */
   onStanza(stream: Stream, node: BinaryNode): Promise<void>;
   log(message: string): void;
@@ -129,7 +131,10 @@ export class Stream implements DeviceStream {
   }
 
   private detach(): void {
-    if (this.hub.streams.delete(this)) this.hub.world.stats.streams_open--;
+    if (this.hub.streams.delete(this)) {
+      this.hub.world.stats.streams_open--;
+      this.hub.onClosed(this);
+    }
     if (this.companion?.stream === this) this.companion.stream = undefined;
   }
 

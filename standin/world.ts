@@ -69,8 +69,6 @@ export class World {
   readonly groups = new Map<string, Group>();
   readonly faults: Faults = {};
   readonly stats = { logins: 0, streams_open: 0 };
-  /** Messages phones sent, by id: to whom (the chat) and from which phone, for receipts coming back. */
-  readonly phoneMessages = new Map<string, { phone: string; to: string }>();
   /** Messages linked devices sent to phones, by `<phone>/<id>`: where a read receipt for them goes. */
   readonly readable = new Map<string, { sender: Companion; chat: string; group: string | undefined }>();
 
