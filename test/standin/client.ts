@@ -56,6 +56,8 @@ export function connect(standin: Standin, device: Device): WASocket {
     waWebSocketUrl: standin.ws,
     browser: Browsers.ubuntu('Stand-in test'),
     markOnlineOnConnect: false,
+    // As the gateway: its own sends are not echoed back as events (which would fold receipts into them).
+    emitOwnEvents: false,
     syncFullHistory: false,
     // As the gateway does (src/network/whatsapp/socket-port.ts): the initial bootstrap only, so no 20 s wait.
     shouldSyncHistoryMessage: (m) => m.syncType === proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,

@@ -12,8 +12,9 @@ if (scenario === undefined) {
   console.error(`no scenario "${name}"`);
   process.exit(2);
 }
-// The CA this process trusts from its start (NODE_EXTRA_CA_CERTS, set by scenario.ts) is the one it serves with.
-const ca = process.env.NODE_EXTRA_CA_CERTS;
+// The CA this process trusts from its start (NODE_EXTRA_CA_CERTS, set by scenario.ts beside STANDIN_TLS_CA) is the
+// one it serves with.
+const ca = process.env.STANDIN_TLS_CA;
 const standin = await startStandin({
   ...(ca === undefined ? {} : { tls: loadTlsIdentity(ca) }),
   log: process.env.STANDIN_LOG ? (l) => console.error(`[standin] ${l}`) : undefined,

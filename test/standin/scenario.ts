@@ -13,7 +13,7 @@ export async function runScenario<T = any>(name: string): Promise<T> {
   tls ??= makeTlsIdentity();
   const child = spawn(process.execPath, ['--import', TSX, RUNNER, name], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath },
+    env: { ...process.env, NODE_EXTRA_CA_CERTS: tls.caPath, STANDIN_TLS_CA: tls.caPath },
   });
   let out = '';
   let err = '';
