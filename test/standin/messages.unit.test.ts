@@ -27,7 +27,7 @@ describe('the WhatsApp stand-in: messages', () => {
     expect(r.caption).toBe('from the phone');
   });
 
-  it('runs groups with sender keys: created by a phone, sent to and received from, a member added', async () => {
+  it('runs groups with sender keys: created by a phone, sent to and received from, members added and removed', async () => {
     const r = await runScenario('groups');
     expect(r.created).toEqual({ id: r.id, subject: 'Team', size: 3 });
     expect(r.participating).toEqual([r.id]);
@@ -37,6 +37,8 @@ describe('the WhatsApp stand-in: messages', () => {
     expect(r.incoming.participantAlt).toBe('15550100032@s.whatsapp.net');
     expect(r.added).toEqual(['200']);
     expect(r.update.action).toBe('add');
-    expect(r.size).toBe(4);
+    expect(r.removed).toEqual(['200']);
+    expect(r.removal.action).toBe('remove');
+    expect(r.size).toBe(3);
   });
 });

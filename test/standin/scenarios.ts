@@ -230,6 +230,11 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
     const changed = new Promise<any>((resolve) => socket.ev.on('group-participants.update', resolve));
     const added = await socket.groupParticipantsUpdate(id, ['15550100033@s.whatsapp.net'], 'add');
     const update = await changed;
+    const removedNotice = new Promise<any>((resolve) =>
+      socket.ev.on('group-participants.update', (u) => u.action === 'remove' && resolve(u)),
+    );
+    const removed = await socket.groupParticipantsUpdate(id, ['15550100031@s.whatsapp.net'], 'remove');
+    const removal = await removedNotice;
     const metadata = await socket.groupMetadata(id);
     socket.end(undefined);
     return {
@@ -240,6 +245,8 @@ export const scenarios: Record<string, (standin: Standin) => Promise<unknown>> =
       incoming: { text: m.message?.conversation, participant: m.key.participant, participantAlt: m.key.participantAlt },
       added: added.map((a) => a.status),
       update: { action: update.action },
+      removed: removed.map((a) => a.status),
+      removal: { action: removal.action },
       size: metadata.participants.length,
     };
   },
