@@ -14,7 +14,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'bench/**', 'src/cli/**'],
+    files: ['test/**', 'bench/**', 'standin/**', 'src/cli/**'],
     rules: { 'no-console': 'off' },
   },
   {

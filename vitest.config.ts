@@ -6,6 +6,9 @@ const integration = ['test/**/*.test.ts'];
 const unitOnly = ['test/**/*.unit.test.ts'];
 // The dashboard in a real browser: once, against SQLite (the store is not what it tests).
 const browser = ['test/dashboard/**/*.test.ts'];
+// End-to-end suites of the built gateway against a stand-in network: once, against SQLite (the store is not what
+// they test).
+const endToEnd = ['test/e2e/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -35,7 +38,7 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: integration,
-          exclude: [...unitOnly, ...browser],
+          exclude: [...unitOnly, ...browser, ...endToEnd],
           env: { TEST_STORE: 'postgres' },
           globalSetup: ['test/helpers/postgres-global.ts'],
         },

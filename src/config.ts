@@ -8,6 +8,7 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { AllowListError, parseAllowedPrivateHosts } from './outbound/allow-list.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -44,8 +45,16 @@ export interface Config {
    * `GATEWAY_NETWORK=whatsapp`, null otherwise (the sandbox stores nothing secret of the network's).
    */
   readonly networkKey: NetworkKeys | null;
-  /** WhatsApp Web's socket (`GATEWAY_WHATSAPP_URL`); null: the library's default. For local stand-ins in tests and benchmarks. */
+  /**
+   * WhatsApp Web's socket (`GATEWAY_WHATSAPP_URL`); null: the library's default. For a local stand-in in tests and
+   * benchmarks (docs/standin.md), so only a loopback host is accepted.
+   */
   readonly whatsappUrl: string | null;
+  /**
+   * `GATEWAY_WHATSAPP_ROOT_KEY`: the stand-in's Noise certificate root (32 bytes, base64), trusted instead of
+   * WhatsApp's; null: WhatsApp's own. Only together with a loopback `GATEWAY_WHATSAPP_URL`.
+   */
+  readonly whatsappRootKey: Buffer | null;
   /**
    * `GATEWAY_WHATSAPP_NATIVE_INTERACTIVE`: send `list` and `template` in WhatsApp's native interactive
    * form instead of as text (docs/internals.md, WhatsApp and sandbox accounts; experimental). Only with `GATEWAY_NETWORK=whatsapp`.
@@ -151,12 +160,42 @@ function networkKeys(env: Env, network: string): NetworkKeys | null {
   return { current, previous };
 }
 
+function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
+}
+
+// Both settings exist for a local stand-in of WhatsApp (docs/standin.md). Pointing a gateway at another host, or
+// trusting another certificate root, would hand its users' sessions to whoever runs that host: refused.
 function whatsappUrl(env: Env): string | null {
   const raw = text(env, 'GATEWAY_WHATSAPP_URL');
   if (raw === undefined) return null;
-  if (!/^wss?:\/\/[^\s]+$/.test(raw))
-    throw new ConfigError(`GATEWAY_WHATSAPP_URL must be a ws:// or wss:// URL, got "${raw}"`);
+  let url: URL | undefined;
+  try {
+    url = /^wss?:\/\/[^\s]+$/.test(raw) ? new URL(raw) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined) throw new ConfigError(`GATEWAY_WHATSAPP_URL must be a ws:// or wss:// URL, got "${raw}"`);
+  if (!isLoopbackHost(url.hostname))
+    throw new ConfigError(
+      `GATEWAY_WHATSAPP_URL must point at this machine (127.0.0.0/8, ::1 or localhost): it is for a local stand-in, got "${raw}"`,
+    );
   return raw;
+}
+
+function whatsappRootKey(env: Env, url: string | null): Buffer | null {
+  const raw = text(env, 'GATEWAY_WHATSAPP_ROOT_KEY');
+  if (raw === undefined) return null;
+  if (url === null)
+    throw new ConfigError(
+      'GATEWAY_WHATSAPP_ROOT_KEY needs GATEWAY_WHATSAPP_URL on this machine: it is for a local stand-in',
+    );
+  const key = /^[A-Za-z0-9+/]+={0,2}$/.test(raw) ? Buffer.from(raw, 'base64') : Buffer.alloc(0);
+  if (key.length !== 32)
+    throw new ConfigError(`GATEWAY_WHATSAPP_ROOT_KEY must be a 32-byte Curve25519 public key in base64, got "${raw}"`);
+  return key;
 }
 
 function whatsappNativeInteractive(env: Env, network: string): boolean {
@@ -233,6 +272,7 @@ export function loadConfig(env: Env = process.env): Config {
   const chosenNetwork = network(env);
   // Checked before any other value is used: without a key nothing of the real network can be stored.
   const networkKey = networkKeys(env, chosenNetwork);
+  const standinUrl = whatsappUrl(env);
   return {
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -251,7 +291,8 @@ export function loadConfig(env: Env = process.env): Config {
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     http: httpLimits(env),
     networkKey,
-    whatsappUrl: whatsappUrl(env),
+    whatsappUrl: standinUrl,
+    whatsappRootKey: whatsappRootKey(env, standinUrl),
     whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
   };
 }

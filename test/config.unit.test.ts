@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       messageRetentionDays: 0,
       networkKey: null,
       whatsappUrl: null,
+      whatsappRootKey: null,
       whatsappNativeInteractive: false,
     });
   });
@@ -130,6 +131,7 @@ describe('loadConfig', () => {
       messageRetentionDays: 90,
       networkKey: null,
       whatsappUrl: null,
+      whatsappRootKey: null,
       whatsappNativeInteractive: false,
     });
   });
@@ -158,6 +160,37 @@ describe('loadConfig', () => {
     expect(loadConfig({ GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:4567/ws/chat' }).whatsappUrl).toBe(
       'ws://127.0.0.1:4567/ws/chat',
     );
+  });
+
+  it('reads GATEWAY_WHATSAPP_ROOT_KEY (the certificate root of a stand-in) as 32 bytes, with a loopback URL only', () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const local = { GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:4567/ws/chat', GATEWAY_WHATSAPP_ROOT_KEY: key };
+    expect(loadConfig(local).whatsappRootKey).toEqual(Buffer.alloc(32, 7));
+    expect(loadConfig({}).whatsappRootKey).toBeNull();
+    for (const url of ['ws://localhost:1/ws/chat', 'ws://127.8.9.10:1/ws/chat', 'ws://[::1]:1/ws/chat'])
+      expect(loadConfig({ ...local, GATEWAY_WHATSAPP_URL: url }).whatsappUrl).toBe(url);
+  });
+
+  it.each([
+    [{ GATEWAY_WHATSAPP_URL: 'wss://web.example.com/ws/chat' }, 'GATEWAY_WHATSAPP_URL'],
+    [{ GATEWAY_WHATSAPP_URL: 'ws://10.0.0.5:1/ws/chat' }, 'GATEWAY_WHATSAPP_URL'],
+    [{ GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1.example.com/ws/chat' }, 'GATEWAY_WHATSAPP_URL'],
+    [{ GATEWAY_WHATSAPP_ROOT_KEY: Buffer.alloc(32).toString('base64') }, 'GATEWAY_WHATSAPP_ROOT_KEY'],
+    [
+      {
+        GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:1/ws/chat',
+        GATEWAY_WHATSAPP_ROOT_KEY: Buffer.alloc(31).toString('base64'),
+      },
+      'GATEWAY_WHATSAPP_ROOT_KEY',
+    ],
+    [
+      { GATEWAY_WHATSAPP_URL: 'ws://127.0.0.1:1/ws/chat', GATEWAY_WHATSAPP_ROOT_KEY: 'not base64!' },
+      'GATEWAY_WHATSAPP_ROOT_KEY',
+    ],
+  ])('refuses a stand-in setting that could point at anything but this machine: %j', (env, name) => {
+    const error = configError(env);
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toContain(name);
   });
 
   it('reads GATEWAY_WHATSAPP_NATIVE_INTERACTIVE with the whatsapp network only (docs/internals.md, WhatsApp and sandbox accounts, experimental)', () => {

@@ -57,7 +57,10 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       keys: config.networkKey,
       logger: host.logger,
       nativeInteractive: config.whatsappNativeInteractive,
-      factory: realSocketFactory(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
+      factory: realSocketFactory({
+        ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
+        ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),
+      }),
     });
     // Sandbox accounts, and devices paired on the sandbox, beside the real network: one gateway runs both at once.
     return router(inProcessSandbox(), whatsapp);

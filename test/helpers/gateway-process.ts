@@ -8,6 +8,7 @@ import { request, type Agent } from 'undici';
 import { TEST_TOKEN, type StoreLocation } from './gateway.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface GatewayProcess {
@@ -26,11 +27,14 @@ export interface HttpAnswer<T = any> {
   body: T;
 }
 
-/** Starts `node --import tsx src/main.ts` on the store with the test token; resolves once it listens. */
+/**
+ * Starts `node --import tsx src/main.ts` (or, with `built`, the build: `node dist/main.js`, see ensureBuilt in
+ * built.ts) on the store with the test token; resolves once it listens.
+ */
 export async function startGatewayProcess(
   location: StoreLocation,
   env: Record<string, string> = {},
-  { timeoutMs = 45_000 } = {},
+  { timeoutMs = 45_000, built = false } = {},
 ): Promise<GatewayProcess> {
   const settings: NodeJS.ProcessEnv = {};
   // Only the parent's basics; no setting of the gateway leaks in from the test runner.
@@ -48,7 +52,7 @@ export async function startGatewayProcess(
     ...env,
   });
   // The data directory as working directory: no stray .env file is read.
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+  const child = spawn(process.execPath, built ? [BUILT_MAIN] : ['--import', TSX, MAIN], {
     cwd: location.dataDir,
     env: settings,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -13,6 +13,7 @@
  */
 import makeWASocket, {
   Browsers,
+  WA_CERT_DETAILS,
   type AuthenticationState,
   type WAMessageKey,
   type WASocket,
@@ -58,10 +59,15 @@ export type SocketFactory = (options: SocketOptions) => SocketPort;
 export interface RealSocketSettings {
   /** Where WhatsApp Web's socket is (tests point it at 127.0.0.1). */
   readonly url?: string;
+  /** The Noise certificate root to trust instead of WhatsApp's: a local stand-in's (docs/standin.md). */
+  readonly rootKey?: Buffer;
   readonly connectTimeoutMs?: number;
 }
 
 export function realSocketFactory(settings: RealSocketSettings = {}): SocketFactory {
+  // The library reads the root from its exported (process-wide) details at each handshake; this is the one place
+  // the gateway replaces it, and config.ts accepts a replacement only together with a loopback URL.
+  if (settings.rootKey !== undefined) WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(settings.rootKey);
   return ({ auth, logger, getMessage }) =>
     makeWASocket({
       auth,

@@ -1,0 +1,192 @@
+/**
+ * The control interface (HTTP, JSON, no envelope): what tests use to play the phones' users and the network.
+ *
+ * Owns: the routes of docs/standin.md (phones, scan, pair, a phone's messages, read, unlink, groups, drop,
+ * faults, stats), their input checks (a 400 or 404 with `{error}`), and building a phone's outgoing message
+ * (text, or media fetched from a URL, encrypted and stored on the media host).
+ * Must never: answer a bad request with a 500, or change state before the request is known to be valid.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type proto } from 'baileys';
+import { encryptBlob, type MediaKind } from './media.js';
+import { ControlError } from './pairing.js';
+import { messageId, phoneReads, phoneSendsTo } from './routing.js';
+import type { StandinHub } from './server.js';
+import { pnDeviceJid, type Faults } from './world.js';
+
+type Body = Record<string, unknown>;
+
+async function readBody(req: IncomingMessage): Promise<Body> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return {};
+  try {
+    const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString());
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error();
+    return parsed as Body;
+  } catch {
+    throw new ControlError(400, 'the body must be a JSON object');
+  }
+}
+
+function digits(value: unknown, name: string): string {
+  const text = typeof value === 'string' ? value.replace(/^\+/, '').split('@')[0]! : '';
+  if (!/^\d{6,15}$/.test(text)) throw new ControlError(400, `${name} must be a phone number (digits)`);
+  return text;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+const MEDIA_KINDS: MediaKind[] = ['image', 'video', 'audio', 'document', 'sticker'];
+
+export async function handleControl(hub: StandinHub, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  try {
+    const answer = await route(hub, req.method ?? 'GET', new URL(req.url ?? '/', 'http://standin').pathname, req);
+    send(res, 200, answer);
+  } catch (error) {
+    if (error instanceof ControlError) send(res, error.status, { error: error.message });
+    else {
+      hub.log(`control failed: ${(error as Error).stack}`);
+      send(res, 500, { error: (error as Error).message });
+    }
+  }
+}
+
+async function route(hub: StandinHub, method: string, path: string, req: IncomingMessage): Promise<unknown> {
+  const world = hub.world;
+  const phoneRoute = /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink))?$/.exec(path);
+  if (method === 'GET' && path === '/control/stats') return { ...world.stats };
+  if (method === 'GET' && phoneRoute !== null && phoneRoute[2] === undefined) {
+    const account = world.accounts.get(digits(decodeURIComponent(phoneRoute[1]!), 'phone'));
+    if (account === undefined) throw new ControlError(404, 'no such phone');
+    return {
+      phone: account.phone,
+      lid: `${account.lid}@lid`,
+      linked_devices: [...account.companions.values()]
+        .filter((c) => !c.removed)
+        .map((c) => pnDeviceJid(account, c.device)),
+      inbox: account.primary.inbox,
+      sent: account.primary.sent,
+    };
+  }
+  if (method !== 'POST') throw new ControlError(404, 'no such route');
+  const body = await readBody(req);
+  if (path === '/control/phones') {
+    const account = world.account(digits(body.phone, 'phone'));
+    return { phone: account.phone, lid: `${account.lid}@lid` };
+  }
+  if (path === '/control/scan') {
+    if (typeof body.qr !== 'string') throw new ControlError(400, 'qr must be the text of the QR code');
+    return hub.pairing.scan(body.qr, digits(body.phone, 'phone'));
+  }
+  if (path === '/control/pair') {
+    if (typeof body.code !== 'string') throw new ControlError(400, 'code must be a string');
+    await hub.pairing.typeCode(body.code, digits(body.phone, 'phone'));
+    return { paired: true };
+  }
+  if (path === '/control/groups') {
+    if (typeof body.subject !== 'string' || body.subject === '')
+      throw new ControlError(400, 'subject must be a non-empty string');
+    if (!Array.isArray(body.members) || body.members.length === 0)
+      throw new ControlError(400, 'members must list phone numbers');
+    const members = body.members.map((m) => digits(m, 'members[]'));
+    return { id: hub.groups.create(body.subject, members[0]!, members.slice(1)).id };
+  }
+  if (path === '/control/drop') {
+    const code = body.code === undefined ? undefined : Number(body.code);
+    if (code !== undefined && !Number.isInteger(code)) throw new ControlError(400, 'code must be a number');
+    const streams = [...hub.streams];
+    for (const stream of streams) stream.end(code);
+    return { dropped: streams.length };
+  }
+  if (path === '/control/faults') {
+    for (const key of Object.keys(world.faults)) delete world.faults[key as keyof Faults];
+    for (const key of ['ack_delay_ms', 'receipt_delay_ms', 'slow_upload_ms'] as const)
+      if (body[key] !== undefined) {
+        if (typeof body[key] !== 'number' || body[key] < 0)
+          throw new ControlError(400, `${key} must be a number of milliseconds`);
+        world.faults[key] = body[key];
+      }
+    for (const key of ['drop_acks', 'restart_loop'] as const)
+      if (body[key] !== undefined) world.faults[key] = body[key] === true;
+    return { ...world.faults };
+  }
+  if (phoneRoute === null) throw new ControlError(404, 'no such route');
+  const account = world.account(digits(decodeURIComponent(phoneRoute[1]!), 'phone'));
+  if (phoneRoute[2] === 'read') {
+    if (typeof body.message_id !== 'string') throw new ControlError(400, 'message_id must be a string');
+    if (!phoneReads(hub, account, body.message_id)) throw new ControlError(404, 'the phone has no such message');
+    return { read: true };
+  }
+  if (phoneRoute[2] === 'unlink') {
+    let unlinked = 0;
+    for (const companion of account.companions.values()) {
+      if (companion.removed) continue;
+      companion.removed = true;
+      unlinked++;
+      companion.stream?.end(401, 'device_removed');
+    }
+    return { unlinked };
+  }
+  // A message from the phone.
+  if (typeof body.to !== 'string') throw new ControlError(400, 'to must be a number or a group id');
+  const message = await buildMessage(hub, body);
+  const id = messageId();
+  const text = typeof body.text === 'string' ? body.text : typeof body.caption === 'string' ? body.caption : undefined;
+  if (body.to.endsWith('@g.us')) {
+    const group = world.groups.get(body.to);
+    if (group === undefined) throw new ControlError(404, 'no such group');
+    if (!group.participants.includes(account.phone))
+      throw new ControlError(400, 'the phone is not a member of the group');
+    await hub.groups.phoneSends(account, group, id, message);
+  } else {
+    const recipient = world.account(digits(body.to, 'to'));
+    const attrs: Record<string, string> =
+      body.broadcast === true
+        ? { from: `${Date.now()}@broadcast`, participant: account.primary.lidJid, addressing_mode: 'lid' }
+        : {
+            from: account.primary.lidJid,
+            ...(body.lid === true ? {} : { sender_pn: account.primary.pnJid }),
+            addressing_mode: 'lid',
+          };
+    for (const target of world.devices(recipient))
+      if (target.kind === 'companion')
+        await phoneSendsTo(hub, account, target, id, message, { ...attrs, notify: `Phone ${account.phone}` });
+  }
+  account.primary.sent.push({ id, to: body.to, ...(text === undefined ? {} : { text }) });
+  return { id };
+}
+
+async function buildMessage(hub: StandinHub, body: Body): Promise<proto.IMessage> {
+  if (typeof body.text === 'string') return { conversation: body.text };
+  const kind = MEDIA_KINDS.find((k) => body[k] !== undefined);
+  const spec =
+    kind === undefined ? undefined : (body[kind] as { url?: unknown; mimetype?: unknown; file_name?: unknown });
+  if (kind === undefined || typeof spec?.url !== 'string')
+    throw new ControlError(400, 'give text, or one of image, video, audio, document, sticker as {url}');
+  const response = await fetch(spec.url).catch(() => undefined);
+  if (response === undefined || !response.ok) throw new ControlError(400, `could not fetch ${spec.url}`);
+  const plain = Buffer.from(await response.arrayBuffer());
+  const mimetype =
+    typeof spec.mimetype === 'string'
+      ? spec.mimetype
+      : (response.headers.get('content-type') ?? 'application/octet-stream');
+  const { blob, mediaKey, fileSha256, fileEncSha256 } = await encryptBlob(plain, kind);
+  const directPath = `/v/t62.7118-24/${fileEncSha256.toString('hex').slice(0, 24)}.enc`;
+  hub.media.set(directPath, blob);
+  const media = {
+    url: `https://${hub.mediaHost}${directPath}`,
+    directPath,
+    mediaKey,
+    fileSha256,
+    fileEncSha256,
+    fileLength: plain.length,
+    mimetype,
+    mediaKeyTimestamp: Math.floor(Date.now() / 1000),
+    ...(typeof body.caption === 'string' && kind !== 'sticker' && kind !== 'audio' ? { caption: body.caption } : {}),
+    ...(kind === 'document' ? { fileName: typeof spec.file_name === 'string' ? spec.file_name : 'file' } : {}),
+  };
+  return { [`${kind}Message`]: media } as proto.IMessage;
+}
