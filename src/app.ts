@@ -118,7 +118,7 @@ export interface Services {
   readonly devices: DevicesService;
   readonly connections: ConnectionManager;
   readonly network: Network;
-  /** Which network each device is on (DECISIONS 18). */
+  /** Which network each device is on (docs/networks-per-device.md). */
   readonly networks: DeviceNetworks;
   readonly messages: MessagesService;
   readonly dispatcher: Dispatcher;
@@ -233,7 +233,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installValidation(app);
   installErrorHandling(app);
   installTwinStatus(app);
-  // JSON and forms (DECISIONS 12) are the bodies the API takes; anything else is 415, not parsed as text.
+  // JSON and forms (docs/internals.md, Whatspie compatibility) are the bodies the API takes; anything else is 415, not parsed as text.
   app.removeAllContentTypeParsers();
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -274,7 +274,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     done();
   });
 
-  // One gateway per SQLite data directory (DECISIONS 11); the CLI opens the same store without this.
+  // One gateway per SQLite data directory (docs/internals.md, Clusters); the CLI opens the same store without this.
   const store = openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -298,7 +298,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await store.close();
     throw error;
   }
-  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (DECISIONS 11).
+  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
   const cluster = createCluster({
     store,
     databaseUrl: config.databaseUrl,
@@ -325,7 +325,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     ),
     // The network library logs warnings and worse only; its debug output would flood the log.
     logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
-    // Once per connection: a paired device's own network, a pairing its account's (DECISIONS 10, 18).
+    // Once per connection: a paired device's own network, a pairing its account's (docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md).
     networkOf: (deviceId, pairing) => networks.forConnection(deviceId, pairing),
   };
   const network =
@@ -367,7 +367,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const outboundPolicy = destinationPolicy(config);
   const lookup = options.outboundLookup;
   const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
-  // Webhook URLs get the same address guard as media (DECISIONS 5); a refused address is a failed attempt.
+  // Webhook URLs get the same address guard as media (docs/internals.md, Sending); a refused address is a failed attempt.
   const webhookAgent = createGuardedDispatcher({
     policy: outboundPolicy,
     connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
@@ -434,12 +434,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const pairing = new PairingService(devices, connections);
   const messages = new MessagesService({
     store,
-    // Messages for devices held by another node wake it, from the accepting transaction (DECISIONS 11).
+    // Messages for devices held by another node wake it, from the accepting transaction (docs/internals.md, Clusters).
     writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
     clock,
     senders: {
       findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
-      // Any node accepts for any device (DECISIONS 11): held elsewhere, the row says whether its node has it open.
+      // Any node accepts for any device (docs/internals.md, Clusters): held elsewhere, the row says whether its node has it open.
       isConnected: (device) =>
         connections.isConnected(device.id) ||
         (clusterNode !== null &&
@@ -474,12 +474,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installHttpMetrics(app, metrics);
   installClusterMetrics(metrics, cluster, systemClock);
   installAuth(app, accounts);
-  // Requests that need a device's live connection run on the node holding it (DECISIONS 11).
+  // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {
     installForwarding(app, { node: clusterNode, lookups: holderLookups({ store, directory }), logger: app.log });
   }
   await installOpenApi(app, `Network: ${network.description}. Store: ${store.description.split(' ')[0]}.`);
-  // Every route is also served under /api (DECISIONS 1); the alias stays out of the document.
+  // Every route is also served under /api (docs/internals.md, Answers and errors); the alias stays out of the document.
   for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
   await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
 

@@ -70,7 +70,7 @@ export interface ConnectionManagerOptions {
   /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
   readonly onEventsRecorded?: () => void;
   /**
-   * The network a pairing of the account's device is on, recorded with the pairing (DECISIONS 18: the device
+   * The network a pairing of the account's device is on, recorded with the pairing (docs/networks-per-device.md: the device
    * stays on it). Read in the pairing's transaction.
    */
   readonly pairingNetwork: (accountId: number, db: Db) => Promise<string>;
@@ -699,7 +699,7 @@ export class ConnectionManager implements DeviceConnections {
       if (device.expected_phone !== null && device.expected_phone !== phone) return 'another number scanned the QR';
       const twin = await devicesRepository.pairedTwin(trx, device.account_id, phone, deviceId);
       if (twin !== undefined) return `number already paired to device ${twin.id}`;
-      // The device stays on the network it paired on, whatever GATEWAY_NETWORK says later (DECISIONS 18).
+      // The device stays on the network it paired on, whatever GATEWAY_NETWORK says later (docs/networks-per-device.md).
       const network = await this.options.pairingNetwork(device.account_id, trx);
       const paired = await devicesRepository.markPaired(
         trx,

@@ -1,5 +1,5 @@
 /**
- * Which network each device is on (DECISIONS 10 and 18, docs/networks-per-device.md).
+ * Which network each device is on (docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md).
  *
  * Owns: the one rule, used by the network router, the pairing write, the
  * device object and the start-up log. A paired device is on the network it
@@ -56,7 +56,7 @@ export class DeviceNetworks {
     readonly configured: NetworkName,
   ) {}
 
-  /** Where an account's devices pair (DECISIONS 10: sandbox accounts always on the sandbox). */
+  /** Where an account's devices pair (docs/internals.md, WhatsApp and sandbox accounts: sandbox accounts always on the sandbox). */
   async ofAccount(accountId: number, db: Db = this.store.db): Promise<NetworkName> {
     if (this.configured === 'sandbox') return 'sandbox';
     let sandbox = this.sandboxAccounts.get(accountId);

@@ -213,7 +213,7 @@ export const devicesRepository = {
   },
 
   /** Devices with a stored session that should be connected. */
-  /** Paired devices with a recorded network (DECISIONS 18), oldest first. */
+  /** Paired devices with a recorded network (docs/networks-per-device.md), oldest first. */
   pairedWithNetwork: (db: Db) =>
     db
       .selectFrom('devices')

@@ -60,7 +60,7 @@ export const NameString = (maxLength: number, options: { description?: string } 
 /**
  * The body of an action that takes no fields: declared, so clients generated from the document send
  * `{}`, and optional, so no body, an empty form or a JSON object all do; fields sent anyway are
- * ignored, as the hosted service's clients may send their own (DECISIONS 12).
+ * ignored, as the hosted service's clients may send their own (docs/internals.md, Whatspie compatibility).
  */
 export const NoFieldsBody = Type.Optional(
   Type.Object(

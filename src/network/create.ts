@@ -1,5 +1,5 @@
 /**
- * Chooses the network implementations from the configuration (DECISIONS 8, 10, 18).
+ * Chooses the network implementations from the configuration (docs/internals.md, The network seam and the sandbox; docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md).
  *
  * Owns: the only place that knows which networks exist. The sandbox always
  * runs (sandbox accounts, and devices paired on it before GATEWAY_NETWORK
@@ -42,7 +42,7 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
     createSandboxNetwork({ statePath: join(config.dataDir, 'sandbox-state.json'), ...sandboxOptions });
   const router = (sandbox: ReturnType<typeof inProcessSandbox>, whatsapp: Network | null) =>
     createNetworkRouter({ sandbox, whatsapp, networkOf: host.networkOf });
-  // Devices paired on WhatsApp stay paired while the gateway runs the sandbox alone (DECISIONS 18): the router
+  // Devices paired on WhatsApp stay paired while the gateway runs the sandbox alone (docs/networks-per-device.md): the router
   // holds them unconnected instead of handing their sessions to the sandbox, which would log them out.
   if (config.network === 'sandbox') return router(inProcessSandbox(), null);
   if (config.network.startsWith('sandbox+')) {

@@ -301,14 +301,14 @@ export type NetworkEvent =
  * backoff; `replaced` another client took over the session (no sooner than a minute, a warning);
  * `outdated` the network refused this client's protocol version (no sooner than ten minutes, an
  * error logged once per device; an upgrade is needed); `absent` the device is on a network this gateway
- * does not run (DECISIONS 18: it stays paired there; no sooner than ten minutes, a warning once per device).
+ * does not run (docs/networks-per-device.md: it stays paired there; no sooner than ten minutes, a warning once per device).
  */
 export type ReconnectHint = 'backoff' | 'replaced' | 'outdated' | 'absent';
 
 export type NetworkEventHandler = (event: NetworkEvent) => void;
 
 /**
- * The networks a gateway can run, by the name a device records for the one it paired on (DECISIONS 18) and
+ * The networks a gateway can run, by the name a device records for the one it paired on (docs/networks-per-device.md) and
  * clients see in the device object. `sandbox` is the simulated network, in-process or its own process.
  */
 export const NETWORK_NAMES = ['sandbox', 'whatsapp'] as const;

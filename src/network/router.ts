@@ -1,5 +1,5 @@
 /**
- * Which network each device's connection goes to (DECISIONS 10 and 18): the
+ * Which network each device's connection goes to (docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md): the
  * sandbox and, beside it, the configured real network, at once. Devices of
  * sandbox accounts pair on the sandbox; a paired device stays on the network
  * it paired on, whatever GATEWAY_NETWORK says now.

@@ -64,7 +64,7 @@ export interface DevicesTable {
   webhook_reply: Generated<number>;
   quota_limit: number;
   quote_used: number;
-  /** The network a paired device paired on, `sandbox` or `whatsapp`; null while unpaired (009a, DECISIONS 18). */
+  /** The network a paired device paired on, `sandbox` or `whatsapp`; null while unpaired (009a, docs/networks-per-device.md). */
   network: AddedLater<string>;
   send_interval_ms: number | null;
   /** The gateway node holding the connection. */

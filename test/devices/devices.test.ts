@@ -31,7 +31,7 @@ describe.skipIf(noStoreAvailable)('devices', () => {
         version: 'multidevice',
         paired_status: 'UNPAIRED',
         connected: false,
-        // Where its pairing goes: the gateway's network here (DECISIONS 18, docs/networks-per-device.md).
+        // Where its pairing goes: the gateway's network here (docs/networks-per-device.md).
         network: 'sandbox',
         send_interval_ms: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),

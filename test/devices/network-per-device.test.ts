@@ -1,4 +1,4 @@
-// Networks kept per device (DECISIONS 18, issue 22 item 10): a device paired on
+// Networks kept per device (docs/networks-per-device.md, issue 22 item 10): a device paired on
 // the sandbox stays there when the gateway is started again with
 // GATEWAY_NETWORK=whatsapp: still paired and connected, sending on the
 // sandbox, named in one start-up log line; the real network is never touched

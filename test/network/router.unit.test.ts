@@ -1,4 +1,4 @@
-// DECISIONS 10, sandbox accounts, and 18, networks kept per device: the
+// docs/internals.md, WhatsApp and sandbox accounts, and docs/networks-per-device.md: the
 // network router sends each device's connection to the sandbox or to the
 // configured network, decided once per connection by asking where the device
 // belongs (telling whether it is a pairing), and passes calls and events

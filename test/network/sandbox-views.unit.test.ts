@@ -14,7 +14,7 @@ import { pair, reconnect, type SandboxNetwork } from './helpers.js';
 
 const A_DEVICE = '4915112345671';
 const B_DEVICE = '4915112345672';
-const FRIEND = '4917612345671'; // no magic ending (DECISIONS 8): a plain phone
+const FRIEND = '4917612345671'; // no magic ending (docs/internals.md, The network seam and the sandbox): a plain phone
 const FAST: SandboxOptions = { qrRotateMs: 5000, deliveryDelayMs: 2, readDelayMs: 2 };
 
 type Make = () => Promise<{ network: SandboxNetwork; close(): Promise<void> }>;

@@ -1,4 +1,4 @@
-// Migration 009a (DECISIONS 18): devices paired before it get the network
+// Migration 009a (docs/networks-per-device.md): devices paired before it get the network
 // their stored session came from (`sbx1.` the sandbox's, `wa1.` WhatsApp's);
 // a device with no session, or one of neither form, gets none.
 import { join } from 'node:path';

@@ -120,7 +120,7 @@ export interface Device {
   status: 'ACTIVE' | 'SUSPENDED';
   paired_status: 'UNPAIRED' | 'PAIRED' | 'EXPIRED';
   connected: boolean;
-  /** The network the device is on: a paired device keeps the one it paired on (DECISIONS 18). */
+  /** The network the device is on: a paired device keeps the one it paired on (docs/networks-per-device.md). */
   network?: 'sandbox' | 'whatsapp';
   server: { name: string; status: string };
   package: { code: string; name: string };

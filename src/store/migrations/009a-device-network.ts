@@ -1,5 +1,5 @@
 /**
- * Networks kept per device (DECISIONS 18, docs/networks-per-device.md).
+ * Networks kept per device (docs/networks-per-device.md).
  *
  * - `devices.network`: the network a paired device was paired on, `sandbox`
  *   or `whatsapp`; null while it is not paired (its next pairing goes to its

@@ -1,5 +1,5 @@
 /**
- * The mark of a device kept on another network than its account's (DECISIONS 18, docs/networks-per-device.md):
+ * The mark of a device kept on another network than its account's (docs/networks-per-device.md):
  * paired on the sandbox before the gateway ran WhatsApp, it stays there until it is logged out or paired again.
  *
  * Owns: that one mark. Must never: show for a device on its account's network (every other device).
