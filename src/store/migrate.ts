@@ -26,6 +26,7 @@ import * as m008d from './migrations/008d-webhook-formats.js';
 import * as m008e from './migrations/008e-interactive-offers.js';
 import * as m008f from './migrations/008f-sandbox-accounts.js';
 import * as m008g from './migrations/008g-cluster.js';
+import * as m009c from './migrations/009c-media-chunk-sizes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -47,6 +48,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['008e-interactive-offers', m008e],
   ['008f-sandbox-accounts', m008f],
   ['008g-cluster', m008g],
+  ['009c-media-chunk-sizes', m009c],
 ];
 
 class StaticProvider implements MigrationProvider {

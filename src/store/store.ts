@@ -22,6 +22,23 @@ export interface StoreCapabilities {
   readonly sharedByProcesses: boolean;
 }
 
+/**
+ * The free space inside the store's file (SQLite only; PostgreSQL's own vacuum makes the space of deleted rows
+ * reusable, and nothing here needs to ask for it). Each call runs on the store's connection between transactions.
+ */
+export interface StoreSpace {
+  /** Bytes in free pages: freed by deletes, reused by the next writes, still part of the file. */
+  freeBytes(): Promise<number>;
+  /** Gives up to `pages` free pages back to the file system; answers the bytes given back. */
+  release(pages: number): Promise<number>;
+}
+
+/** A one-time change the store made to itself while opening (for the start-up log). */
+export interface StoreUpkeep {
+  readonly what: string;
+  readonly [field: string]: unknown;
+}
+
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
 export interface Store {
@@ -29,6 +46,8 @@ export interface Store {
   readonly capabilities: StoreCapabilities;
   /** Where the data lives, without credentials, for the start-up log. */
   readonly description: string;
+  /** Null on PostgreSQL. */
+  readonly space: StoreSpace | null;
   migrate(): Promise<string[]>;
   /**
    * Whether the store answers, within READINESS_TIMEOUT_MS, and can write: after a write failed for a store
@@ -52,6 +71,8 @@ export interface StoreOptions {
    * The CLI leaves it unset and works beside a running gateway. No effect on PostgreSQL, which nodes share.
    */
   readonly exclusive?: boolean;
+  /** Told of one-time changes made while migrating (e.g. the SQLite file switched to incremental vacuum). */
+  readonly onUpkeep?: (upkeep: StoreUpkeep) => void;
 }
 
 function redact(url: string): string {
@@ -70,7 +91,7 @@ export function openStore(options: StoreOptions): Store {
     const url = options.databaseUrl;
     const { dialect } = openPostgres(url);
     const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, async () => {
+    return build(db, health, { sharedByProcesses: true }, `postgres ${redact(url)}`, null, async () => {
       const migrations = new Kysely<unknown>({
         dialect: introspectingOwnSchema(
           openPostgres(url, { poolSize: 1, timeouts: MIGRATION_POSTGRES_TIMEOUTS }).dialect,
@@ -87,9 +108,21 @@ export function openStore(options: StoreOptions): Store {
   const file = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
   const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
   const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
-  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, () =>
-    migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
-  );
+  // On the store's one connection, so never inside a transaction of the gateway's.
+  const onConnection = <T>(run: () => T): Promise<T> => db.connection().execute(async () => run());
+  const space: StoreSpace = {
+    freeBytes: () => onConnection(() => dialect.space.freeBytes()),
+    release: (pages) => onConnection(() => dialect.space.release(pages)),
+  };
+  return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, space, async () => {
+    // Only the gateway, which holds the data directory: the CLI must not rewrite a file a gateway is using.
+    if (options.exclusive === true) {
+      const made = await onConnection(() => dialect.space.makeIncremental());
+      if (made !== null)
+        options.onUpkeep?.({ what: 'sqlite file switched to incremental vacuum (one-time VACUUM)', ...made });
+    }
+    return migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect);
+  });
 }
 
 function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -111,6 +144,7 @@ function build(
   health: WriteHealth,
   capabilities: StoreCapabilities,
   description: string,
+  space: StoreSpace | null,
   migrate: () => Promise<string[]>,
 ): Store {
   let closed = false;
@@ -127,6 +161,7 @@ function build(
     db,
     capabilities,
     description,
+    space,
     migrate,
     async readiness() {
       try {
