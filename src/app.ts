@@ -281,7 +281,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dataDir: config.dataDir,
     sqliteFile: options.sqliteFile,
     exclusive: true,
-    onUpkeep: ({ what, ...fields }) => app.log.info(fields, what),
+    onUpkeep: ({ what, failed, ...fields }) =>
+      (failed === true ? app.log.warn : app.log.info).call(app.log, fields, what),
   });
   app.decorate('store', store);
   const accounts = new AccountsService(

@@ -82,6 +82,11 @@ export interface SqliteSpace {
    * answers the bytes given back. Only with auto_vacuum INCREMENTAL; otherwise nothing happens.
    */
   release(pages: number): number;
+  /**
+   * Copies the write-ahead log into the file without waiting for anyone (PASSIVE), which is when pages given back
+   * leave the file on disk; otherwise that waits for the next automatic checkpoint (after 1,000 pages of writes).
+   */
+  checkpoint(): void;
   /** Whether the file frees pages incrementally (0 none, 1 full, 2 incremental). */
   autoVacuum(): number;
   /**
@@ -110,6 +115,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
         raw.exec(`pragma incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
         return (before - pragma('freelist_count')) * pragma('page_size');
       },
+      checkpoint: () => void raw.pragma('wal_checkpoint(PASSIVE)'),
       autoVacuum: () => pragma('auto_vacuum'),
       makeIncremental() {
         if (pragma('auto_vacuum') === INCREMENTAL) return null;

@@ -31,11 +31,15 @@ export interface StoreSpace {
   freeBytes(): Promise<number>;
   /** Gives up to `pages` free pages back to the file system; answers the bytes given back. */
   release(pages: number): Promise<number>;
+  /** Makes what `release` gave back leave the file on disk now (a WAL checkpoint that waits for no one). */
+  checkpoint(): Promise<void>;
 }
 
 /** A one-time change the store made to itself while opening (for the start-up log). */
 export interface StoreUpkeep {
   readonly what: string;
+  /** The change could not be made (logged as a warning); the store works without it. */
+  readonly failed?: boolean;
   readonly [field: string]: unknown;
 }
 
@@ -113,13 +117,23 @@ export function openStore(options: StoreOptions): Store {
   const space: StoreSpace = {
     freeBytes: () => onConnection(() => dialect.space.freeBytes()),
     release: (pages) => onConnection(() => dialect.space.release(pages)),
+    checkpoint: () => onConnection(() => dialect.space.checkpoint()),
   };
   return build(db, health, { sharedByProcesses: false }, `sqlite ${file}`, space, async () => {
     // Only the gateway, which holds the data directory: the CLI must not rewrite a file a gateway is using.
     if (options.exclusive === true) {
-      const made = await onConnection(() => dialect.space.makeIncremental());
-      if (made !== null)
-        options.onUpkeep?.({ what: 'sqlite file switched to incremental vacuum (one-time VACUUM)', ...made });
+      try {
+        const made = await onConnection(() => dialect.space.makeIncremental());
+        if (made !== null)
+          options.onUpkeep?.({ what: 'sqlite file switched to incremental vacuum (one-time VACUUM)', ...made });
+      } catch (error) {
+        // Not fatal (e.g. too little free disk for the copy): freed pages are still reused; tried again next start.
+        options.onUpkeep?.({
+          what: 'sqlite file not switched to incremental vacuum; free space is reused but not given back',
+          failed: true,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      }
     }
     return migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect);
   });

@@ -9,7 +9,9 @@
 // so the file stays queued while its rows are looked at.
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_BYTES, mediaSource } from '../../src/media/index.js';
@@ -222,5 +224,8 @@ describe.skipIf(noStoreAvailable)('queued media in the chunk store', () => {
     expect(released).toBeGreaterThanOrEqual(FILE_BYTES * 0.9);
     expect(await pragma('freelist_count')).toBe(0);
     expect((await fileBytes()) - empty).toBeLessThan(FILE_BYTES / 4);
+    // On disk too, now: not only at some later checkpoint.
+    const onDisk = (await stat(join(gw.location.dataDir, 'gateway.sqlite'))).size;
+    expect(onDisk - empty).toBeLessThan(FILE_BYTES / 4);
   });
 });
