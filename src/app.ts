@@ -72,6 +72,7 @@ import type { ClusterTimings } from './cluster/node.js';
 import { installForwarding } from './cluster/forward.js';
 import { holderLookups } from './cluster/holder-routes.js';
 import { installClusterMetrics } from './cluster/metrics.js';
+import { MediaUpkeep, installMediaMetrics } from './media/index.js';
 
 export interface BuildOptions {
   readonly config: Config;
@@ -109,6 +110,8 @@ export interface BuildOptions {
   readonly outboundLookup?: LookupFunction;
   /** Retention sweep timings (tests shorten them). */
   readonly retention?: RetentionTimings;
+  /** Free space the media upkeep keeps rather than gives back (tests set 0). */
+  readonly mediaUpkeep?: { readonly keepFreeBytes?: number };
   /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
 }
@@ -124,6 +127,7 @@ export interface Services {
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
   readonly retention: Retention;
+  readonly mediaUpkeep: MediaUpkeep;
   readonly cluster: Cluster;
 }
 
@@ -280,6 +284,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dataDir: config.dataDir,
     sqliteFile: options.sqliteFile,
     exclusive: true,
+    onUpkeep: ({ what, failed, ...fields }) =>
+      (failed === true ? app.log.warn : app.log.info).call(app.log, fields, what),
   });
   app.decorate('store', store);
   const accounts = new AccountsService(
@@ -397,6 +403,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     messageRetentionDays: config.messageRetentionDays,
     ...options.retention,
   });
+  // Chunks nobody owns are swept; the space deleted media leaves is given back (SQLite).
+  const mediaUpkeep = new MediaUpkeep({ store, clock, logger: app.log, ...options.mediaUpkeep });
   // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
   app.addHook('onClose', async () => {
     // Sending stops first and the devices are handed back at once, so other nodes reconnect them within seconds.
@@ -405,7 +413,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await cluster.close();
     // What is still to be delivered is in the store for the next start (or another node).
     await deliverer.close();
-    messages.close();
+    await mediaUpkeep.close();
     await retention.close();
     await network.close();
     await groupSync.close();
@@ -465,6 +473,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     dispatcher,
     groupSync,
     retention,
+    mediaUpkeep,
     cluster,
   } satisfies Services);
 
@@ -473,6 +482,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
   installClusterMetrics(metrics, cluster, systemClock);
+  installMediaMetrics(metrics, store, systemClock);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {
@@ -505,7 +515,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     );
   }
   app.addHook('onReady', async () => {
-    messages.startMediaSweeps();
+    mediaUpkeep.start();
     dispatcher.start();
     incoming.start();
     await connections.start();

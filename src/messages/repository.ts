@@ -1,11 +1,13 @@
 /**
  * SQL for messages, their media and idempotency keys.
  *
- * Owns: the `messages`, `message_media` and `idempotency_keys` tables, and
- * the quota counter's atomic take and give-back on `devices`.
+ * Owns: the `messages`, `message_media` (which stored media is a message's;
+ * the bytes are src/media/'s) and `idempotency_keys` tables, and the quota
+ * counter's atomic take and give-back on `devices`.
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
 import { sql, type ExpressionBuilder, type Selectable, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { deleteMedia } from '../media/index.js';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared, type PreparedStatement } from '../store/prepared.js';
@@ -375,110 +377,32 @@ export const messagesRepository = {
       .execute();
   },
 
-  /** One chunk of a download being streamed in (its own short statement, outside any acceptance). */
-  insertMediaChunk: async (db: Db, mediaId: string, seq: number, bytes: Uint8Array, now: number): Promise<void> => {
-    await db.insertInto('media_chunks').values({ media_id: mediaId, seq, bytes, created_at: now }).execute();
-  },
-
-  /** A download that became no message. */
-  deleteMediaChunks: async (db: Db, mediaId: string): Promise<void> => {
-    await db.deleteFrom('media_chunks').where('media_id', '=', mediaId).execute();
-  },
-
-  /** Chunks older than `before` that no message names (a crash between download and acceptance). */
-  deleteOrphanMediaChunks: async (db: Db, before: number): Promise<void> => {
-    await db
-      .deleteFrom('media_chunks')
-      .where('created_at', '<', before)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('message_media')
-              .select('message_id')
-              .whereRef('message_media.media_id', '=', 'media_chunks.media_id'),
-          ),
-        ),
-      )
-      .execute();
-  },
-
-  /**
-   * What a message's media is, without its bytes: its type, where its chunks are (`mediaId`) and
-   * their sizes in order, or for a row from before chunks (`mediaId` null) the size of its `bytes`.
-   */
-  mediaLayout: async (
-    db: Db,
-    messageId: string,
-  ): Promise<
-    | { mimetype: string; mediaId: string; chunks: Array<{ seq: number; size: number }> }
-    | { mimetype: string; mediaId: null; size: number }
-    | undefined
-  > => {
+  /** Which stored media is the message's (src/media/), and its type; undefined once it was deleted. */
+  mediaOf: async (db: Db, messageId: string): Promise<{ mimetype: string; mediaId: string } | undefined> => {
     const row = await db
       .selectFrom('message_media')
-      .select(['mimetype', 'media_id', (eb) => eb.fn<number>('length', ['bytes']).as('size')])
+      .select(['mimetype', 'media_id'])
       .where('message_id', '=', messageId)
       .executeTakeFirst();
-    if (row === undefined) return undefined;
-    if (row.media_id === null) return { mimetype: row.mimetype, mediaId: null, size: Number(row.size) };
-    const chunks = await db
-      .selectFrom('media_chunks')
-      .select(['seq', (eb) => eb.fn<number>('length', ['bytes']).as('size')])
-      .where('media_id', '=', row.media_id)
-      .orderBy('seq')
-      .execute();
-    return {
-      mimetype: row.mimetype,
-      mediaId: row.media_id,
-      chunks: chunks.map((chunk) => ({ seq: chunk.seq, size: Number(chunk.size) })),
-    };
+    // Every row names its chunks since 009c.
+    return row === undefined || row.media_id === null ? undefined : { mimetype: row.mimetype, mediaId: row.media_id };
   },
 
-  /** One stored chunk's bytes, or undefined once the media was deleted. */
-  mediaChunk: async (db: Db, mediaId: string, seq: number): Promise<Uint8Array | undefined> =>
-    (
-      await db
-        .selectFrom('media_chunks')
-        .select('bytes')
-        .where('media_id', '=', mediaId)
-        .where('seq', '=', seq)
-        .executeTakeFirst()
-    )?.bytes,
+  /** The message's media is no longer needed: its row, and its bytes in the chunk store. */
+  deleteMedia: (db: Db, messageId: string): Promise<void> => messagesRepository.deleteMediaOf(db, [messageId]),
 
-  /** The bytes of a media row from before chunks (held whole in `message_media.bytes`). */
-  legacyMediaBytes: async (db: Db, messageId: string): Promise<Uint8Array | undefined> =>
-    (await db.selectFrom('message_media').select('bytes').where('message_id', '=', messageId).executeTakeFirst())
-      ?.bytes,
-
-  deleteMedia: async (db: Db, messageId: string): Promise<void> => {
-    await db
-      .deleteFrom('media_chunks')
-      .where('media_id', 'in', (eb) =>
-        eb
-          .selectFrom('message_media')
-          .select('media_id')
-          .where('message_id', '=', messageId)
-          .where('media_id', 'is not', null),
-      )
-      .execute();
-    await db.deleteFrom('message_media').where('message_id', '=', messageId).execute();
-  },
-
-  /** deleteMedia for many messages at once, chunks included. */
+  /** deleteMedia for many messages at once. */
   deleteMediaOf: async (db: Db, messageIds: readonly string[]): Promise<void> => {
     if (messageIds.length === 0) return;
-    await db
-      .deleteFrom('media_chunks')
-      .where('media_id', 'in', (eb) =>
-        eb
-          .selectFrom('message_media')
-          .select('media_id')
-          .where('message_id', 'in', messageIds)
-          .where('media_id', 'is not', null),
-      )
+    const rows = await db
+      .deleteFrom('message_media')
+      .where('message_id', 'in', messageIds)
+      .returning('media_id')
       .execute();
-    await db.deleteFrom('message_media').where('message_id', 'in', messageIds).execute();
+    await deleteMedia(
+      db,
+      rows.flatMap((row) => (row.media_id === null ? [] : [row.media_id])),
+    );
   },
 
   find: (db: Db, accountId: number, id: string): Promise<MessageRow | undefined> =>

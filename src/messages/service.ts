@@ -199,15 +199,6 @@ export class MessagesService {
     return outcome.answer;
   }
 
-  /** Background clean-up of media downloads that became no message (see MediaIntake). */
-  startMediaSweeps(): void {
-    this.intake.startSweeping();
-  }
-
-  close(): void {
-    this.intake.close();
-  }
-
   async get(accountId: number, id: string): Promise<MessageJson> {
     const row = await messagesRepository.find(this.options.store.db, accountId, id);
     if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');

@@ -28,6 +28,7 @@ import * as m008f from './migrations/008f-sandbox-accounts.js';
 import * as m008g from './migrations/008g-cluster.js';
 import * as m009a from './migrations/009a-device-network.js';
 import * as m009b from './migrations/009b-token-revocations.js';
+import * as m009c from './migrations/009c-media-chunk-sizes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -51,6 +52,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['008g-cluster', m008g],
   ['009a-device-network', m009a],
   ['009b-token-revocations', m009b],
+  ['009c-media-chunk-sizes', m009c],
 ];
 
 class StaticProvider implements MigrationProvider {

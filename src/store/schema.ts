@@ -161,7 +161,7 @@ export interface MessagesTable {
 export interface MessageMediaTable {
   message_id: string;
   mimetype: string;
-  /** The bytes fetched and validated at acceptance, for rows from before media_chunks; empty otherwise. */
+  /** Unused since 009c (which moved rows from before media_chunks into chunks); always empty. */
   bytes: Uint8Array;
   /** The media_chunks holding the bytes (what gets sent). Deleted with this row once the message leaves. */
   media_id: string | null;
@@ -171,6 +171,8 @@ export interface MediaChunksTable {
   media_id: string;
   seq: number;
   bytes: Uint8Array;
+  /** The length of `bytes` (009c), read from an index instead of the bytes. */
+  size: number;
   created_at: number;
 }
 

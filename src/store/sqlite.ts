@@ -2,13 +2,17 @@
  * The SQLite dialect of the store: better-sqlite3 in WAL mode with durable
  * commits.
  *
- * Owns: opening the database file, its pragmas, and how transactions begin.
+ * Owns: opening the database file, its pragmas, and how transactions begin;
+ * the file's free pages (auto_vacuum INCREMENTAL: pages freed by deletes are
+ * reused by later writes, and given back to the file system on request; see
+ * docs/media-storage.md).
  * Must never: relax `synchronous` below FULL (an answered message must survive
  * power loss) or let two processes both start writing from stale snapshots.
  */
 import Database from 'better-sqlite3';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { StoreOpenError } from './faults.js';
 import { DataDirInUseError, lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
@@ -63,9 +67,71 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/** `pragma auto_vacuum` of a file that frees pages on request. */
+const INCREMENTAL = 2;
+
+/**
+ * The file's free pages. Called only while holding the dialect's one connection (Kysely's mutex), so no
+ * transaction of the gateway is open on it.
+ */
+export interface SqliteSpace {
+  /** Bytes in free pages: freed by deletes, reused by the next writes, still part of the file. */
+  freeBytes(): number;
+  /**
+   * Gives up to `pages` free pages back to the file system (the file shrinks at the next checkpoint);
+   * answers the bytes given back. Only with auto_vacuum INCREMENTAL; otherwise nothing happens.
+   */
+  release(pages: number): number;
+  /**
+   * Copies the write-ahead log into the file without waiting for anyone (PASSIVE), which is when pages given back
+   * leave the file on disk; otherwise that waits for the next automatic checkpoint (after 1,000 pages of writes).
+   */
+  checkpoint(): void;
+  /** Whether the file frees pages incrementally (0 none, 1 full, 2 incremental). */
+  autoVacuum(): number;
+  /**
+   * Switches a store made before auto_vacuum INCREMENTAL to it: a one-time VACUUM that rewrites the whole file
+   * (time and, briefly, free disk space of about the file's size) and then empties the WAL. Answers what it did,
+   * or null when the file was incremental already.
+   */
+  makeIncremental(): { ms: number; bytesBefore: number; bytesAfter: number } | null;
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly database: ReturnType<typeof withStatementCache>) {
+  readonly space: SqliteSpace;
+
+  constructor(
+    private readonly database: ReturnType<typeof withStatementCache>,
+    raw: BetterSqlite,
+  ) {
     super({ database });
+    const pragma = (name: string) => Number(raw.pragma(name, { simple: true }));
+    this.space = {
+      freeBytes: () => pragma('freelist_count') * pragma('page_size'),
+      release(pages) {
+        if (pragma('auto_vacuum') !== INCREMENTAL) return 0;
+        const before = pragma('freelist_count');
+        // exec, not a prepared statement: a statement run once steps once, and each step frees one page.
+        raw.exec(`pragma incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+        return (before - pragma('freelist_count')) * pragma('page_size');
+      },
+      checkpoint: () => void raw.pragma('wal_checkpoint(PASSIVE)'),
+      autoVacuum: () => pragma('auto_vacuum'),
+      makeIncremental() {
+        if (pragma('auto_vacuum') === INCREMENTAL) return null;
+        const started = performance.now();
+        const bytesBefore = pragma('page_count') * pragma('page_size');
+        raw.pragma('auto_vacuum = INCREMENTAL');
+        raw.exec('vacuum');
+        // VACUUM wrote the whole file through the WAL: empty it, so the disk gets that space back now.
+        raw.pragma('wal_checkpoint(TRUNCATE)');
+        return {
+          ms: Math.round(performance.now() - started),
+          bytesBefore,
+          bytesAfter: pragma('page_count') * pragma('page_size'),
+        };
+      },
+    };
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.database);
@@ -102,7 +168,10 @@ export interface SqliteOpenOptions {
  * StoreOpenError naming the file and the reason, or a DataDirInUseError when
  * another gateway holds the data directory.
  */
-export function openSqlite(file: string, options: SqliteOpenOptions = {}): SqliteDialect {
+export function openSqlite(
+  file: string,
+  options: SqliteOpenOptions = {},
+): SqliteDialect & { readonly space: SqliteSpace } {
   let raw: BetterSqlite | undefined;
   let lock: DataDirLock | null = null;
   try {
@@ -111,6 +180,9 @@ export function openSqlite(file: string, options: SqliteOpenOptions = {}): Sqlit
     if (options.lockDataDir !== undefined) lock = lockDataDir(options.lockDataDir);
     raw = new Database(file);
     raw.pragma('busy_timeout = 10000');
+    // A new file frees pages incrementally from the start (it can be set only before the first table; an older
+    // store is switched by a one-time VACUUM: SqliteSpace.makeIncremental).
+    if (Number(raw.pragma('page_count', { simple: true })) === 0) raw.pragma('auto_vacuum = INCREMENTAL');
     enableWal(raw);
     raw.pragma('synchronous = FULL');
     raw.pragma('foreign_keys = ON');
@@ -122,7 +194,7 @@ export function openSqlite(file: string, options: SqliteOpenOptions = {}): Sqlit
     if (error instanceof DataDirInUseError) throw error;
     throw new StoreOpenError(`cannot open the SQLite store ${file} for writing: ${whyNot(file, error)}`, error);
   }
-  return new ImmediateSqliteDialect(withStatementCache(raw, lock));
+  return new ImmediateSqliteDialect(withStatementCache(raw, lock), raw);
 }
 
 function whyNot(file: string, error: unknown): string {

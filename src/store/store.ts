@@ -22,6 +22,27 @@ export interface StoreCapabilities {
   readonly sharedByProcesses: boolean;
 }
 
+/**
+ * The free space inside the store's file (SQLite only; PostgreSQL's own vacuum makes the space of deleted rows
+ * reusable, and nothing here needs to ask for it). Each call runs on the store's connection between transactions.
+ */
+export interface StoreSpace {
+  /** Bytes in free pages: freed by deletes, reused by the next writes, still part of the file. */
+  freeBytes(): Promise<number>;
+  /** Gives up to `pages` free pages back to the file system; answers the bytes given back. */
+  release(pages: number): Promise<number>;
+  /** Makes what `release` gave back leave the file on disk now (a WAL checkpoint that waits for no one). */
+  checkpoint(): Promise<void>;
+}
+
+/** A one-time change the store made to itself while opening (for the start-up log). */
+export interface StoreUpkeep {
+  readonly what: string;
+  /** The change could not be made (logged as a warning); the store works without it. */
+  readonly failed?: boolean;
+  readonly [field: string]: unknown;
+}
+
 export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
 
 export interface Store {
@@ -29,6 +50,8 @@ export interface Store {
   readonly capabilities: StoreCapabilities;
   /** Where the data lives, without credentials, for the start-up log. */
   readonly description: string;
+  /** Null on PostgreSQL. */
+  readonly space: StoreSpace | null;
   migrate(): Promise<string[]>;
   /** Which store this is, for people, and whether it was ever set up (no migration recorded: a fresh store). */
   identify(): Promise<StoreIdentity>;
@@ -68,6 +91,8 @@ export interface StoreOptions {
    * The CLI leaves it unset and works beside a running gateway. No effect on PostgreSQL, which nodes share.
    */
   readonly exclusive?: boolean;
+  /** Told of one-time changes made while migrating (e.g. the SQLite file switched to incremental vacuum). */
+  readonly onUpkeep?: (upkeep: StoreUpkeep) => void;
 }
 
 function redact(url: string): string {
@@ -119,6 +144,7 @@ export function openStore(options: StoreOptions): Store {
       `postgres ${redact(url)}`,
       identify,
       advisoryLock,
+      null,
       async () => {
         const migrations = new Kysely<unknown>({
           dialect: introspectingOwnSchema(
@@ -143,6 +169,13 @@ export function openStore(options: StoreOptions): Store {
   };
   const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
   const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
+  // On the store's one connection, so never inside a transaction of the gateway's.
+  const onConnection = <T>(run: () => T): Promise<T> => db.connection().execute(async () => run());
+  const space: StoreSpace = {
+    freeBytes: () => onConnection(() => dialect.space.freeBytes()),
+    release: (pages) => onConnection(() => dialect.space.release(pages)),
+    checkpoint: () => onConnection(() => dialect.space.checkpoint()),
+  };
   return build(
     db,
     health,
@@ -150,7 +183,25 @@ export function openStore(options: StoreOptions): Store {
     `sqlite ${file}`,
     identify,
     async () => undefined,
-    () => migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect),
+    space,
+    async () => {
+      // Only the gateway, which holds the data directory: the CLI must not rewrite a file a gateway is using.
+      if (options.exclusive === true) {
+        try {
+          const made = await onConnection(() => dialect.space.makeIncremental());
+          if (made !== null)
+            options.onUpkeep?.({ what: 'sqlite file switched to incremental vacuum (one-time VACUUM)', ...made });
+        } catch (error) {
+          // Not fatal (e.g. too little free disk for the copy): freed pages are still reused; tried again next start.
+          options.onUpkeep?.({
+            what: 'sqlite file not switched to incremental vacuum; free space is reused but not given back',
+            failed: true,
+            reason: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+      return migrateToLatest(db as Kysely<unknown>, sqliteMigrationDialect);
+    },
   );
 }
 
@@ -183,6 +234,7 @@ function build(
   description: string,
   identify: () => Promise<StoreIdentity>,
   exclude: (trx: Transaction<Database>, name: string) => Promise<void>,
+  space: StoreSpace | null,
   migrate: () => Promise<string[]>,
 ): Store {
   let closed = false;
@@ -199,6 +251,7 @@ function build(
     db,
     capabilities,
     description,
+    space,
     migrate,
     identify,
     serialized: (name, work) =>

@@ -110,7 +110,7 @@ describe.skipIf(noStoreAvailable)('retention', () => {
         .execute();
       await g.app.store.db
         .insertInto('media_chunks')
-        .values({ media_id: `media-${id}`, seq: 0, bytes: new Uint8Array([1, 2, 3]), created_at: createdAt })
+        .values({ media_id: `media-${id}`, seq: 0, bytes: new Uint8Array([1, 2, 3]), size: 3, created_at: createdAt })
         .execute();
     }
     return id;

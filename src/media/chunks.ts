@@ -1,0 +1,108 @@
+/**
+ * The chunk store: media bytes kept in the store's `media_chunks` table, in
+ * chunks of at most CHUNK_BYTES, so that no piece of media is ever written
+ * or read as one value, whatever its size (issue 10 item 18, issue 22 item 6;
+ * docs/media-storage.md). Media to send is spooled here while its message is
+ * queued; media received will be kept the same way.
+ *
+ * Owns: cutting a stream into chunks as it arrives (ChunkWriter), reading a
+ * piece of media back as the network seam's MediaSource one chunk per query,
+ * and deleting it. Nothing outside src/media/ reads or writes media bytes.
+ * Must never: hold more than a chunk of one piece of media in memory, cache
+ * chunks between reads (a retry reads the store again), or decide when media
+ * is no longer needed (its owner deletes it: the message, when it ends).
+ */
+import type { Clock } from '../clock.js';
+import type { MediaSource } from '../network/network.js';
+import type { Db } from '../store/schema.js';
+import { mediaRepository } from './repository.js';
+
+export const CHUNK_BYTES = 1024 * 1024;
+
+/** The stored bytes were deleted while a read was under way (their message ended meanwhile). */
+export class MediaGoneError extends Error {
+  override readonly name = 'MediaGoneError';
+  constructor() {
+    super('the media of this message is no longer stored');
+  }
+}
+
+/**
+ * Writes a stream into chunks of CHUNK_BYTES, in order, each row its own short statement (outside any other
+ * transaction, so a long download holds no lock). `finish` writes the rest.
+ */
+export class ChunkWriter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private seq = 0;
+  private written = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    readonly mediaId: string,
+  ) {}
+
+  /** Bytes written to the store so far. */
+  get bytesWritten(): number {
+    return this.written;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    this.pending.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    this.pendingBytes += chunk.byteLength;
+    while (this.pendingBytes >= CHUNK_BYTES) await this.flush(CHUNK_BYTES);
+  }
+
+  /**
+   * Writes the rest. Empty media still gets one (empty) row, so that media with no rows always means media
+   * deleted, never an empty file.
+   */
+  async finish(): Promise<void> {
+    await this.flush();
+    if (this.seq === 0) await this.insert(new Uint8Array(0));
+  }
+
+  /** Writes up to `limit` bytes of what is pending as one row (all of it by default). */
+  private async flush(limit = Infinity): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const all = Buffer.concat(this.pending, this.pendingBytes);
+    const size = Math.min(limit, all.length);
+    // A copy, not a view: the rest stays pending without pinning the whole concatenation.
+    const row = new Uint8Array(all.subarray(0, size));
+    const rest = all.subarray(size);
+    this.pending = rest.length === 0 ? [] : [Buffer.from(rest)];
+    this.pendingBytes = rest.length;
+    await this.insert(row);
+  }
+
+  private async insert(row: Uint8Array): Promise<void> {
+    await mediaRepository.insertChunk(this.db, this.mediaId, this.seq++, row, this.clock.now());
+    this.written += row.byteLength;
+  }
+}
+
+/**
+ * The media as a source over the store, or undefined if none of it is stored (deleted). Only the layout is read
+ * here; each `open()` reads the chunks one query at a time as the reader asks for them.
+ */
+export async function mediaSource(db: Db, mediaId: string): Promise<MediaSource | undefined> {
+  const chunks = await mediaRepository.layout(db, mediaId);
+  // Every piece of media has at least one row (ChunkWriter.finish): none left means it was deleted.
+  if (chunks.length === 0) return undefined;
+  return {
+    size: chunks.reduce((sum, chunk) => sum + chunk.size, 0),
+    async *open() {
+      for (const { seq } of chunks) {
+        const bytes = await mediaRepository.chunk(db, mediaId, seq);
+        if (bytes === undefined) throw new MediaGoneError();
+        yield bytes;
+      }
+    },
+  };
+}
+
+/** Deletes these pieces of media (in the caller's transaction when `db` is one). Their space is reused. */
+export function deleteMedia(db: Db, mediaIds: readonly string[]): Promise<void> {
+  return mediaRepository.deleteMany(db, mediaIds);
+}
