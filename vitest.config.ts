@@ -22,6 +22,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     setupFiles: ['test/helpers/no-leaks.ts'],
+    // One line per test file as it finishes, also without a TTY (CI) and when vitest believes an AI agent runs it
+    // (its own choice there is a reporter that prints only failures, so a 10-minute run printed nothing until the
+    // end). The run still ends with the summary (`Test Files  N passed`, `Tests  N passed`) that CI reads. On a
+    // TTY the default reporter adds its live view of the files in flight.
+    reporters: ['default'],
     projects: [
       { extends: true, test: { name: 'unit', include: unitOnly } },
       {
