@@ -100,9 +100,21 @@ async function startGateway(store: BenchStore, env: Record<string, string>): Pro
     ...env,
   });
   const started = Date.now();
-  running.child.once('exit', (code, signal) =>
-    console.error(`gateway ${running.child.pid} exited (${code ?? signal}) after ${Date.now() - started} ms`),
-  );
+  // The last lines it logged, printed if it exits: a crash says why there.
+  const last: string[] = [];
+  running.child.stdout?.on('data', (chunk: Buffer) => {
+    last.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line !== ''),
+    );
+    last.splice(0, Math.max(0, last.length - 30));
+  });
+  running.child.once('exit', (code, signal) => {
+    console.error(`gateway ${running.child.pid} exited (${code ?? signal}) after ${Date.now() - started} ms`);
+    if (code !== 0) console.error(last.join('\n'));
+  });
   return running;
 }
 
