@@ -113,7 +113,7 @@ async function startGateway(store: BenchStore, env: Record<string, string>): Pro
   });
   running.child.once('exit', (code, signal) => {
     console.error(`gateway ${running.child.pid} exited (${code ?? signal}) after ${Date.now() - started} ms`);
-    if (code !== 0) console.error(last.join('\n'));
+    if (signal === null && code !== 0) console.error(last.join('\n'));
   });
   return running;
 }
