@@ -37,7 +37,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 600_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await probe();
+    // A poll that fails at the network level (a keep-alive connection the server closed just then) is polled again.
+    const value = await probe().catch((error: Error) => {
+      if (Date.now() > deadline) throw error;
+      return undefined;
+    });
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
     await sleep(50);
@@ -88,13 +92,30 @@ const phoneOf = (i: number) => `6281${String(40_000_000 + i * 10 + 7)}`;
 const receivers = Array.from({ length: 200 }, (_, i) => `6282${String(20_000_000 + i * 10 + 7)}`);
 
 async function startGateway(store: BenchStore, env: Record<string, string>): Promise<Running> {
-  return startProcess(['dist/main.js'], {
+  const running = await startProcess(['dist/main.js'], {
     ...store.env,
     PORT: '0',
     LOG_LEVEL: 'info', // startProcess waits for the "Server listening" line, logged at info
     GATEWAY_SEND_INTERVAL_MS: '0',
     ...env,
   });
+  const started = Date.now();
+  // The last lines it logged, printed if it exits: a crash says why there.
+  const last: string[] = [];
+  running.child.stdout?.on('data', (chunk: Buffer) => {
+    last.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line !== ''),
+    );
+    last.splice(0, Math.max(0, last.length - 30));
+  });
+  running.child.once('exit', (code, signal) => {
+    console.error(`gateway ${running.child.pid} exited (${code ?? signal}) after ${Date.now() - started} ms`);
+    if (signal === null && code !== 0) console.error(last.join('\n'));
+  });
+  return running;
 }
 
 const loadAtStart = loadAverage();
