@@ -58,7 +58,7 @@ import { installTwinStatus } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
-import { installValidation } from './http/validation.js';
+import { installValidation, isOptionalBody } from './http/validation.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -244,6 +244,11 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     if (typeof body === 'string' && nestsDeeperThan(body, MAX_JSON_DEPTH)) {
       const error = `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
       done(new ApiError('VALIDATION_FAILED', { errors: { body: [error] } }), undefined);
+      return;
+    }
+    // A route whose body may be left out takes `Content-Type: application/json` with nothing after it as no body.
+    if (body === '' && isOptionalBody(request.routeOptions.schema?.body)) {
+      done(null, undefined);
       return;
     }
     parseJson(request, body as string, done);
@@ -455,6 +460,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           device.server_name !== null &&
           device.server_name !== config.serverName &&
           clusterNode.isUp(device.server_name)),
+      isRecovering: (device) => connections.isRecovering(device.id),
     },
     mediaDispatcher: mediaAgent,
     logger: app.log,
