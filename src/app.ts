@@ -48,6 +48,7 @@ import { EventSignal } from './events/signal.js';
 import { Deliverer, type WebhookTimings } from './events/deliverer.js';
 import { RepliesByResponse } from './events/reply.js';
 import { IncomingMessages } from './events/incoming.js';
+import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
 import type { LookupFunction } from 'node:net';
@@ -473,6 +474,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const metrics = createMetricsRegistry();
   installHttpMetrics(app, metrics);
   installClusterMetrics(metrics, cluster, systemClock);
+  installIncomingMetrics(metrics, connections);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (DECISIONS 11).
   if (clusterNode !== null) {

@@ -828,10 +828,6 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         'a LID sender with no number',
         { key: { remoteJid: '99887766@lid', id: 'S5' }, message: { conversation: 'who' } },
       ],
-      [
-        'a reaction',
-        { key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'S6' }, message: { reactionMessage: { text: '👍' } } },
-      ],
     ])('ignores %s', async (_what, message) => {
       const { rec, socket } = await pairDevice();
       socket.ev.emit('messages.upsert', { type: 'notify', messages: [upsert(message)] });
