@@ -54,7 +54,8 @@ export type NetworkMessageContent =
       readonly caption?: string;
       readonly viewOnce?: boolean;
     }
-  | { readonly type: 'audio'; readonly media: MediaSource; readonly mimetype: string }
+  /** `ptt`: a voice note (played inline) rather than an audio file. */
+  | { readonly type: 'audio'; readonly media: MediaSource; readonly mimetype: string; readonly ptt?: boolean }
   | {
       readonly type: 'file';
       readonly media: MediaSource;
