@@ -41,6 +41,7 @@ import {
 import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import type { SessionWrites } from './session-writes.js';
+import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
 import { closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
@@ -261,6 +262,7 @@ export class WhatsAppConnection implements NetworkConnection {
       case 'new-qr-socket':
         this.dropSocket();
         this.state = this.pairing && !this.paired ? 'pairing' : 'connecting';
+        if (this.state === 'pairing') forgetUnconfirmed(this.auth?.state.creds);
         this.openSocket();
         return;
       case 'logged_out':
@@ -272,9 +274,9 @@ export class WhatsAppConnection implements NetworkConnection {
     }
   }
 
-  /** The phone confirmed the pairing: the credentials name our account. */
+  /** The phone confirmed the pairing: the credentials name our account (not just a pairing code's number). */
   private hasIdentity(): boolean {
-    return this.auth?.state.creds.me?.id !== undefined;
+    return confirmedIdentity(this.auth?.state.creds);
   }
 
   private finish(event: Final): void {

@@ -12,7 +12,6 @@
  * the terminal.
  */
 import makeWASocket, {
-  Browsers,
   WA_CERT_DETAILS,
   type AuthenticationState,
   type WAMessageKey,
@@ -22,6 +21,7 @@ import makeWASocket, {
   proto,
 } from 'baileys';
 import type { Logger } from 'pino';
+import { GATEWAY_BROWSER } from './browser.js';
 
 export type SocketPort = Pick<
   WASocket,
@@ -73,7 +73,7 @@ export function realSocketFactory(settings: RealSocketSettings = {}): SocketFact
       auth,
       logger,
       getMessage,
-      browser: Browsers.ubuntu('Messaging Gateway'),
+      browser: GATEWAY_BROWSER,
       ...(settings.url === undefined ? {} : { waWebSocketUrl: settings.url }),
       connectTimeoutMs: settings.connectTimeoutMs ?? 20_000,
       markOnlineOnConnect: false,
