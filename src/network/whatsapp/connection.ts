@@ -42,7 +42,7 @@ import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import type { SessionWrites } from './session-writes.js';
 import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
-import { closeAction } from './close-codes.js';
+import { ackRefusalKind, closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
 import { fromNetworkId, toNetworkId } from './ids.js';
@@ -440,7 +440,7 @@ export class WhatsAppConnection implements NetworkConnection {
       clearTimeout(waiter.timer);
       this.acks.delete(id);
       if (error === undefined) waiter.resolve();
-      else waiter.reject(new NetworkSendError(`refused by the network (${error})`, 'permanent'));
+      else waiter.reject(new NetworkSendError(`refused by the network (${error})`, ackRefusalKind(error)));
       return;
     }
     const ours = fromNetworkId(id);

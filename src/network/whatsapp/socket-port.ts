@@ -62,6 +62,8 @@ export interface RealSocketSettings {
   /** The Noise certificate root to trust instead of WhatsApp's: a local stand-in's (docs/standin.md). */
   readonly rootKey?: Buffer;
   readonly connectTimeoutMs?: number;
+  /** The WhatsApp Web version to announce instead of the library's default (`GATEWAY_WHATSAPP_VERSION`). */
+  readonly version?: readonly [number, number, number];
 }
 
 export function realSocketFactory(settings: RealSocketSettings = {}): SocketFactory {
@@ -74,6 +76,7 @@ export function realSocketFactory(settings: RealSocketSettings = {}): SocketFact
       logger,
       getMessage,
       browser: GATEWAY_BROWSER,
+      ...(settings.version === undefined ? {} : { version: [...settings.version] }),
       ...(settings.url === undefined ? {} : { waWebSocketUrl: settings.url }),
       connectTimeoutMs: settings.connectTimeoutMs ?? 20_000,
       markOnlineOnConnect: false,
