@@ -420,12 +420,12 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(late).toMatchObject({ kind: 'transient', message: 'the network did not acknowledge the message in time' });
       const other = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A3';
       socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!, '479'));
+        setImmediate(() => socket.ack(options.messageId!, '463'));
       };
       const refused = await connection
         .sendMessage({ id: other, to: FRIEND, content: { type: 'chat', text: 'b' } })
         .catch((e: unknown) => e);
-      expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (479)' });
+      expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (463)' });
     });
 
     it('mentions go as WhatsApp ids beside the text, and a reply quotes our own message as it was sent', async () => {

@@ -138,7 +138,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp: list and template (docs/whatsapp.md
   it('nothing is offered when the network did not take the message', async () => {
     const device = await h.pair();
     device.socket.onSend = async (_jid, _content, options) => {
-      setImmediate(() => device.socket.ack(options.messageId!, '479'));
+      setImmediate(() => device.socket.ack(options.messageId!, '463'));
     };
     await expect(device.connection.sendMessage({ id: ids[0]!, to: FRIEND, content: LIST })).rejects.toMatchObject({
       kind: 'permanent',
