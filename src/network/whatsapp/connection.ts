@@ -467,10 +467,17 @@ export class WhatsAppConnection implements NetworkConnection {
   async sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void> {
     const socket = this.open();
     const jid = this.jidOf(to);
+    // WhatsApp shows typing only from a device that is `available`; the socket connects unavailable (so the
+    // phone keeps its notifications) and goes back to it when the typing ends.
+    await socket.sendPresenceUpdate('available');
     await socket.sendPresenceUpdate('composing', jid);
     const timer = setTimeout(() => {
       this.typing.delete(timer);
-      if (this.socket === socket) socket.sendPresenceUpdate('paused', jid).catch(() => undefined);
+      if (this.socket !== socket) return;
+      socket
+        .sendPresenceUpdate('paused', jid)
+        .then(() => socket.sendPresenceUpdate('unavailable'))
+        .catch(() => undefined);
     }, durationMs);
     timer.unref();
     this.typing.add(timer);

@@ -671,15 +671,17 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(lead).toBeLessThanOrEqual(2 * MiB);
     });
 
-    it('typing: composing, then paused after the duration', async () => {
+    it('typing: available first (WhatsApp shows typing only then), composing, then paused and unavailable', async () => {
       const { connection, socket } = await pairDevice();
       await connection.sendTyping(FRIEND, 40);
       await waitFor(
-        () => socket.calls.some((c) => c.method === 'sendPresenceUpdate' && c.args[0] === 'paused') || undefined,
+        () => socket.calls.some((c) => c.method === 'sendPresenceUpdate' && c.args[0] === 'unavailable') || undefined,
       );
       expect(socket.calls.filter((c) => c.method === 'sendPresenceUpdate').map((c) => c.args)).toEqual([
+        ['available', undefined],
         ['composing', `${FRIEND}@s.whatsapp.net`],
         ['paused', `${FRIEND}@s.whatsapp.net`],
+        ['unavailable', undefined],
       ]);
     });
   });
