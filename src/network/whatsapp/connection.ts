@@ -116,6 +116,8 @@ export class WhatsAppConnection implements NetworkConnection {
   private listing = 0;
   /** Incoming messages pass one at a time (a reply may need a look at what was offered), so their order holds. */
   private inbound: Promise<void> = Promise.resolve();
+  /** A logout asked for between the phone's confirmation and the open socket (a wrong phone): sent once open. */
+  private pendingLogout: { resolve(): void; reject(error: Error): void } | null = null;
   readonly capabilities: ConnectionCapabilities;
 
   constructor(
@@ -251,6 +253,10 @@ export class WhatsAppConnection implements NetworkConnection {
         this.emit({ type: 'paired', phone, session: this.session });
       }
       this.state = 'open';
+      const unlink = this.pendingLogout;
+      this.pendingLogout = null;
+      // The network answers the unlink by closing with "logged out": the state goes, nothing opens.
+      if (unlink !== null) return void socket.logout().then(unlink.resolve, unlink.reject);
       this.emit({ type: 'connected', phone });
       return;
     }
@@ -294,6 +300,8 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   private endWaits(error: Error): void {
+    this.pendingLogout?.reject(error);
+    this.pendingLogout = null;
     for (const waiter of this.acks.values()) {
       clearTimeout(waiter.timer);
       waiter.reject(error);
@@ -628,6 +636,12 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   async logout(): Promise<void> {
+    // Confirmed by the phone but not yet open (the restart after pairing is under way): WhatsApp can only
+    // unlink over an open connection, so the unlink waits for it (docs/whatsapp.md, Pairing).
+    if (this.paired && (this.state === 'pairing' || this.state === 'connecting')) {
+      this.pendingLogout?.reject(new NetworkUnavailableError('a newer logout replaced this one'));
+      return new Promise<void>((resolve, reject) => (this.pendingLogout = { resolve, reject }));
+    }
     // The network answers by closing with "logged out", which ends this connection with `logged_out`.
     await this.open().logout();
   }
