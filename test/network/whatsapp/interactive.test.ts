@@ -210,6 +210,8 @@ describe.skipIf(noStoreAvailable)('WhatsApp: list and template (docs/whatsapp.md
       expect(device.recorder.of('incoming_message').map((e) => [e.id, e.content])).toEqual([
         ['N1', { type: 'list_reply', rowId: 'r2', title: 'Tea' }],
         ['N2', { type: 'button_reply', id: 'agent', displayText: 'Agent' }],
+        // A reply naming no choice is kept as what it is, never dropped without a trace.
+        ['N3', { type: 'unsupported', networkType: 'interactiveResponseMessage' }],
         ['N4', { type: 'chat', text: 'after' }],
       ]);
     });
