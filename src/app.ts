@@ -48,6 +48,7 @@ import { EventSignal } from './events/signal.js';
 import { Deliverer, type WebhookTimings } from './events/deliverer.js';
 import { RepliesByResponse } from './events/reply.js';
 import { IncomingMessages } from './events/incoming.js';
+import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
 import type { LookupFunction } from 'node:net';
@@ -489,6 +490,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installHttpMetrics(app, metrics);
   installClusterMetrics(metrics, cluster, systemClock);
   installMediaMetrics(metrics, store, systemClock);
+  installIncomingMetrics(metrics, connections);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {

@@ -51,6 +51,11 @@ export interface Config {
    */
   readonly whatsappUrl: string | null;
   /**
+   * `GATEWAY_WHATSAPP_VERSION` (e.g. `2.3000.1234567`): the WhatsApp Web version the connector announces;
+   * undefined: the library's own default. For when WhatsApp refuses the default as too old (405, docs/whatsapp.md).
+   */
+  readonly whatsappVersion?: readonly [number, number, number];
+  /**
    * `GATEWAY_WHATSAPP_ROOT_KEY`: the stand-in's Noise certificate root (32 bytes, base64), trusted instead of
    * WhatsApp's; null: WhatsApp's own. Only together with a loopback `GATEWAY_WHATSAPP_URL`.
    */
@@ -185,6 +190,16 @@ function whatsappUrl(env: Env): string | null {
   return raw;
 }
 
+function whatsappVersion(env: Env): { whatsappVersion?: readonly [number, number, number] } {
+  const raw = text(env, 'GATEWAY_WHATSAPP_VERSION');
+  if (raw === undefined) return {};
+  const parts = /^(\d{1,4})\.(\d{1,6})\.(\d{1,12})$/.exec(raw);
+  if (parts === null) {
+    throw new ConfigError(`GATEWAY_WHATSAPP_VERSION must be three numbers like 2.3000.1234567, got "${raw}"`);
+  }
+  return { whatsappVersion: [Number(parts[1]), Number(parts[2]), Number(parts[3])] };
+}
+
 function whatsappRootKey(env: Env, url: string | null): Buffer | null {
   const raw = text(env, 'GATEWAY_WHATSAPP_ROOT_KEY');
   if (raw === undefined) return null;
@@ -292,6 +307,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpLimits(env),
     networkKey,
     whatsappUrl: standinUrl,
+    ...whatsappVersion(env),
     whatsappRootKey: whatsappRootKey(env, standinUrl),
     whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
   };

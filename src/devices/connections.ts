@@ -615,6 +615,8 @@ export class ConnectionManager implements DeviceConnections {
       case 'paired':
         return this.onPaired(deviceId, live, event.phone, event.session);
       case 'connected': {
+        // Heard before the connection was dropped here (a refused pairing): it is not open for anyone.
+        if (this.live.get(deviceId) !== live) return;
         this.outdatedLogged.delete(deviceId);
         this.recovering.delete(deviceId);
         live.open = true;
@@ -717,8 +719,7 @@ export class ConnectionManager implements DeviceConnections {
     }
     if (refused !== null) {
       this.options.logger.warn({ deviceId, reason: refused }, 'pairing refused');
-      await live.conn?.logout().catch(() => undefined);
-      this.drop(deviceId);
+      await this.refusePairing(deviceId, live, refused, session);
       return;
     }
     live.mode = 'session';
@@ -726,6 +727,44 @@ export class ConnectionManager implements DeviceConnections {
     if (live.pairingTimer !== null) clearTimeout(live.pairingTimer);
     live.pairingTimer = null;
     live.pairingEndsAt = null;
+  }
+
+  /**
+   * A phone the device must not pair with confirmed the QR: it is unlinked on the network (once the
+   * connection is open), the session's stored state goes, and the device stays UNPAIRED, told with
+   * `device.disconnected` and the reason.
+   */
+  private async refusePairing(deviceId: number, live: Live, reason: string, session: string): Promise<void> {
+    await live.conn
+      ?.logout()
+      .catch((error: unknown) =>
+        this.options.logger.warn(
+          { err: error, deviceId },
+          'unlinking the refused phone failed; its session is deleted',
+        ),
+      );
+    // The lease is kept until the refusal is written under it.
+    this.drop(deviceId, null, false);
+    const now = this.options.clock.now();
+    const told = await this.fenced(deviceId, live.epoch, async (trx) => {
+      await networkStateRepository.discard(trx, session);
+      await devicesRepository.setConnected(trx, deviceId, false);
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return false;
+      await recordEvent(
+        trx,
+        device,
+        'device.disconnected',
+        { paired_status: 'UNPAIRED', reason: `pairing refused: ${reason}` },
+        now,
+      );
+      return true;
+    }).catch((error: unknown) => {
+      this.options.logger.error({ err: error, deviceId }, 'recording the refused pairing failed');
+      return false;
+    });
+    this.options.holdings.letGo(deviceId);
+    if (told) this.options.onEventsRecorded?.();
   }
 
   /**

@@ -77,6 +77,9 @@ export function incomingFields(content: IncomingContent): Pick<MessageRow, 'type
         message: content.displayText,
         params: JSON.stringify({ id: content.id, displayText: content.displayText }),
       };
+    case 'unsupported':
+      // Kept with the network's own type name, so a receiver sees something came and what it was.
+      return { type: 'unsupported', message: null, params: JSON.stringify({ network_type: content.networkType }) };
   }
 }
 

@@ -98,6 +98,8 @@ export function buildMedia(kind: MediaKind, params: Record<string, unknown>): Bu
   if (mimetype !== undefined) echoed.mimetype = mimetype;
   if (caption !== undefined) echoed.caption = caption;
   if (viewOnce !== undefined) echoed.viewOnce = viewOnce;
+  // A voice note (audio only): kept in the params, read back from there when the message is sent.
+  if (kind === 'audio' && typeof params.ptt === 'boolean') echoed.ptt = params.ptt;
   return {
     params: echoed,
     media: {

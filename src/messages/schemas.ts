@@ -113,6 +113,8 @@ export const VideoParams = Type.Object({
 export const AudioParams = Type.Object({
   audio: MediaContainer('INVALID_MEDIA_URL', 'audio (up to 16 MB)'),
   mimetype: Type.Optional(Mimetype),
+  /** Sent as a voice note (played inline, with a waveform) instead of as an audio file. */
+  ptt: Type.Optional(Type.Boolean()),
 });
 
 export const FileParams = Type.Object({

@@ -357,7 +357,12 @@ export function networkContent(row: MessageRow, media: StoredMedia | undefined):
         viewOnce: params.viewOnce,
       };
     case 'audio':
-      return { type: 'audio', media: media!.source, mimetype: media!.mimetype };
+      return {
+        type: 'audio',
+        media: media!.source,
+        mimetype: media!.mimetype,
+        ...(params.ptt === true ? { ptt: true } : {}),
+      };
     case 'file':
       return {
         type: 'file',

@@ -60,6 +60,7 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       factory: realSocketFactory({
         ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
         ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),
+        ...(config.whatsappVersion === undefined ? {} : { version: config.whatsappVersion }),
       }),
     });
     // Sandbox accounts, and devices paired on the sandbox, beside the real network: one gateway runs both at once.

@@ -54,7 +54,8 @@ export type NetworkMessageContent =
       readonly caption?: string;
       readonly viewOnce?: boolean;
     }
-  | { readonly type: 'audio'; readonly media: MediaSource; readonly mimetype: string }
+  /** `ptt`: a voice note (played inline) rather than an audio file. */
+  | { readonly type: 'audio'; readonly media: MediaSource; readonly mimetype: string; readonly ptt?: boolean }
   | {
       readonly type: 'file';
       readonly media: MediaSource;
@@ -255,7 +256,9 @@ export type IncomingContent =
   | { readonly type: 'image' | 'video' | 'audio' | 'file'; readonly caption?: string; readonly mimetype: string }
   | { readonly type: 'location'; readonly latitude: number; readonly longitude: number }
   | { readonly type: 'list_reply'; readonly rowId: string; readonly title: string }
-  | { readonly type: 'button_reply'; readonly id: string; readonly displayText: string };
+  | { readonly type: 'button_reply'; readonly id: string; readonly displayText: string }
+  /** A kind the gateway has no shape for yet, named by the network's own type: never dropped without a trace. */
+  | { readonly type: 'unsupported'; readonly networkType: string };
 
 /** What a network tells the gateway about one device connection. */
 export type NetworkEvent =

@@ -39,7 +39,16 @@ export function closeAction(error: unknown, pairing: boolean): CloseAction {
     case DisconnectReason.connectionReplaced:
       return { kind: 'disconnected', reason, retry: 'replaced' };
     case 405:
-      return { kind: 'disconnected', reason, retry: 'outdated' };
+      // WhatsApp refuses the WhatsApp Web version the library announces; the reason carries the fix.
+      return {
+        kind: 'disconnected',
+        reason: `${reason}: WhatsApp refused this WhatsApp Web version as too old; set GATEWAY_WHATSAPP_VERSION to the current one or upgrade the gateway (docs/whatsapp.md)`,
+        retry: 'outdated',
+      };
+    case DisconnectReason.multideviceMismatch:
+      // "Multi-device beta not joined" (the server's downgrade_webclient): the account cannot have linked
+      // devices any more; the session will never open again.
+      return { kind: 'logged_out', reason };
     case DisconnectReason.timedOut:
       // While pairing, 408 also ends an attempt whose QR codes ran out; the attempt goes on with a new socket.
       if (pairing && /QR refs attempts ended/i.test(text)) return { kind: 'new-qr-socket' };
@@ -47,4 +56,14 @@ export function closeAction(error: unknown, pairing: boolean): CloseAction {
     default:
       return { kind: 'disconnected', reason, retry: 'backoff' };
   }
+}
+
+/**
+ * How a send the server refused in its acknowledgement fails. 479 (smax-invalid: the library's note says a
+ * stale device session or addressing) is not a close but a refusal of one stanza; a later attempt, after the
+ * library has refreshed the recipient's devices, can pass, so it is transient (the gateway's attempts are
+ * capped). Every other refusal (463 restricted account among them: retrying worsens it) is permanent.
+ */
+export function ackRefusalKind(error: string): 'transient' | 'permanent' {
+  return error === '479' ? 'transient' : 'permanent';
 }

@@ -41,7 +41,8 @@ import {
 import { StaleNetworkStateError, type NetworkStateStore, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import type { SessionWrites } from './session-writes.js';
-import { closeAction } from './close-codes.js';
+import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
+import { ackRefusalKind, closeAction } from './close-codes.js';
 import { outgoingContent } from './content.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
 import { fromNetworkId, toNetworkId } from './ids.js';
@@ -115,6 +116,8 @@ export class WhatsAppConnection implements NetworkConnection {
   private listing = 0;
   /** Incoming messages pass one at a time (a reply may need a look at what was offered), so their order holds. */
   private inbound: Promise<void> = Promise.resolve();
+  /** A logout asked for between the phone's confirmation and the open socket (a wrong phone): sent once open. */
+  private pendingLogout: { resolve(): void; reject(error: Error): void } | null = null;
   readonly capabilities: ConnectionCapabilities;
 
   constructor(
@@ -250,6 +253,10 @@ export class WhatsAppConnection implements NetworkConnection {
         this.emit({ type: 'paired', phone, session: this.session });
       }
       this.state = 'open';
+      const unlink = this.pendingLogout;
+      this.pendingLogout = null;
+      // The network answers the unlink by closing with "logged out": the state goes, nothing opens.
+      if (unlink !== null) return void socket.logout().then(unlink.resolve, unlink.reject);
       this.emit({ type: 'connected', phone });
       return;
     }
@@ -261,6 +268,7 @@ export class WhatsAppConnection implements NetworkConnection {
       case 'new-qr-socket':
         this.dropSocket();
         this.state = this.pairing && !this.paired ? 'pairing' : 'connecting';
+        if (this.state === 'pairing') forgetUnconfirmed(this.auth?.state.creds);
         this.openSocket();
         return;
       case 'logged_out':
@@ -272,9 +280,9 @@ export class WhatsAppConnection implements NetworkConnection {
     }
   }
 
-  /** The phone confirmed the pairing: the credentials name our account. */
+  /** The phone confirmed the pairing: the credentials name our account (not just a pairing code's number). */
   private hasIdentity(): boolean {
-    return this.auth?.state.creds.me?.id !== undefined;
+    return confirmedIdentity(this.auth?.state.creds);
   }
 
   private finish(event: Final): void {
@@ -292,6 +300,8 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   private endWaits(error: Error): void {
+    this.pendingLogout?.reject(error);
+    this.pendingLogout = null;
     for (const waiter of this.acks.values()) {
       clearTimeout(waiter.timer);
       waiter.reject(error);
@@ -438,7 +448,7 @@ export class WhatsAppConnection implements NetworkConnection {
       clearTimeout(waiter.timer);
       this.acks.delete(id);
       if (error === undefined) waiter.resolve();
-      else waiter.reject(new NetworkSendError(`refused by the network (${error})`, 'permanent'));
+      else waiter.reject(new NetworkSendError(`refused by the network (${error})`, ackRefusalKind(error)));
       return;
     }
     const ours = fromNetworkId(id);
@@ -465,10 +475,17 @@ export class WhatsAppConnection implements NetworkConnection {
   async sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void> {
     const socket = this.open();
     const jid = this.jidOf(to);
+    // WhatsApp shows typing only from a device that is `available`; the socket connects unavailable (so the
+    // phone keeps its notifications) and goes back to it when the typing ends.
+    await socket.sendPresenceUpdate('available');
     await socket.sendPresenceUpdate('composing', jid);
     const timer = setTimeout(() => {
       this.typing.delete(timer);
-      if (this.socket === socket) socket.sendPresenceUpdate('paused', jid).catch(() => undefined);
+      if (this.socket !== socket) return;
+      socket
+        .sendPresenceUpdate('paused', jid)
+        .then(() => socket.sendPresenceUpdate('unavailable'))
+        .catch(() => undefined);
     }, durationMs);
     timer.unref();
     this.typing.add(timer);
@@ -619,6 +636,12 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   async logout(): Promise<void> {
+    // Confirmed by the phone but not yet open (the restart after pairing is under way): WhatsApp can only
+    // unlink over an open connection, so the unlink waits for it (docs/whatsapp.md, Pairing).
+    if (this.paired && (this.state === 'pairing' || this.state === 'connecting')) {
+      this.pendingLogout?.reject(new NetworkUnavailableError('a newer logout replaced this one'));
+      return new Promise<void>((resolve, reject) => (this.pendingLogout = { resolve, reject }));
+    }
     // The network answers by closing with "logged out", which ends this connection with `logged_out`.
     await this.open().logout();
   }

@@ -55,7 +55,11 @@ export function outgoingContent(
         ...mentioned,
       };
     case 'audio':
-      return { audio: upload(content.media), mimetype: content.mimetype };
+      return {
+        audio: upload(content.media),
+        mimetype: content.mimetype,
+        ...(content.ptt === true ? { ptt: true } : {}),
+      };
     case 'file':
       return {
         document: upload(content.media),

@@ -19,6 +19,7 @@ import {
 } from 'baileys';
 import type { IncomingContent, NetworkEvent } from '../network.js';
 import { senderPhone } from './numbers.js';
+import { unsupportedContent } from './unsupported.js';
 
 type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
 
@@ -67,7 +68,7 @@ export function incomingContent(message: WAMessage): IncomingContent | null {
   if (typeof template?.selectedId === 'string') {
     return { type: 'button_reply', id: template.selectedId, displayText: template.selectedDisplayText ?? '' };
   }
-  return nativeFlowReply(content.interactiveResponseMessage);
+  return nativeFlowReply(content.interactiveResponseMessage) ?? unsupportedContent(content);
 }
 
 /**

@@ -9,6 +9,7 @@
  * sessions' writes under way.
  */
 import type { Logger } from 'pino';
+import { captureLibraryConsole } from './library-console.js';
 import type { NetworkKeys } from '../../config.js';
 import type { Network } from '../network.js';
 import type { NetworkStateStore } from '../state.js';
@@ -52,6 +53,8 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     nativeInteractive: options.nativeInteractive ?? false,
     writes: new SessionWrites(),
   };
+  // Signal session records (keys) printed by the libraries must never reach the console or the logs.
+  const releaseConsole = captureLibraryConsole(options.logger);
   const retentionMs = options.sentRetentionMs ?? 14 * DAY_MS;
   let pruning = Promise.resolve();
   const prune = async (): Promise<void> => {
@@ -92,6 +95,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     },
     async close() {
       clearInterval(pruneTimer);
+      releaseConsole();
       for (const connection of open) connection.close();
       open.clear();
       await pruning;

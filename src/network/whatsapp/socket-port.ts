@@ -12,7 +12,6 @@
  * the terminal.
  */
 import makeWASocket, {
-  Browsers,
   WA_CERT_DETAILS,
   type AuthenticationState,
   type WAMessageKey,
@@ -22,6 +21,7 @@ import makeWASocket, {
   proto,
 } from 'baileys';
 import type { Logger } from 'pino';
+import { GATEWAY_BROWSER } from './browser.js';
 
 export type SocketPort = Pick<
   WASocket,
@@ -62,6 +62,8 @@ export interface RealSocketSettings {
   /** The Noise certificate root to trust instead of WhatsApp's: a local stand-in's (docs/standin.md). */
   readonly rootKey?: Buffer;
   readonly connectTimeoutMs?: number;
+  /** The WhatsApp Web version to announce instead of the library's default (`GATEWAY_WHATSAPP_VERSION`). */
+  readonly version?: readonly [number, number, number];
 }
 
 export function realSocketFactory(settings: RealSocketSettings = {}): SocketFactory {
@@ -73,7 +75,8 @@ export function realSocketFactory(settings: RealSocketSettings = {}): SocketFact
       auth,
       logger,
       getMessage,
-      browser: Browsers.ubuntu('Messaging Gateway'),
+      browser: GATEWAY_BROWSER,
+      ...(settings.version === undefined ? {} : { version: [...settings.version] }),
       ...(settings.url === undefined ? {} : { waWebSocketUrl: settings.url }),
       connectTimeoutMs: settings.connectTimeoutMs ?? 20_000,
       markOnlineOnConnect: false,

@@ -210,13 +210,13 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       [428, 'disconnected', 'backoff'],
       [500, 'disconnected', 'backoff'],
       [503, 'disconnected', 'backoff'],
-      [411, 'disconnected', 'backoff'],
+      [411, 'logged_out', undefined],
     ] as const)('close %i → %s (%s), then nothing', async (code, type, retry) => {
       const { session } = await pairDevice();
       const { rec, socket } = await reconnect(session);
       socket.close(code, 'closed by the test');
       const event = await rec.wait(type, undefined, 0, SLOW);
-      expect(event.reason).toBe(`closed by the test (${code})`);
+      expect(event.reason.startsWith(`closed by the test (${code})`)).toBe(true);
       if (type === 'disconnected') expect(rec.of('disconnected')[0]!.retry).toBe(retry);
       // Logged out: the session's stored state is gone; a drop keeps it.
       await until(async () => ((await sessionRows(session)) === (type === 'logged_out' ? 0 : 1) ? true : undefined));
@@ -420,12 +420,12 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(late).toMatchObject({ kind: 'transient', message: 'the network did not acknowledge the message in time' });
       const other = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A3';
       socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!, '479'));
+        setImmediate(() => socket.ack(options.messageId!, '463'));
       };
       const refused = await connection
         .sendMessage({ id: other, to: FRIEND, content: { type: 'chat', text: 'b' } })
         .catch((e: unknown) => e);
-      expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (479)' });
+      expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (463)' });
     });
 
     it('mentions go as WhatsApp ids beside the text, and a reply quotes our own message as it was sent', async () => {
@@ -671,15 +671,17 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(lead).toBeLessThanOrEqual(2 * MiB);
     });
 
-    it('typing: composing, then paused after the duration', async () => {
+    it('typing: available first (WhatsApp shows typing only then), composing, then paused and unavailable', async () => {
       const { connection, socket } = await pairDevice();
       await connection.sendTyping(FRIEND, 40);
       await waitFor(
-        () => socket.calls.some((c) => c.method === 'sendPresenceUpdate' && c.args[0] === 'paused') || undefined,
+        () => socket.calls.some((c) => c.method === 'sendPresenceUpdate' && c.args[0] === 'unavailable') || undefined,
       );
       expect(socket.calls.filter((c) => c.method === 'sendPresenceUpdate').map((c) => c.args)).toEqual([
+        ['available', undefined],
         ['composing', `${FRIEND}@s.whatsapp.net`],
         ['paused', `${FRIEND}@s.whatsapp.net`],
+        ['unavailable', undefined],
       ]);
     });
   });
@@ -827,10 +829,6 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       [
         'a LID sender with no number',
         { key: { remoteJid: '99887766@lid', id: 'S5' }, message: { conversation: 'who' } },
-      ],
-      [
-        'a reaction',
-        { key: { remoteJid: `${FRIEND}@s.whatsapp.net`, id: 'S6' }, message: { reactionMessage: { text: '👍' } } },
       ],
     ])('ignores %s', async (_what, message) => {
       const { rec, socket } = await pairDevice();

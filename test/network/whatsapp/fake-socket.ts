@@ -126,6 +126,10 @@ export class FakeSocket implements SocketPort {
 
   requestPairingCode: SocketPort['requestPairingCode'] = async (phone) => {
     this.record('requestPairingCode', [phone]);
+    // As Baileys does: the credentials name the number (no device yet) before any phone confirmed anything.
+    this.auth.creds.me = { id: `${phone}@s.whatsapp.net`, name: '~' };
+    this.auth.creds.pairingCode = 'ABCD2345';
+    this.ev.emit('creds.update', { me: this.auth.creds.me, pairingCode: 'ABCD2345' });
     return 'ABCD2345';
   };
 

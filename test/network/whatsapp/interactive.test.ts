@@ -138,7 +138,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp: list and template (docs/whatsapp.md
   it('nothing is offered when the network did not take the message', async () => {
     const device = await h.pair();
     device.socket.onSend = async (_jid, _content, options) => {
-      setImmediate(() => device.socket.ack(options.messageId!, '479'));
+      setImmediate(() => device.socket.ack(options.messageId!, '463'));
     };
     await expect(device.connection.sendMessage({ id: ids[0]!, to: FRIEND, content: LIST })).rejects.toMatchObject({
       kind: 'permanent',
@@ -210,6 +210,8 @@ describe.skipIf(noStoreAvailable)('WhatsApp: list and template (docs/whatsapp.md
       expect(device.recorder.of('incoming_message').map((e) => [e.id, e.content])).toEqual([
         ['N1', { type: 'list_reply', rowId: 'r2', title: 'Tea' }],
         ['N2', { type: 'button_reply', id: 'agent', displayText: 'Agent' }],
+        // A reply naming no choice is kept as what it is, never dropped without a trace.
+        ['N3', { type: 'unsupported', networkType: 'interactiveResponseMessage' }],
         ['N4', { type: 'chat', text: 'after' }],
       ]);
     });
