@@ -85,8 +85,12 @@ type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
 interface AckWaiter {
   resolve(): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  /** Null until the stanza has left: an upload before it must not eat the window. */
+  timer: NodeJS.Timeout | null;
 }
+
+/** Sends given up as unacknowledged, remembered so a late ack still counts; the oldest go first. */
+const MAX_OVERDUE = 1024;
 
 type ConnectionState = 'starting' | 'pairing' | 'connecting' | 'open' | 'ended';
 
@@ -106,6 +110,8 @@ export class WhatsAppConnection implements NetworkConnection {
   private socket: SocketPort | null = null;
   private detach: (() => void) | null = null;
   private readonly acks = new Map<string, AckWaiter>();
+  /** Network ids of sends whose ack wait ran out, in the order they did (docs/whatsapp.md, Acknowledgements). */
+  private readonly overdue = new Set<string>();
   private readonly typing = new Set<NodeJS.Timeout>();
   /** Creds writes in order, one at a time. */
   private credsChain: Promise<void> = Promise.resolve();
@@ -293,7 +299,7 @@ export class WhatsAppConnection implements NetworkConnection {
 
   private endWaits(error: Error): void {
     for (const waiter of this.acks.values()) {
-      clearTimeout(waiter.timer);
+      if (waiter.timer !== null) clearTimeout(waiter.timer);
       waiter.reject(error);
     }
     this.acks.clear();
@@ -354,7 +360,7 @@ export class WhatsAppConnection implements NetworkConnection {
     if (networkId === null) throw new NetworkSendError('the message id cannot be carried to WhatsApp', 'permanent');
     // Taken by the server before (a retry after a lost answer): sending again would show it twice.
     if ((await writer.readSent(networkId))?.ackedAt != null) return;
-    const acked = this.waitForAck(networkId);
+    const acked = this.expectAck(networkId);
     // The server may answer (even refuse) before the library's send resolves: the outcome is awaited below.
     acked.catch(() => undefined);
     const { content } = message;
@@ -377,6 +383,8 @@ export class WhatsAppConnection implements NetworkConnection {
       this.cancelAck(networkId);
       throw new NetworkSendError(`sending failed: ${(error as Error).message}`, 'transient');
     }
+    // The stanza has left (media uploaded first): only now does the wait for the server's answer start.
+    this.startAckClock(networkId);
     if (sent !== null && sent !== undefined) {
       const payload = proto.Message.encode(sent).finish();
       const place = { session: this.session, kind: 'sent', id: networkId };
@@ -411,20 +419,30 @@ export class WhatsAppConnection implements NetworkConnection {
     return quotedMessage(quoted, sent);
   }
 
-  private waitForAck(networkId: string): Promise<void> {
+  /** A wait for the server's ack of a send; its clock starts with startAckClock. */
+  private expectAck(networkId: string): Promise<void> {
+    this.overdue.delete(networkId);
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.acks.delete(networkId);
-        reject(new NetworkSendError('the network did not acknowledge the message in time', 'transient'));
-      }, this.deps.ackTimeoutMs);
-      this.acks.set(networkId, { resolve, reject, timer });
+      this.acks.set(networkId, { resolve, reject, timer: null });
     });
+  }
+
+  private startAckClock(networkId: string): void {
+    const waiter = this.acks.get(networkId);
+    if (waiter === undefined || waiter.timer !== null) return;
+    waiter.timer = setTimeout(() => {
+      this.acks.delete(networkId);
+      // A late ack still means the network took it: remembered, so it moves the message to `sent` (onAck).
+      this.overdue.add(networkId);
+      if (this.overdue.size > MAX_OVERDUE) this.overdue.delete(this.overdue.values().next().value as string);
+      waiter.reject(new NetworkSendError('the network did not acknowledge the message in time', 'transient'));
+    }, this.deps.ackTimeoutMs);
   }
 
   private cancelAck(networkId: string): void {
     const waiter = this.acks.get(networkId);
     if (waiter === undefined) return;
-    clearTimeout(waiter.timer);
+    if (waiter.timer !== null) clearTimeout(waiter.timer);
     this.acks.delete(networkId);
     waiter.resolve();
   }
@@ -435,13 +453,17 @@ export class WhatsAppConnection implements NetworkConnection {
     const error = node.attrs.error;
     const waiter = this.acks.get(id);
     if (waiter !== undefined) {
-      clearTimeout(waiter.timer);
+      if (waiter.timer !== null) clearTimeout(waiter.timer);
       this.acks.delete(id);
       if (error === undefined) waiter.resolve();
       else waiter.reject(new NetworkSendError(`refused by the network (${error})`, 'permanent'));
       return;
     }
     const ours = fromNetworkId(id);
+    if (this.overdue.delete(id) && error === undefined && ours !== null) {
+      void this.lateAck(id, ours);
+      return;
+    }
     if (error !== undefined && ours !== null) {
       this.emit({
         type: 'message_status',
@@ -451,6 +473,20 @@ export class WhatsAppConnection implements NetworkConnection {
         at: new Date(),
       });
     }
+  }
+
+  /**
+   * The server took a send after its wait had run out: recorded as acknowledged (a retry already queued then
+   * sends nothing twice) before the gateway hears `sent`.
+   */
+  private async lateAck(networkId: string, ours: string): Promise<void> {
+    const writer = this.writer;
+    try {
+      if (writer !== null) await writer.markSentAcked(networkId, Date.now());
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'recording a late acknowledgement failed');
+    }
+    this.emit({ type: 'message_status', id: ours, status: 'sent', at: new Date() });
   }
 
   /** Answers the network's resend requests from the sent records; undefined when not ours or pruned. */
