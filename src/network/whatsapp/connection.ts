@@ -226,6 +226,12 @@ export class WhatsAppConnection implements NetworkConnection {
 
   /** Ends the current socket without a trace: its own close event must not reach the gateway. */
   private dropSocket(): void {
+    // Messages the library still holds in its event buffer were receipted already: they are handed over first.
+    try {
+      this.socket?.ev.flush();
+    } catch (error) {
+      this.deps.logger.error({ err: error }, "flushing the library's event buffer failed");
+    }
     this.detach?.();
     this.detach = null;
     const socket = this.socket;
@@ -290,11 +296,14 @@ export class WhatsAppConnection implements NetworkConnection {
     this.endWaits(new NetworkSendError(`connection ended: ${event.reason}`, 'transient'));
     // A session that never became a device's, or that the network ended, leaves nothing behind; the
     // event follows the deletion, so a reconnect it prompts finds no session left.
+    // Incoming messages still on their way (receipted by the network already) reach the gateway first, while the
+    // connection is still its own.
+    const inbound = this.inbound;
     if (event.type === 'logged_out' || (this.pairing && !this.paired)) {
-      void this.discardState().then(() => this.emit(event));
+      void inbound.then(() => this.discardState()).then(() => this.emit(event));
       return;
     }
-    this.emit(event);
+    void inbound.then(() => this.emit(event));
   }
 
   private endWaits(error: Error): void {
@@ -314,7 +323,8 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   private emit(event: NetworkEvent): void {
-    if (this.state === 'ended' && !isFinal(event)) return;
+    // After the end only the final event, and incoming messages handed over before it (never lost: deliver()).
+    if (this.state === 'ended' && !isFinal(event) && event.type !== 'incoming_message') return;
     try {
       this.onEvent(event);
     } catch (error) {
@@ -527,6 +537,7 @@ export class WhatsAppConnection implements NetworkConnection {
   /** Passes an incoming message on; a text that picks from what was offered in its chat as the choice. */
   private async deliver(event: Incoming): Promise<void> {
     const { content } = event;
+    // Passed on even after the connection ended: the network receipted it when it handed it over.
     if (this.state === 'ended' || content.type !== 'chat' || content.text.length > MAX_CHOICE_REPLY) {
       return this.emit(event);
     }
@@ -659,9 +670,11 @@ export class WhatsAppConnection implements NetworkConnection {
     await this.open().logout();
   }
 
-  /** Every write of this session under way: queued credentials and the keys the library stored. */
-  settled(): Promise<void> {
-    return this.deps.writes.settled(this.session);
+  /** Every write of this session under way (queued credentials, the keys the library stored), and incoming messages. */
+  async settled(): Promise<void> {
+    // Incoming messages handed over before a close are passed on first (docs/whatsapp.md, Nothing received is lost).
+    await this.inbound;
+    await this.deps.writes.settled(this.session);
   }
 
   close(): void {
