@@ -1,6 +1,6 @@
 // The built gateway against the WhatsApp stand-in (docs/standin.md) under the faults of the wire
 // (docs/whatsapp.md): a slow media upload must not eat the acknowledgement window, an acknowledgement that comes
-// after the window still moves the message to `sent`, ... Its own gateway, with a short acknowledgement window
+// after the window still moves the message to `sent`. Its own gateway, with a short acknowledgement window
 // (GATEWAY_WHATSAPP_ACK_TIMEOUT_MS), so the faults stay small. SQLite only (vitest.config.ts).
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

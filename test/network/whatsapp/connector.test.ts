@@ -811,6 +811,20 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         { from: FRIEND, group: '120363000000000001@g.us' },
       ],
       [
+        "a broadcast list's message: from its owner, not a group",
+        'notify',
+        {
+          key: {
+            remoteJid: '1760000000@broadcast',
+            participant: '99887766@lid',
+            participantAlt: `${FRIEND}@s.whatsapp.net`,
+            id: 'I9',
+          },
+          message: { conversation: 'to my list' },
+        },
+        { from: FRIEND, content: { type: 'chat', text: 'to my list' } },
+      ],
+      [
         'a list reply',
         'notify',
         {
