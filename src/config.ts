@@ -65,6 +65,11 @@ export interface Config {
    * form instead of as text (docs/internals.md, WhatsApp and sandbox accounts; experimental). Only with `GATEWAY_NETWORK=whatsapp`.
    */
   readonly whatsappNativeInteractive: boolean;
+  /**
+   * `GATEWAY_WHATSAPP_ACK_TIMEOUT_MS`: how long a send waits for the server's acknowledgement once its stanza has
+   * left (media uploaded first) before it counts as a transient failure (docs/whatsapp.md, Acknowledgements).
+   */
+  readonly whatsappAckTimeoutMs: number;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -310,6 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...whatsappVersion(env),
     whatsappRootKey: whatsappRootKey(env, standinUrl),
     whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
+    whatsappAckTimeoutMs: integer(env, 'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS', 20_000, 1_000, 600_000),
   };
 }
 

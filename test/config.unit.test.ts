@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       whatsappUrl: null,
       whatsappRootKey: null,
       whatsappNativeInteractive: false,
+      whatsappAckTimeoutMs: 20_000,
     });
   });
 
@@ -111,6 +112,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'DEBUG',
       GATEWAY_WEBHOOK_RETENTION_DAYS: '30',
       GATEWAY_MESSAGE_RETENTION_DAYS: '90',
+      GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '30000',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -133,6 +135,7 @@ describe('loadConfig', () => {
       whatsappUrl: null,
       whatsappRootKey: null,
       whatsappNativeInteractive: false,
+      whatsappAckTimeoutMs: 30_000,
     });
   });
 
@@ -210,6 +213,16 @@ describe('loadConfig', () => {
     );
     // Off is always fine, whatever the network.
     expect(loadConfig({ GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'false' }).whatsappNativeInteractive).toBe(false);
+  });
+
+  it('reads GATEWAY_WHATSAPP_ACK_TIMEOUT_MS (docs/whatsapp.md, Acknowledgements), 1 s to 10 min', () => {
+    expect(loadConfig({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '45000' }).whatsappAckTimeoutMs).toBe(45_000);
+    expect(configError({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '999' }).message).toBe(
+      'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS must be between 1000 and 600000, got 999',
+    );
+    expect(configError({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '20s' }).message).toBe(
+      'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS must be a whole number, got "20s"',
+    );
   });
 
   it('resolves a relative data directory against the working directory', () => {

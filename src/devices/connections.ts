@@ -589,7 +589,12 @@ export class ConnectionManager implements DeviceConnections {
 
   private enqueue(deviceId: number, generation: number, event: NetworkEvent): void {
     const live = this.live.get(deviceId);
-    if (live === undefined || live.generation !== generation) return;
+    if (live === undefined || live.generation !== generation) {
+      // A message the network handed to a connection that has since ended was receipted already: it is the
+      // device's all the same, and must reach the store (docs/whatsapp.md, Nothing received is lost).
+      if (event.type === 'incoming_message') for (const listener of this.listeners) listener(deviceId, event);
+      return;
+    }
     void this.serial(live, () => this.apply(deviceId, live, event));
   }
 

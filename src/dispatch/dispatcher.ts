@@ -505,14 +505,15 @@ export class Dispatcher {
     void this.persist({ id, device_id: deviceId }, () =>
       this.afterWarming(deviceId, () =>
         this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-          const change = status === 'delivered' ? messagesRepository.markDelivered : messagesRepository.markRead;
+          const change = RECEIPTS[status];
           if (!(await this.announces(trx, deviceId))) {
-            batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
+            // A late ack is rare: written on its own rather than batched.
+            if (status === 'sent') await change(trx, deviceId, id, at, false);
+            else batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
             return;
           }
           const row = await change(trx, deviceId, id, at, true);
-          if (row !== undefined)
-            await this.event(trx, batch, row, status === 'delivered' ? 'message.delivered' : 'message.read', at);
+          if (row !== undefined) await this.event(trx, batch, row, `message.${status}`, at);
         }),
       ),
     );
@@ -554,6 +555,13 @@ export class Dispatcher {
     this.eventsRecorded = true;
   }
 }
+
+/** The status change each network receipt makes; `sent` is an ack that came after its wait ran out. */
+const RECEIPTS = {
+  sent: messagesRepository.markAckedLate,
+  delivered: messagesRepository.markDelivered,
+  read: messagesRepository.markRead,
+} as const;
 
 /** The webhook events of a batch of status writes, inserted together. */
 const EVENTS: BatchCollector<EventRow> = { flush: (trx, events) => insertEvents(trx, events) };

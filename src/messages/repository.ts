@@ -180,13 +180,42 @@ const markRefusedStatement = prepared(4, (db, id: string, deviceId: number, at: 
     .returningAll(),
 );
 
+/**
+ * Rows a network receipt may move: those in `from`, and a message given up as failed that never reached `sent` (its
+ * ack came too late, docs/whatsapp.md, Acknowledgements). A message the network refused after `sent` stays failed.
+ */
+function revivable(from: ReadonlyArray<'pending' | 'sent' | 'delivered'>) {
+  return (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb.or([eb('status', 'in', from), eb.and([eb('status', '=', 'failed'), eb('sent_at', 'is', null)])]);
+}
+
+/**
+ * The network acknowledged a send after its wait had run out (docs/whatsapp.md, Acknowledgements): pending (a retry
+ * queued) or failed (retries given up) → sent. The network's word that it took the message wins over the guess.
+ */
+const markAckedLateChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', sent_at: at, failed_at: null, failed_reason: null })
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where(revivable(['pending'])),
+);
+
+/** A delivery receipt; also for a message given up as failed, which the phone has after all. */
 const markDeliveredChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
   db
     .updateTable('messages')
-    .set((eb) => ({ status: 'delivered', delivered_at: at, sent_at: eb.fn.coalesce('sent_at', eb.val(at)) }))
+    .set((eb) => ({
+      status: 'delivered',
+      delivered_at: at,
+      sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+      failed_at: null,
+      failed_reason: null,
+    }))
     .where('id', '=', id)
     .where('device_id', '=', deviceId)
-    .where('status', 'in', ['pending', 'sent']),
+    .where(revivable(['pending', 'sent'])),
 );
 
 const markReadChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
@@ -197,11 +226,13 @@ const markReadChange = statusChange(3, (db, id: string, deviceId: number, at: nu
       read_at: at,
       delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
       sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+      failed_at: null,
+      failed_reason: null,
     }))
     .where('id', '=', id)
     .where('device_id', '=', deviceId)
     .where('read_at', 'is', null)
-    .where('status', '!=', 'failed'),
+    .where(revivable(['pending', 'sent', 'delivered'])),
 );
 
 /** What a status change answers: the changed row (or undefined) when read back, else whether it changed. */
@@ -273,9 +304,11 @@ function manyStatement(kind: ManyKind, size: number): PreparedStatement<unknown[
           status: 'delivered',
           delivered_at: byId(eb, times, 'bigint'),
           sent_at: eb.fn.coalesce('sent_at', byId(eb, times, 'bigint')),
+          failed_at: null,
+          failed_reason: null,
         }))
         .where((eb) => eb('device_id', '=', byId(eb, devices, 'bigint')))
-        .where('status', 'in', ['pending', 'sent']);
+        .where(revivable(['pending', 'sent']));
     }
     return base
       .set((eb) => ({
@@ -283,10 +316,12 @@ function manyStatement(kind: ManyKind, size: number): PreparedStatement<unknown[
         read_at: byId(eb, times, 'bigint'),
         delivered_at: eb.fn.coalesce('delivered_at', byId(eb, times, 'bigint')),
         sent_at: eb.fn.coalesce('sent_at', byId(eb, times, 'bigint')),
+        failed_at: null,
+        failed_reason: null,
       }))
       .where((eb) => eb('device_id', '=', byId(eb, devices, 'bigint')))
       .where('read_at', 'is', null)
-      .where('status', '!=', 'failed');
+      .where(revivable(['pending', 'sent', 'delivered']));
   });
   manyStatements.set(key, statement);
   return statement;
@@ -618,7 +653,10 @@ export const messagesRepository = {
     return row;
   },
 
-  /** pending|sent → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
+  /** pending|failed → sent: an ack after the send's wait ran out. `readBack` as for markSent. */
+  markAckedLate: receipt(markAckedLateChange),
+
+  /** pending|sent|failed → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
   markDelivered: receipt(markDeliveredChange),
 
   /**

@@ -57,6 +57,7 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
       keys: config.networkKey,
       logger: host.logger,
       nativeInteractive: config.whatsappNativeInteractive,
+      ackTimeoutMs: config.whatsappAckTimeoutMs,
       factory: realSocketFactory({
         ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
         ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),

@@ -272,10 +272,14 @@ export type NetworkEvent =
   | { readonly type: 'disconnected'; readonly reason: string; readonly retry?: ReconnectHint }
   /** The session was ended from the phone (or is no longer valid). The gateway must pair again. */
   | { readonly type: 'logged_out'; readonly reason: string }
+  /**
+   * A receipt; `sent` is the network's acknowledgement arriving after the send had already been given up as
+   * timed out (docs/whatsapp.md, Acknowledgements): the message reached the network after all.
+   */
   | {
       readonly type: 'message_status';
       readonly id: string;
-      readonly status: 'delivered' | 'read';
+      readonly status: 'sent' | 'delivered' | 'read';
       readonly at: Date;
     }
   /** The network refused a message after it had taken it (it was `sent`): it will not be delivered. */

@@ -86,8 +86,12 @@ type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
 interface AckWaiter {
   resolve(): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  /** Null until the stanza has left: an upload before it must not eat the window. */
+  timer: NodeJS.Timeout | null;
 }
+
+/** Sends given up as unacknowledged, remembered so a late ack still counts; the oldest go first. */
+const MAX_OVERDUE = 1024;
 
 type ConnectionState = 'starting' | 'pairing' | 'connecting' | 'open' | 'ended';
 
@@ -107,6 +111,8 @@ export class WhatsAppConnection implements NetworkConnection {
   private socket: SocketPort | null = null;
   private detach: (() => void) | null = null;
   private readonly acks = new Map<string, AckWaiter>();
+  /** Network ids of sends whose ack wait ran out, in the order they did (docs/whatsapp.md, Acknowledgements). */
+  private readonly overdue = new Set<string>();
   private readonly typing = new Set<NodeJS.Timeout>();
   /** Creds writes in order, one at a time. */
   private credsChain: Promise<void> = Promise.resolve();
@@ -223,6 +229,12 @@ export class WhatsAppConnection implements NetworkConnection {
 
   /** Ends the current socket without a trace: its own close event must not reach the gateway. */
   private dropSocket(): void {
+    // Messages the library still holds in its event buffer were receipted already: they are handed over first.
+    try {
+      this.socket?.ev.flush();
+    } catch (error) {
+      this.deps.logger.error({ err: error }, "flushing the library's event buffer failed");
+    }
     this.detach?.();
     this.detach = null;
     const socket = this.socket;
@@ -292,18 +304,21 @@ export class WhatsAppConnection implements NetworkConnection {
     this.endWaits(new NetworkSendError(`connection ended: ${event.reason}`, 'transient'));
     // A session that never became a device's, or that the network ended, leaves nothing behind; the
     // event follows the deletion, so a reconnect it prompts finds no session left.
+    // Incoming messages still on their way (receipted by the network already) reach the gateway first, while the
+    // connection is still its own.
+    const inbound = this.inbound;
     if (event.type === 'logged_out' || (this.pairing && !this.paired)) {
-      void this.discardState().then(() => this.emit(event));
+      void inbound.then(() => this.discardState()).then(() => this.emit(event));
       return;
     }
-    this.emit(event);
+    void inbound.then(() => this.emit(event));
   }
 
   private endWaits(error: Error): void {
     this.pendingLogout?.reject(error);
     this.pendingLogout = null;
     for (const waiter of this.acks.values()) {
-      clearTimeout(waiter.timer);
+      if (waiter.timer !== null) clearTimeout(waiter.timer);
       waiter.reject(error);
     }
     this.acks.clear();
@@ -318,7 +333,8 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   private emit(event: NetworkEvent): void {
-    if (this.state === 'ended' && !isFinal(event)) return;
+    // After the end only the final event, and incoming messages handed over before it (never lost: deliver()).
+    if (this.state === 'ended' && !isFinal(event) && event.type !== 'incoming_message') return;
     try {
       this.onEvent(event);
     } catch (error) {
@@ -364,7 +380,7 @@ export class WhatsAppConnection implements NetworkConnection {
     if (networkId === null) throw new NetworkSendError('the message id cannot be carried to WhatsApp', 'permanent');
     // Taken by the server before (a retry after a lost answer): sending again would show it twice.
     if ((await writer.readSent(networkId))?.ackedAt != null) return;
-    const acked = this.waitForAck(networkId);
+    const acked = this.expectAck(networkId);
     // The server may answer (even refuse) before the library's send resolves: the outcome is awaited below.
     acked.catch(() => undefined);
     const { content } = message;
@@ -387,6 +403,8 @@ export class WhatsAppConnection implements NetworkConnection {
       this.cancelAck(networkId);
       throw new NetworkSendError(`sending failed: ${(error as Error).message}`, 'transient');
     }
+    // The stanza has left (media uploaded first): only now does the wait for the server's answer start.
+    this.startAckClock(networkId);
     if (sent !== null && sent !== undefined) {
       const payload = proto.Message.encode(sent).finish();
       const place = { session: this.session, kind: 'sent', id: networkId };
@@ -421,20 +439,30 @@ export class WhatsAppConnection implements NetworkConnection {
     return quotedMessage(quoted, sent);
   }
 
-  private waitForAck(networkId: string): Promise<void> {
+  /** A wait for the server's ack of a send; its clock starts with startAckClock. */
+  private expectAck(networkId: string): Promise<void> {
+    this.overdue.delete(networkId);
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.acks.delete(networkId);
-        reject(new NetworkSendError('the network did not acknowledge the message in time', 'transient'));
-      }, this.deps.ackTimeoutMs);
-      this.acks.set(networkId, { resolve, reject, timer });
+      this.acks.set(networkId, { resolve, reject, timer: null });
     });
+  }
+
+  private startAckClock(networkId: string): void {
+    const waiter = this.acks.get(networkId);
+    if (waiter === undefined || waiter.timer !== null) return;
+    waiter.timer = setTimeout(() => {
+      this.acks.delete(networkId);
+      // A late ack still means the network took it: remembered, so it moves the message to `sent` (onAck).
+      this.overdue.add(networkId);
+      if (this.overdue.size > MAX_OVERDUE) this.overdue.delete(this.overdue.values().next().value as string);
+      waiter.reject(new NetworkSendError('the network did not acknowledge the message in time', 'transient'));
+    }, this.deps.ackTimeoutMs);
   }
 
   private cancelAck(networkId: string): void {
     const waiter = this.acks.get(networkId);
     if (waiter === undefined) return;
-    clearTimeout(waiter.timer);
+    if (waiter.timer !== null) clearTimeout(waiter.timer);
     this.acks.delete(networkId);
     waiter.resolve();
   }
@@ -445,13 +473,17 @@ export class WhatsAppConnection implements NetworkConnection {
     const error = node.attrs.error;
     const waiter = this.acks.get(id);
     if (waiter !== undefined) {
-      clearTimeout(waiter.timer);
+      if (waiter.timer !== null) clearTimeout(waiter.timer);
       this.acks.delete(id);
       if (error === undefined) waiter.resolve();
       else waiter.reject(new NetworkSendError(`refused by the network (${error})`, ackRefusalKind(error)));
       return;
     }
     const ours = fromNetworkId(id);
+    if (this.overdue.delete(id) && error === undefined && ours !== null) {
+      void this.lateAck(id, ours);
+      return;
+    }
     if (error !== undefined && ours !== null) {
       this.emit({
         type: 'message_status',
@@ -461,6 +493,20 @@ export class WhatsAppConnection implements NetworkConnection {
         at: new Date(),
       });
     }
+  }
+
+  /**
+   * The server took a send after its wait had run out: recorded as acknowledged (a retry already queued then
+   * sends nothing twice) before the gateway hears `sent`.
+   */
+  private async lateAck(networkId: string, ours: string): Promise<void> {
+    const writer = this.writer;
+    try {
+      if (writer !== null) await writer.markSentAcked(networkId, Date.now());
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'recording a late acknowledgement failed');
+    }
+    this.emit({ type: 'message_status', id: ours, status: 'sent', at: new Date() });
   }
 
   /** Answers the network's resend requests from the sent records; undefined when not ours or pruned. */
@@ -508,6 +554,7 @@ export class WhatsAppConnection implements NetworkConnection {
   /** Passes an incoming message on; a text that picks from what was offered in its chat as the choice. */
   private async deliver(event: Incoming): Promise<void> {
     const { content } = event;
+    // Passed on even after the connection ended: the network receipted it when it handed it over.
     if (this.state === 'ended' || content.type !== 'chat' || content.text.length > MAX_CHOICE_REPLY) {
       return this.emit(event);
     }
@@ -646,9 +693,11 @@ export class WhatsAppConnection implements NetworkConnection {
     await this.open().logout();
   }
 
-  /** Every write of this session under way: queued credentials and the keys the library stored. */
-  settled(): Promise<void> {
-    return this.deps.writes.settled(this.session);
+  /** Every write of this session under way (queued credentials, the keys the library stored), and incoming messages. */
+  async settled(): Promise<void> {
+    // Incoming messages handed over before a close are passed on first (docs/whatsapp.md, Nothing received is lost).
+    await this.inbound;
+    await this.deps.writes.settled(this.session);
   }
 
   close(): void {

@@ -13,6 +13,7 @@ import {
   isJidBroadcast,
   isJidGroup,
   isJidNewsletter,
+  isJidStatusBroadcast,
   normalizeMessageContent,
   type proto,
   type WAMessage,
@@ -100,13 +101,17 @@ export function translateIncoming(message: WAMessage): Incoming | Skipped {
   const chat = key?.remoteJid ?? undefined;
   if (key === null || key === undefined || typeof key.id !== 'string') return 'no content';
   if (key.fromMe === true) return 'own';
-  if (chat === undefined || isJidBroadcast(chat) || isJidNewsletter(chat)) return 'broadcast';
+  // Status updates and channels are not messages to the device; a broadcast list's message is (sent by its owner).
+  if (chat === undefined || isJidStatusBroadcast(chat) || isJidNewsletter(chat)) return 'broadcast';
   if (message.message === null || message.message === undefined) return 'placeholder';
   const content = incomingContent(message);
   if (content === null) return 'no content';
   const group = isJidGroup(chat) ? chat : undefined;
+  // In a group or from a broadcast list the chat is not the sender: the participant is.
   const from =
-    group === undefined ? senderPhone(chat, key.remoteJidAlt) : senderPhone(key.participant, key.participantAlt);
+    group === undefined && isJidBroadcast(chat) !== true
+      ? senderPhone(chat, key.remoteJidAlt)
+      : senderPhone(key.participant, key.participantAlt);
   if (from === null) return 'unresolved sender';
   return {
     type: 'incoming_message',

@@ -16,8 +16,8 @@ import makeWASocket, {
   type AuthenticationState,
   type WAMessageKey,
   type WASocket,
-  isJidBroadcast,
   isJidNewsletter,
+  isJidStatusBroadcast,
   proto,
 } from 'baileys';
 import type { Logger } from 'pino';
@@ -85,6 +85,7 @@ export function realSocketFactory(settings: RealSocketSettings = {}): SocketFact
       fireInitQueries: true,
       // Only the initial bootstrap: the library needs it for its LID mappings; the gateway keeps no history.
       shouldSyncHistoryMessage: (message) => message.syncType === proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
-      shouldIgnoreJid: (jid) => isJidBroadcast(jid) === true || isJidNewsletter(jid) === true,
+      // Status updates only: a broadcast list's message is an ordinary message to this device (docs/whatsapp.md).
+      shouldIgnoreJid: (jid) => isJidStatusBroadcast(jid) || isJidNewsletter(jid) === true,
     });
 }

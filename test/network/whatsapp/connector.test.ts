@@ -428,6 +428,32 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       expect(refused).toMatchObject({ kind: 'permanent', message: 'refused by the network (463)' });
     });
 
+    it('the ack wait starts when the stanza has left: a slow upload does not eat it', async () => {
+      const { connection, socket } = await pairDevice();
+      // The send itself (a media upload) takes longer than the whole ack window (300 ms here).
+      socket.onSend = async (_jid, _content, options) => {
+        await sleep(600);
+        setImmediate(() => socket.ack(options.messageId!));
+      };
+      await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'big' } });
+      expect(socket.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(1);
+    });
+
+    it('an ack after the wait ran out still counts: `sent`, recorded, and a retry sends nothing twice', async () => {
+      const { connection, socket, rec: recorder } = await pairDevice();
+      const late = await connection
+        .sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'a' } })
+        .catch((e: unknown) => e);
+      expect(late).toMatchObject({ kind: 'transient' });
+      socket.ack(toNetworkId(ULID)!);
+      const status = await recorder.wait('message_status', undefined, 0, SLOW);
+      expect(status).toMatchObject({ id: ULID, status: 'sent' });
+      const sent = await store.db.selectFrom('network_sent').selectAll().executeTakeFirstOrThrow();
+      expect(sent.acked_at).not.toBeNull();
+      await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'a' } });
+      expect(socket.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(1);
+    });
+
     it('mentions go as WhatsApp ids beside the text, and a reply quotes our own message as it was sent', async () => {
       const { connection, socket } = await pairDevice();
       socket.onSend = async (_jid, _content, options) => {
@@ -785,6 +811,20 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
           message: { conversation: 'in group' },
         },
         { from: FRIEND, group: '120363000000000001@g.us' },
+      ],
+      [
+        "a broadcast list's message: from its owner, not a group",
+        'notify',
+        {
+          key: {
+            remoteJid: '1760000000@broadcast',
+            participant: '99887766@lid',
+            participantAlt: `${FRIEND}@s.whatsapp.net`,
+            id: 'I9',
+          },
+          message: { conversation: 'to my list' },
+        },
+        { from: FRIEND, content: { type: 'chat', text: 'to my list' } },
       ],
       [
         'a list reply',
