@@ -407,6 +407,15 @@ export class ConnectionManager implements DeviceConnections {
     this.drop(deviceId, 'release');
   }
 
+  /**
+   * Resolves once the network events already received for these devices (those held here) are applied and
+   * stored: after a scan, the pairing is recorded and the device sendable by its number. Devices not held here
+   * are skipped; a failed event was logged where it failed, so this never rejects.
+   */
+  async settled(deviceIds: readonly number[]): Promise<void> {
+    await Promise.all(deviceIds.map((id) => this.live.get(id)?.chain));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const chains = [...this.live.values()].map((live) => live.chain);

@@ -24,6 +24,11 @@ export class PairingService {
     private readonly connections: ConnectionManager,
   ) {}
 
+  /** Waits until what the network reported for these devices so far is recorded (see ConnectionManager.settled). */
+  recorded(deviceIds: readonly number[]): Promise<void> {
+    return this.connections.settled(deviceIds);
+  }
+
   /**
    * The current QR text, or null when the device is paired and connected.
    * Paired but offline is 409 `Device offline, reconnecting`: the device

@@ -25,6 +25,8 @@ const findByPhoneStatement = prepared(2, (db, accountId: number, phone: string) 
       eb.or([eb('phone', '=', phone), eb.and([eb('phone', 'is', null), eb('expected_phone', '=', phone)])]),
     )
     .where('deleted_at', 'is', null)
+    // The device paired as the number sends, not a newer one waiting to pair as it (it cannot while the other holds it).
+    .orderBy(sql`case when paired_status = 'PAIRED' then 0 else 1 end`)
     .orderBy('id', 'desc')
     .limit(1),
 );
@@ -44,7 +46,7 @@ const findByPhonesStatement = prepared(2, (db, accountIds: readonly number[], ph
         select * from devices
         where account_id = w.account_id and (phone = w.phone or (phone is null and expected_phone = w.phone))
           and deleted_at is null
-        order by id desc limit 1
+        order by case when paired_status = 'PAIRED' then 0 else 1 end, id desc limit 1
       ) d`,
   ),
 );

@@ -300,11 +300,27 @@ export const REPLY_PARAMS: Record<MessageType, TSchema> = {
   template: replyParams('template', true),
 };
 
-/** A type's params as the document shows them: its own fields and the reply fields. */
+/**
+ * A type's params as the document shows them: its own fields and the reply fields it takes. A field the type
+ * refuses (`mentions` of audio and locations) is not offered: a generated client must not have it, and the
+ * description says what sending it anyway answers.
+ */
 function documentedParams(type: MessageType): TSchema {
-  const own = PARAMS[type] as TSchema & { properties: Record<string, TSchema> };
+  const own = PARAMS[type] as TSchema & { properties: Record<string, TSchema>; description?: string };
   const reply = REPLY_PARAMS[type] as TSchema & { properties: Record<string, TSchema> };
-  return { ...own, properties: { ...own.properties, ...reply.properties } };
+  const offered = Object.fromEntries(
+    Object.entries(reply.properties).filter(([, schema]) => (schema as { not?: unknown }).not === undefined),
+  );
+  const refused = Object.keys(reply.properties).filter((name) => !(name in offered));
+  const note = refused.map(
+    (name) => `\`${name}\` is not allowed: ${type} messages have no text (400 Validation failed).`,
+  );
+  const description = [own.description, ...note].filter((part) => part !== undefined).join(' ');
+  return {
+    ...own,
+    ...(description === '' ? {} : { description }),
+    properties: { ...own.properties, ...offered },
+  };
 }
 
 // --- the body ------------------------------------------------------------------------------

@@ -68,7 +68,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   { sandbox, store, accounts, devices, pairing },
 ) => {
   // Every operation on phones goes through the account's rules of ownership (one shared world, many accounts).
-  const owned = new SandboxControlService(store, sandbox, (accountId) => accounts.isSandbox(accountId));
+  const owned = new SandboxControlService(
+    store,
+    sandbox,
+    (accountId) => accounts.isSandbox(accountId),
+    (deviceIds) => pairing.recorded(deviceIds),
+  );
   app.get(
     '/sandbox/devices/:id/qr',
     {

@@ -35,6 +35,11 @@ export class SandboxControlService {
     private readonly sandbox: SandboxControl,
     /** Whether the account's devices are on the sandbox (AccountsService.isSandbox). */
     private readonly isSandboxAccount: (accountId: number) => Promise<boolean>,
+    /**
+     * Waits until the pairing a scan set off is recorded by the gateway, so that the scan answers only when the
+     * device is sendable by its number (a send right after the answer used to get 404 on PostgreSQL).
+     */
+    private readonly recorded: (deviceIds: readonly number[]) => Promise<void> = async () => undefined,
   ) {}
 
   /** Refuses a device the caller owns but that is not on the sandbox, exactly as a missing device. */
@@ -43,14 +48,18 @@ export class SandboxControlService {
   }
 
   async scan(accountId: number, qr: string, phone: string): Promise<{ device_phone: string }> {
-    const devices = await this.devicesOf(accountId);
-    return this.sandbox.scan(qr, phone, { deviceIds: devices.map((device) => device.id) });
+    const deviceIds = (await this.devicesOf(accountId)).map((device) => device.id);
+    const answer = await this.sandbox.scan(qr, phone, { deviceIds });
+    await this.recorded(deviceIds);
+    return answer;
   }
 
   /** A pairing code typed on a phone: only codes of the caller's own devices (another's is unknown). */
   async pair(accountId: number, code: string, phone: string): Promise<{ device_phone: string }> {
-    const devices = await this.devicesOf(accountId);
-    return this.sandbox.pair(code, phone, { deviceIds: devices.map((device) => device.id) });
+    const deviceIds = (await this.devicesOf(accountId)).map((device) => device.id);
+    const answer = await this.sandbox.pair(code, phone, { deviceIds });
+    await this.recorded(deviceIds);
+    return answer;
   }
 
   async upsertPhone(accountId: number, settings: SandboxPhoneSettings): Promise<SandboxPhone> {

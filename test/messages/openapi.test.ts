@@ -61,8 +61,11 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
       const params = shape.properties.params.properties;
       expect(params.quotedMessageId).toMatchObject({ type: 'string', maxLength: 128 });
       const type = shape.properties.type.enum[0] as string;
-      if (type === 'audio' || type === 'location') expect(params.mentions.description).toMatch(/^Not allowed/);
-      else
+      // Audio and locations have no text: `mentions` is refused (test/messages/replies.test.ts), so it is not offered.
+      if (type === 'audio' || type === 'location') {
+        expect(params.mentions).toBeUndefined();
+        expect(shape.properties.params.description).toContain('`mentions` is not allowed');
+      } else
         expect(params.mentions).toMatchObject({
           type: 'array',
           maxItems: 1024,

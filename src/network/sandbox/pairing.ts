@@ -63,7 +63,9 @@ function rotateQr(world: WorldState, link: Link): void {
   if (link.qr !== null) world.qrs.delete(link.qr);
   link.qr = newQrText();
   world.qrs.set(link.qr, link);
-  link.timer = world.later(world.qrRotateMs, () => rotateQr(world, link));
+  const times = world.qrRotateMs;
+  link.timer = world.later(times[Math.min(link.qrShown, times.length - 1)]!, () => rotateQr(world, link));
+  link.qrShown += 1;
   world.emit(link, { type: 'qr', qr: link.qr });
 }
 

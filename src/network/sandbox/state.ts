@@ -21,8 +21,11 @@ import type { PersistedState } from './persistence.js';
 import { StateFile } from './persistence.js';
 
 export interface SandboxOptions {
-  /** How often a pairing attempt shows a new QR code (ms). */
-  readonly qrRotateMs?: number;
+  /**
+   * How long each QR code of a pairing attempt is shown before the next one replaces it (ms). A list gives
+   * each code its own time, the last one repeating (like WhatsApp, whose first code lives longer than the rest).
+   */
+  readonly qrRotateMs?: number | readonly number[];
   /** Time between the network taking a message and the phone receiving it (ms). */
   readonly deliveryDelayMs?: number;
   /** Time between delivery and the read receipt of an auto-reading phone (ms). */
@@ -43,6 +46,8 @@ export interface Link {
   phone: PhoneNumber | null;
   expectedPhone: PhoneNumber | null;
   qr: string | null;
+  /** How many QR codes this link has shown (picks the next code's time from `qrRotateMs`). */
+  qrShown: number;
   /** The pairing code asked for during this pairing attempt, and the number it is bound to. */
   pairingCode: { readonly code: string; readonly phone: PhoneNumber } | null;
   /** The only timer a link may hold: QR rotation while pairing, or the deferred `connected`. */
@@ -88,7 +93,7 @@ const SENT_IDS_LIMIT = 100_000;
 const RESEND_WINDOW_MS = 5_000;
 
 export class WorldState {
-  readonly qrRotateMs: number;
+  readonly qrRotateMs: readonly number[];
   readonly deliveryDelayMs: number;
   readonly readDelayMs: number;
   readonly phones = new Map<PhoneNumber, PhoneRecord>();
@@ -111,7 +116,8 @@ export class WorldState {
   closed = false;
 
   constructor(options: SandboxOptions) {
-    this.qrRotateMs = options.qrRotateMs ?? 20_000;
+    const rotate = options.qrRotateMs ?? 20_000;
+    this.qrRotateMs = typeof rotate === 'number' ? [rotate] : rotate.length > 0 ? [...rotate] : [20_000];
     this.deliveryDelayMs = options.deliveryDelayMs ?? 30;
     this.readDelayMs = options.readDelayMs ?? 30;
     this.file = options.statePath ? new StateFile(options.statePath, () => this.snapshot()) : null;
@@ -158,6 +164,7 @@ export class WorldState {
       phone: null,
       expectedPhone: null,
       qr: null,
+      qrShown: 0,
       pairingCode: null,
       timer: null,
       recent: [],
