@@ -4,55 +4,25 @@
 // delivery receipt, a phone's group both ways, a restart that resumes the session, and an unlink from the phone.
 // SQLite only (vitest.config.ts): the store is not what this tests.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReceiver, type Receiver } from '../events/helpers.js';
-import { ensureBuilt } from '../helpers/built.js';
-import { newStoreLocation, type StoreLocation } from '../helpers/gateway.js';
-import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { decodeQrDataUrl } from '../helpers/qr.js';
-import { startStandinProcess, type StandinProcess } from '../../standin/spawn.js';
 import { waitFor } from '../helpers/wait.js';
+import { PNG, startStandinWorld, WAIT, type StandinWorld } from './standin-harness.js';
 
-const PNG = readFileSync(new URL('../fixtures/media/tiny.png', import.meta.url));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const BY_QR = '15551230001';
 const BY_CODE = '15551230002';
 const FRIEND = '15551230003';
 const MEMBER = '15551230004';
-const WAIT = { timeoutMs: 20_000, intervalMs: 50 };
 
-let standin: StandinProcess;
-let location: StoreLocation;
-let gateway: GatewayProcess;
-let hooks: Receiver;
-let files: Server;
-let filesUrl: string;
-const agent = new Agent();
-let api: ReturnType<typeof httpClient>;
-
-async function startTheGateway() {
-  gateway = await startGatewayProcess(
-    location,
-    {
-      GATEWAY_NETWORK: 'whatsapp',
-      GATEWAY_NETWORK_KEY: Buffer.alloc(32, 3).toString('base64'),
-      GATEWAY_WHATSAPP_URL: standin.ws,
-      GATEWAY_WHATSAPP_ROOT_KEY: standin.root_key,
-      GATEWAY_ALLOW_PRIVATE_URLS: 'true',
-      GATEWAY_SEND_INTERVAL_MS: '0',
-      NODE_EXTRA_CA_CERTS: standin.ca,
-    },
-    { built: true },
-  );
-  api = httpClient(gateway.port, agent);
-}
-
-const device = async (id: number) => (await api('GET', `/devices/${id}`)).body.data;
-const phone = async (number: string) => (await standin.call('GET', `/control/phones/${number}`)).body;
-const message = async (id: string) => (await api('GET', `/messages/${id}`)).body.data;
+let world: StandinWorld;
+let standin: StandinWorld['standin'];
+let hooks: StandinWorld['hooks'];
+const api: StandinWorld['api'] = (...args) => world.api(...args);
+const device = (id: number) => world.device(id);
+const phone = (number: string) => world.phone(number);
+const message = (id: string) => world.message(id);
+const connected = (id: number) => world.connected(id);
 
 async function newDevice(name: string): Promise<number> {
   const created = await api('POST', '/devices', { package: 'BUSINESS', name });
@@ -63,31 +33,16 @@ async function newDevice(name: string): Promise<number> {
   return id;
 }
 
-const connected = (id: number) =>
-  waitFor(
-    () => device(id),
-    (d) => d.paired_status === 'PAIRED' && d.connected === true,
-    { ...WAIT, what: 'paired and connected' },
-  );
-
 let qrDevice: number;
 
 beforeAll(async () => {
-  ensureBuilt();
-  [standin, location, hooks] = await Promise.all([startStandinProcess(), newStoreLocation(), startReceiver()]);
-  files = createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG));
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as { port: number }).port}/tiny.png`;
-  await startTheGateway();
+  world = await startStandinWorld(3);
+  ({ standin, hooks } = world);
+  await world.startGateway();
 });
 
 afterAll(async () => {
-  await gateway?.stop();
-  await standin?.stop();
-  await hooks?.close();
-  await new Promise((resolve) => files?.close(resolve));
-  await agent.close();
-  await location?.drop();
+  await world?.stop();
 });
 
 describe('the built gateway against the WhatsApp stand-in', () => {
@@ -134,7 +89,7 @@ describe('the built gateway against the WhatsApp stand-in', () => {
       device: BY_QR,
       receiver: FRIEND,
       type: 'image',
-      params: { image: { url: filesUrl }, caption: 'a picture' },
+      params: { image: { url: world.filesUrl }, caption: 'a picture' },
     });
     expect(image.status, JSON.stringify(image.body)).toBe(200);
     const inbox = await waitFor(
@@ -220,8 +175,8 @@ describe('the built gateway against the WhatsApp stand-in', () => {
 
   it('resumes the session after a restart, without pairing again', async () => {
     const before = (await standin.call('GET', '/control/stats')).body.logins;
-    await gateway.stop();
-    await startTheGateway();
+    await world.gateway?.stop();
+    await world.startGateway();
     await connected(qrDevice);
     expect((await standin.call('GET', '/control/stats')).body.logins).toBeGreaterThan(before);
     expect((await phone(BY_QR)).linked_devices).toHaveLength(1);
