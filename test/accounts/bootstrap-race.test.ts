@@ -16,6 +16,7 @@ import { systemClock } from '../../src/clock.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const NODES = 3;
 const ROUNDS = 10;
@@ -95,12 +96,22 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('three gateway pro
         );
         for (const start of starts) if (start.status === 'fulfilled') running.push(start.value);
         expect(starts.flatMap((s) => (s.status === 'rejected' ? [String(s.reason)] : []))).toEqual([]);
-        const printed = running.filter((g) => g.output().includes('"api_token"'));
-        expect(printed.length).toBe(token === '' ? 1 : 0);
-        for (const g of running) expect(g.output()).not.toContain('could not create the first API token');
+        const printing = () => running.filter((g) => g.output().includes('"api_token"')).length;
+        // A node prints the token after it listens (src/main.ts), so the printing node is waited for; then every
+        // node is stopped, and only their whole output is judged.
+        if (token === '')
+          await waitFor(printing, (n) => n >= 1, { what: 'a node printing the token', timeoutMs: 30_000 });
         const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
         open.push(store);
         expect(await contents(store)).toEqual({ accounts: ['default'], tokens: 1 });
+        const outputs = await Promise.all(
+          running.splice(0).map(async (g) => {
+            await g.stop();
+            return g.output();
+          }),
+        );
+        expect(outputs.filter((o) => o.includes('"api_token"')).length).toBe(token === '' ? 1 : 0);
+        for (const o of outputs) expect(o).not.toContain('could not create the first API token');
       } finally {
         await Promise.all(running.splice(0).map((g) => g.stop()));
         await Promise.all(open.splice(0).map((s) => s.close()));
