@@ -7,6 +7,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export const TOKEN = 'mgw_bench_token_000000000000000000000000';
 
@@ -159,4 +161,31 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * A local media server for the media benchmarks: `GET /<megabytes>.pdf` answers that many MiB of a PDF-looking
+ * body with its Content-Length, streamed a MiB at a time (never held whole). Answers its base URL and the server.
+ */
+export async function startPdfMediaServer(): Promise<{ base: string; server: Server }> {
+  const MiB = 1024 * 1024;
+  const head = Buffer.alloc(MiB, 0x2e);
+  head.write('%PDF-1.7\n', 0, 'latin1');
+  const filler = Buffer.alloc(MiB, 0x2e);
+  const server = createServer((req, res) => {
+    const size = Number(/^\/(\d+)\.pdf$/.exec(req.url ?? '')?.[1] ?? 0) * MiB;
+    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(size) });
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < size) {
+        const chunk = (sent === 0 ? head : filler).subarray(0, Math.min(MiB, size - sent));
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }

@@ -16,12 +16,10 @@
 // header, then filler) with a Content-Length, without holding a file.
 //
 //   npm run build && node --import tsx bench/media-memory.ts [files] [megabytes[,megabytes...]]
-import { createServer } from 'node:http';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TOKEN, api, machine, pairDevice, startProcess } from './lib.js';
+import { TOKEN, api, machine, pairDevice, startPdfMediaServer, startProcess } from './lib.js';
 
 const files = Number(process.argv[2] ?? 10);
 const sizesMb = String(process.argv[3] ?? '90')
@@ -30,29 +28,7 @@ const sizesMb = String(process.argv[3] ?? '90')
 const entry = process.env.BENCH_GATEWAY ?? 'dist/main.js';
 const MiB = 1024 * 1024;
 
-const block = Buffer.alloc(MiB, 0x2e);
-block.write('%PDF-1.7\n', 0, 'latin1');
-const filler = Buffer.alloc(MiB, 0x2e);
-// GET /<megabytes>.pdf: that many MiB, streamed.
-const media = createServer((req, res) => {
-  const size = Number(/^\/(\d+)\.pdf$/.exec(req.url ?? '')?.[1] ?? 0) * MiB;
-  res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(size) });
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < size) {
-      const chunk = (sent === 0 ? block : filler).subarray(0, Math.min(filler.length, size - sent));
-      sent += chunk.length;
-      if (!res.write(chunk)) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    res.end();
-  };
-  pump();
-});
-await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
-const mediaBase = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
+const { base: mediaBase, server: media } = await startPdfMediaServer();
 
 async function run(megabytes: number) {
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-media-'));

@@ -15,12 +15,10 @@
 //
 // BENCH_GATEWAY=<path to main.js> runs another build (e.g. main's, to compare); BENCH_AT_ONCE=n posts n files at a
 // time instead of all at once.
-import { createServer } from 'node:http';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TOKEN, api, machine, pairDevice, startProcess } from './lib.js';
+import { TOKEN, api, machine, pairDevice, startPdfMediaServer, startProcess } from './lib.js';
 
 const files = Number(process.argv[2] ?? 10);
 const megabytes = Number(process.argv[3] ?? 90);
@@ -30,26 +28,8 @@ const atOnce = Math.max(1, Number(process.env.BENCH_AT_ONCE ?? files));
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;
 
-const head = Buffer.alloc(MiB, 0x2e);
-head.write('%PDF-1.7\n', 0, 'latin1');
-const filler = Buffer.alloc(MiB, 0x2e);
-// GET /<megabytes>.pdf: that many MiB, streamed with a Content-Length, never held whole.
-const media = createServer((req, res) => {
-  const size = Number(/^\/(\d+)\.pdf$/.exec(req.url ?? '')?.[1] ?? 0) * MiB;
-  res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': String(size) });
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < size) {
-      const chunk = (sent === 0 ? head : filler).subarray(0, Math.min(MiB, size - sent));
-      sent += chunk.length;
-      if (!res.write(chunk)) return void res.once('drain', pump);
-    }
-    res.end();
-  };
-  pump();
-});
-await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
-const mediaUrl = `http://127.0.0.1:${(media.address() as AddressInfo).port}/${megabytes}.pdf`;
+const { base: mediaBase, server: media } = await startPdfMediaServer();
+const mediaUrl = `${mediaBase}/${megabytes}.pdf`;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-spool-'));
 const dbFile = join(dataDir, 'gateway.sqlite');
