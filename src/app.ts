@@ -3,8 +3,9 @@
  * the HTTP conventions. Tests build it and call `inject`; `main.ts` builds it
  * and listens.
  *
- * Owns: wiring. What each piece does lives in its feature folder.
- * Must never: listen on a port or handle signals (that is main.ts).
+ * Owns: the HTTP conventions and registering the routes. What is built with what, and the start and stop
+ * order, is the composition root's (src/composition/root.ts); what each piece does lives in its feature folder.
+ * Must never: listen on a port or handle signals (that is main.ts), or keep a start or stop order by hand.
  */
 import Fastify, {
   LogController,
@@ -18,45 +19,20 @@ import { newRequestId } from './ids.js';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './clock.js';
 import { openStore, type Store } from './store/store.js';
-import { AccountsService, TOKENS_REVOKED_SIGNAL } from './accounts/service.js';
+import { AccountsService } from './accounts/service.js';
 import { tokenRoutes } from './accounts/routes.js';
-import { DevicesService } from './devices/service.js';
 import { deviceRoutes } from './devices/routes.js';
-import { ConnectionManager } from './devices/connections.js';
-import { PairingService } from './devices/pairing.js';
-import { createNetwork, sandboxScope, type NetworkHost } from './network/create.js';
-import { SqlNetworkStateStore } from './devices/network-state.js';
-import { DeviceNetworks, configuredNetwork } from './devices/networks.js';
-import type { Logger } from 'pino';
-import type { Network } from './network/network.js';
-import type { SandboxOptions } from './network/sandbox/index.js';
+import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
-import { DeviceDirectory } from './devices/directory.js';
-import { AcceptanceWriter } from './messages/acceptance.js';
-import { Committer, WriteBatcher } from './store/batcher.js';
-import { FencedWrites } from './cluster/fenced-writes.js';
-import { MessagesService } from './messages/service.js';
 import { messageRoutes } from './messages/routes.js';
-import { GroupSync } from './groups/sync.js';
-import { GroupsService } from './groups/service.js';
-import { MembersService } from './groups/members.js';
 import { groupRoutes } from './groups/routes.js';
-import { ContactsService } from './contacts/service.js';
 import { contactRoutes } from './contacts/routes.js';
-import { Dispatcher } from './dispatch/dispatcher.js';
-import { EventSignal } from './events/signal.js';
-import { Deliverer, type WebhookTimings } from './events/deliverer.js';
-import { RepliesByResponse } from './events/reply.js';
-import { IncomingMessages } from './events/incoming.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
-import { WebhooksService } from './events/service.js';
 import { webhookRoutes } from './events/routes.js';
-import type { LookupFunction } from 'node:net';
-import { createGuardedDispatcher, destinationPolicy, destinationProblem } from './outbound/index.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { installTwinStatus } from './http/envelope.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
 import { installValidation, isOptionalBody } from './http/validation.js';
@@ -67,15 +43,13 @@ import { gatewayInfoRoutes } from './http/gateway-info.js';
 import { dashboardRoutes, defaultDashboardDir, isDashboardPath } from './http/dashboard.js';
 import { requestUrlForLog, urlForLog } from './http/log-redaction.js';
 import { createMetricsRegistry, installHttpMetrics } from './http/metrics.js';
-import { Retention, type RetentionTimings } from './store/retention.js';
-import { createCluster, type Cluster } from './cluster/index.js';
-import type { ClusterTimings } from './cluster/node.js';
+import { buildRoot, type RootOptions, type Services } from './composition/root.js';
 import { installForwarding } from './cluster/forward.js';
 import { holderLookups } from './cluster/holder-routes.js';
 import { installClusterMetrics } from './cluster/metrics.js';
-import { MediaUpkeep, installMediaMetrics } from './media/index.js';
+import { installMediaMetrics } from './media/index.js';
 
-export interface BuildOptions {
+export interface BuildOptions extends RootOptions {
   readonly config: Config;
   readonly clock?: Clock;
   /**
@@ -85,52 +59,11 @@ export interface BuildOptions {
   readonly logger?: FastifyServerOptions['logger'];
   /** SQLite file name under the data dir (tests use their own). */
   readonly sqliteFile?: string;
-  /**
-   * A network to use instead of the configured one (tests), or a maker of one given what the app
-   * would hand the configured one (its store for network state, its logger). Closed with the app.
-   */
-  readonly network?: Network | ((host: NetworkHost) => Network);
-  /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
-  readonly sandbox?: SandboxOptions;
-  /** Dispatcher retry timings (tests shorten them). */
-  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number; maxQueuedMs?: number };
-  /** Connection manager timings (tests shorten them). */
-  readonly connections?: {
-    qrWaitMs?: number;
-    reconnectBaseMs?: number;
-    reconnectMaxMs?: number;
-    maxConcurrentConnects?: number;
-    replacedRetryMs?: number;
-    outdatedRetryMs?: number;
-  };
-  /** Webhook delivery timings and bounds (tests shorten them). */
-  readonly webhooks?: WebhookTimings;
   /** Where the built dashboard is (default dist/dashboard beside the server code). */
   readonly dashboardDir?: string;
-  /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
-  readonly outboundLookup?: LookupFunction;
-  /** Retention sweep timings (tests shorten them). */
-  readonly retention?: RetentionTimings;
-  /** Free space the media upkeep keeps rather than gives back (tests set 0). */
-  readonly mediaUpkeep?: { readonly keepFreeBytes?: number };
-  /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
-  readonly cluster?: ClusterTimings & { readonly clock?: Clock };
 }
 
-export interface Services {
-  readonly accounts: AccountsService;
-  readonly devices: DevicesService;
-  readonly connections: ConnectionManager;
-  readonly network: Network;
-  /** Which network each device is on (docs/networks-per-device.md). */
-  readonly networks: DeviceNetworks;
-  readonly messages: MessagesService;
-  readonly dispatcher: Dispatcher;
-  readonly groupSync: GroupSync;
-  readonly retention: Retention;
-  readonly mediaUpkeep: MediaUpkeep;
-  readonly cluster: Cluster;
-}
+export type { Services } from './composition/root.js';
 
 export interface RouteInfo {
   readonly method: string;
@@ -310,179 +243,13 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     await store.close();
     throw error;
   }
-  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
-  const cluster = createCluster({
-    store,
-    databaseUrl: config.databaseUrl,
-    name: config.serverName,
-    url: config.advertiseUrl,
-    clock: options.cluster?.clock ?? systemClock,
-    logger: app.log,
-    timings: options.cluster,
-    // A token revoked on another node or by the CLI leaves this node's cache at once.
-    others: {
-      message: (message) => {
-        if (message === TOKENS_REVOKED_SIGNAL) accounts.revokedElsewhere();
-      },
-      connected: () => accounts.revokedElsewhere(),
-    },
-  });
-  const clusterNode = cluster.node;
-  const networks = new DeviceNetworks(store, configuredNetwork(config));
-  const host: NetworkHost = {
-    states: new SqlNetworkStateStore(
-      store,
-      clock,
-      clusterNode === null ? undefined : (db, session) => clusterNode.fenceSession(db, session),
-    ),
-    // The network library logs warnings and worse only; its debug output would flood the log.
-    logger: app.log.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
-    // Once per connection: a paired device's own network, a pairing its account's (docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md).
-    networkOf: (deviceId, pairing) => networks.forConnection(deviceId, pairing),
-  };
-  const network =
-    typeof options.network === 'function'
-      ? options.network(host)
-      : (options.network ?? createNetwork(config, host, options.sandbox));
-  // Rung after each commit that recorded webhook events, so the deliverer looks at once.
-  const eventSignal = new EventSignal();
-  const connections = new ConnectionManager({
-    store,
-    clock,
-    network,
-    serverName: config.serverName,
-    holdings: cluster.holdings,
-    logger: app.log,
-    pairingWindowMs: config.pairingWindowS * 1000,
-    onEventsRecorded: eventSignal.ring,
-    pairingNetwork: (accountId, db) => networks.ofAccount(accountId, db),
-    ...options.connections,
-  });
-  // Groups follow the network: synced on every `connected` and `groups_changed`.
-  const groupSync = new GroupSync({ store, clock, connections, logger: app.log });
-  groupSync.start();
-  // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
-  const committer = new Committer(store.db);
-  const batcher = new WriteBatcher(committer);
-  const dispatcher = new Dispatcher({
-    store,
-    writes: new FencedWrites(committer, cluster.holdings),
-    clock,
-    connections,
-    holdings: cluster.holdings,
-    logger: app.log,
-    sendIntervalMs: config.sendIntervalMs,
-    onEventsRecorded: eventSignal.ring,
-    ...options.dispatch,
-  });
-  // One policy for every destination a user names: public addresses, plus the operator's allowed private hosts.
-  const outboundPolicy = destinationPolicy(config);
-  const lookup = options.outboundLookup;
-  const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
-  // Webhook URLs get the same address guard as media (docs/internals.md, Sending); a refused address is a failed attempt.
-  const webhookAgent = createGuardedDispatcher({
-    policy: outboundPolicy,
-    connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
-    ...(lookup ? { lookup } : {}),
-  });
-  const deliverer = new Deliverer({
-    store,
-    committer,
-    clock,
-    logger: app.log,
-    signal: eventSignal,
-    http: webhookAgent,
-    // Replies asked for by a receiver's answer go through POST /messages' own path (`messages` is built below).
-    replies: new RepliesByResponse({
-      send: (accountId, body, key) => messages.send(accountId, body, key),
-      react: (accountId, reaction, key) => messages.react(accountId, reaction, key),
-    }),
-    ...options.webhooks,
-  });
-  const incoming = new IncomingMessages({ batcher, clock, connections, logger: app.log, signal: eventSignal });
-  const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
-  const retention = new Retention({
-    store,
-    clock,
-    logger: app.log,
-    webhookRetentionDays: config.webhookRetentionDays,
-    messageRetentionDays: config.messageRetentionDays,
-    ...options.retention,
-  });
-  // Chunks nobody owns are swept; the space deleted media leaves is given back (SQLite).
-  const mediaUpkeep = new MediaUpkeep({ store, clock, logger: app.log, ...options.mediaUpkeep });
-  // Closed in reverse order of use: the queue first (in-flight sends finish), then connections, the network, the store.
-  app.addHook('onClose', async () => {
-    // Sending stops first and the devices are handed back at once, so other nodes reconnect them within seconds.
-    await dispatcher.close();
-    await connections.close();
-    await cluster.close();
-    // What is still to be delivered is in the store for the next start (or another node).
-    await deliverer.close();
-    await mediaUpkeep.close();
-    await retention.close();
-    await network.close();
-    await groupSync.close();
-    await mediaAgent.close();
-    await incoming.close();
-    await webhookAgent.close();
-    await store.close();
-  });
-  const directory = new DeviceDirectory(store);
-  // Pairing and logout change which device a number names.
-  connections.onEvent((_deviceId, event) => {
-    if (event.type === 'connected' || event.type === 'logged_out') directory.invalidate();
-  });
-  const devices = new DevicesService(
-    store,
-    clock,
-    () => connections,
-    (deviceId) => {
-      directory.invalidate();
-      dispatcher.deviceChanged(deviceId);
-      // The node holding it (maybe another) looks again: a suspension drops it, a new send interval applies.
-      cluster.holdings.deviceChanged(deviceId);
-    },
-    (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
-  );
-  const pairing = new PairingService(devices, connections);
-  const messages = new MessagesService({
-    store,
-    // Messages for devices held by another node wake it, from the accepting transaction (docs/internals.md, Clusters).
-    writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
-    clock,
-    senders: {
-      findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
-      // Any node accepts for any device (docs/internals.md, Clusters): held elsewhere, the row says whether its node has it open.
-      isConnected: (device) =>
-        connections.isConnected(device.id) ||
-        (clusterNode !== null &&
-          device.connected === 1 &&
-          device.server_name !== null &&
-          device.server_name !== config.serverName &&
-          clusterNode.isUp(device.server_name)),
-      isRecovering: (device) => connections.isRecovering(device.id),
-    },
-    mediaDispatcher: mediaAgent,
-    logger: app.log,
-    onAccepted: (deviceId) => dispatcher.notify(deviceId),
-  });
-  const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
-  const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
-  const contacts = new ContactsService({ devices: directory, connections });
-  app.decorate('services', {
-    accounts,
-    devices,
-    connections,
-    network,
-    networks,
-    messages,
-    dispatcher,
-    groupSync,
-    retention,
-    mediaUpkeep,
-    cluster,
-  } satisfies Services);
+  // The WhatsApp library is loaded only when the gateway runs WhatsApp and no test replaces the network.
+  const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
+  const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp });
+  const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
+  const { devices, connections, network, networks, messages, cluster } = services;
+  app.addHook('onClose', () => root.lifecycle.stop());
+  app.decorate('services', services);
 
   // A device's `server.status`: the cluster's view of its node (with one node: this one is up).
   const serverUp = clusterNode === null ? undefined : (name: string) => clusterNode.isUp(name);
@@ -522,15 +289,6 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       { prefix },
     );
   }
-  app.addHook('onReady', async () => {
-    mediaUpkeep.start();
-    dispatcher.start();
-    incoming.start();
-    await connections.start();
-    // After the connection manager and dispatcher listen: the devices this node holds are handed to them.
-    await cluster.start();
-    await deliverer.start();
-    retention.start();
-  });
+  app.addHook('onReady', () => root.lifecycle.start());
   return app;
 }

@@ -70,6 +70,11 @@ export interface Config {
    * left (media uploaded first) before it counts as a transient failure (docs/whatsapp.md, Acknowledgements).
    */
   readonly whatsappAckTimeoutMs: number;
+  /**
+   * `GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS`: how long a media upload may stall (no bytes moving either way) before the
+   * send counts as a transient failure (docs/whatsapp.md, Sending media).
+   */
+  readonly whatsappUploadTimeoutMs: number;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -316,6 +321,7 @@ export function loadConfig(env: Env = process.env): Config {
     whatsappRootKey: whatsappRootKey(env, standinUrl),
     whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
     whatsappAckTimeoutMs: integer(env, 'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS', 20_000, 1_000, 600_000),
+    whatsappUploadTimeoutMs: integer(env, 'GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS', 60_000, 1_000, 600_000),
   };
 }
 

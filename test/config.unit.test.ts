@@ -49,6 +49,7 @@ describe('loadConfig', () => {
       whatsappRootKey: null,
       whatsappNativeInteractive: false,
       whatsappAckTimeoutMs: 20_000,
+      whatsappUploadTimeoutMs: 60_000,
     });
   });
 
@@ -136,6 +137,7 @@ describe('loadConfig', () => {
       whatsappRootKey: null,
       whatsappNativeInteractive: false,
       whatsappAckTimeoutMs: 30_000,
+      whatsappUploadTimeoutMs: 60_000,
     });
   });
 
@@ -215,8 +217,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ GATEWAY_WHATSAPP_NATIVE_INTERACTIVE: 'false' }).whatsappNativeInteractive).toBe(false);
   });
 
-  it('reads GATEWAY_WHATSAPP_ACK_TIMEOUT_MS (docs/whatsapp.md, Acknowledgements), 1 s to 10 min', () => {
+  it('reads GATEWAY_WHATSAPP_ACK_TIMEOUT_MS and GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS (docs/whatsapp.md), 1 s to 10 min', () => {
     expect(loadConfig({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '45000' }).whatsappAckTimeoutMs).toBe(45_000);
+    expect(loadConfig({ GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS: '5000' }).whatsappUploadTimeoutMs).toBe(5_000);
+    expect(() => loadConfig({ GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS: '10' })).toThrow(
+      /GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS/,
+    );
     expect(configError({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '999' }).message).toBe(
       'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS must be between 1000 and 600000, got 999',
     );

@@ -21,7 +21,7 @@ import { openStore, sqliteFileOf, type Store } from '../store/store.js';
 import { AccountsError, AccountsService } from '../accounts/service.js';
 import { DevicesService } from '../devices/service.js';
 import { PACKAGE_CODES, findPackage, quoteAvailable } from '../devices/packages.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { sandboxScope } from '../network/create.js';
 import { startSandboxServer } from '../network/sandbox/index.js';
 import { clusterRepository } from '../cluster/repository.js';

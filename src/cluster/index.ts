@@ -39,6 +39,8 @@ export interface ClusterOptions {
   readonly clock: Clock;
   readonly logger: FastifyBaseLogger;
   readonly timings?: ClusterTimings;
+  /** Which of these devices have work waiting (ClusterNodeOptions). */
+  readonly devicesWithWork: (deviceIds: readonly number[]) => Promise<number[]>;
   /**
    * Notifications the cluster does not own (a token revoked: accounts/service.ts), and each
    * (re)connect of the listener, after which whatever was notified meanwhile may have been missed.
@@ -73,6 +75,7 @@ export function createCluster(options: ClusterOptions): Cluster {
     clock: options.clock,
     logger: logger.child({ module: 'cluster' }),
     publish,
+    devicesWithWork: options.devicesWithWork,
     ...options.timings,
   });
   return {

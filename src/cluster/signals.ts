@@ -15,6 +15,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../store/schema.js';
+import { doubling, jitter } from '../backoff.js';
 
 const MAX_PAYLOAD = 7_900;
 const RECONNECT_MIN_MS = 500;
@@ -120,13 +121,12 @@ export class SignalListener {
 
   private retry(): void {
     this.failures += 1;
-    const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(this.failures - 1, 10));
     this.timer = setTimeout(
       () => {
         this.timer = null;
         void this.connect();
       },
-      ceiling / 2 + Math.random() * (ceiling / 2),
+      jitter(doubling(RECONNECT_MIN_MS, RECONNECT_MAX_MS, this.failures)),
     );
   }
 

@@ -9,23 +9,29 @@
  * transaction, so a writer that lost its claim changes nothing), and, in a
  * cluster, the device lease's fence checked in that transaction too (a node
  * whose lease moved on writes nothing, even before the new holder claims the
- * session); deleting a session's state with its device's session.
+ * session); refusing a write whose connection closed, checked in the same
+ * synchronous step as the COMMIT on SQLite, and undoing it (key-preimage.ts)
+ * when the connection closed while the COMMIT was on its way (PostgreSQL);
+ * deleting a session's state with its device's session.
  * Must never: swallow a failed write (the network must hear of it), write
  * outside one transaction per call, or look inside the values.
  */
-import { sql } from 'kysely';
+import { sql, type ControlledTransaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import {
+  RefusedNetworkStateError,
   StaleNetworkStateError,
   type NetworkKeyChange,
   type NetworkKeyRow,
   type NetworkOffer,
   type NetworkSentRecord,
+  type NetworkStateChanges,
   type NetworkStateStore,
   type NetworkStateWriter,
 } from '../network/state.js';
-import type { Db } from '../store/schema.js';
+import type { Database, Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
+import { readPreImage, restorePreImage, type KeyPreImage } from './key-preimage.js';
 
 /** Rows per multi-row statement: far below either database's limit on bound parameters. */
 const CHUNK = 200;
@@ -94,6 +100,33 @@ export const networkStateRepository = {
  */
 export type SessionFence = (db: Db, session: string) => Promise<boolean>;
 
+/**
+ * Commits `trx` unless `live` answers false (then rolls it back and rejects with RefusedNetworkStateError).
+ * The answer and the COMMIT are one synchronous step up to the driver: no await lies between them, and Kysely
+ * reaches the driver without one, so on SQLite (a synchronous driver) nothing else of the process runs in between.
+ * On PostgreSQL the COMMIT is a round trip: a socket closing during it is seen only after it (write() undoes it).
+ */
+async function commitIfLive(
+  trx: ControlledTransaction<Database>,
+  live: (() => boolean) | undefined,
+  session: string,
+): Promise<void> {
+  if (live !== undefined && !live()) {
+    await trx.rollback().execute();
+    throw new RefusedNetworkStateError(session);
+  }
+  try {
+    await trx.commit().execute();
+  } catch (error) {
+    // A failed COMMIT leaves the connection held by the transaction: ending it gives the connection back.
+    await trx
+      .rollback()
+      .execute()
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
 class SqlStateWriter implements NetworkStateWriter {
   constructor(
     private readonly store: Store,
@@ -141,15 +174,34 @@ class SqlStateWriter implements NetworkStateWriter {
     return rows.map((row) => ({ kind: row.kind, id: row.key_id, value: row.value }));
   }
 
-  async write(changes: { readonly creds?: Uint8Array; readonly keys?: readonly NetworkKeyChange[] }): Promise<void> {
+  /** The writes of this writer that carry `live`, one after another: one is undone before the next starts. */
+  private liveWrites: Promise<unknown> = Promise.resolve();
+
+  write(changes: NetworkStateChanges): Promise<void> {
+    if (changes.live === undefined) return this.writeNow(changes, undefined);
+    const live = changes.live;
+    const write = this.liveWrites.then(() => this.writeNow(changes, live));
+    this.liveWrites = write.catch(() => undefined);
+    return write;
+  }
+
+  private async writeNow(changes: NetworkStateChanges, live: (() => boolean) | undefined): Promise<void> {
     const keys = changes.keys ?? [];
+    // Nothing to start for a connection already gone (its library retries a refused write: each try stays cheap).
+    if (live !== undefined && !live()) throw new RefusedNetworkStateError(this.session);
     // The last change of a key within one write wins, as it would have had the changes been written one by one.
     const latest = new Map<string, NetworkKeyChange>();
     for (const change of keys) latest.set(`${change.kind}\u0000${change.id}`, change);
     const upserts = [...latest.values()].filter((c) => c.value !== null);
     const deletes = [...latest.values()].filter((c) => c.value === null);
-    await this.store.db.transaction().execute(async (trx) => {
+    // A transaction ended by hand: the liveness check and the COMMIT go in one synchronous step (below).
+    const trx = await this.store.db.startTransaction().execute();
+    let before: KeyPreImage | null = null;
+    try {
       await this.checkFence(trx, changes.creds);
+      // What the write replaces, in case its connection closes while the COMMIT is on its way (below).
+      if (live !== undefined)
+        before = await readPreImage(trx, this.session, [...latest.values()], changes.creds !== undefined);
       for (const part of chunks(upserts)) {
         await trx
           .insertInto('network_auth_keys')
@@ -173,7 +225,21 @@ class SqlStateWriter implements NetworkStateWriter {
             .execute();
         }
       }
+    } catch (error) {
+      await trx.rollback().execute();
+      throw error;
+    }
+    await commitIfLive(trx, live, this.session);
+    if (live === undefined || before === null || live()) return;
+    // The connection closed while the COMMIT was on its way (a PostgreSQL round trip): whatever the write went with
+    // (a decrypted message) cannot reach the network as done any more, so the write is undone and refused, as if
+    // the check before the COMMIT had seen the close. A failed undo is the write's error: the network must hear it.
+    const image = before;
+    await this.store.db.transaction().execute(async (undo) => {
+      await this.checkFence(undo);
+      await restorePreImage(undo, this.session, image);
     });
+    throw new RefusedNetworkStateError(this.session);
   }
 
   async recordSent(messageId: string, payload: Uint8Array, at: number): Promise<void> {

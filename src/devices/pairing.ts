@@ -9,7 +9,7 @@
  * for the current one).
  */
 import QRCode from 'qrcode';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { QrUnavailableError, type ConnectionManager } from './connections.js';
 import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';
 import type { DeviceRow } from './repository.js';

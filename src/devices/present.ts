@@ -7,7 +7,7 @@
 import { WEBHOOK_FORMATS, webhookFormat } from '../events/formats/index.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
-import { Nullable } from '../http/schemas.js';
+import { Nullable } from '../shapes.js';
 import { findPackage, quoteAvailable } from './packages.js';
 import type { DeviceRow } from './repository.js';
 import { NETWORK_NAMES, type NetworkName } from '../network/network.js';

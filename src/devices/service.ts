@@ -11,8 +11,8 @@
 import { WEBHOOK_FORMATS, isWebhookFormat } from '../events/formats/index.js';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { ApiError } from '../http/errors.js';
-import { isPhoneNumber } from '../http/schemas.js';
+import { ApiError } from '../errors.js';
+import { isPhoneNumber } from '../shapes.js';
 import type { Store } from '../store/store.js';
 import { accountsRepository } from '../accounts/repository.js';
 import { findPackage } from './packages.js';

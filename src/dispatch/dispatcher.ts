@@ -28,32 +28,50 @@
  * the lane stops at once (the new holder sends again, under the same ids, what
  * was sent here but not recorded).
  *
+ * Each lane runs on a wake-up loop (src/wake-loop.ts) and reads one clock, the
+ * injected one: its waits (retry times, the send interval, a suspended device's
+ * recheck, typing) are set through it. Its decisions are lane.ts's; its status
+ * writes are status-writes.ts's.
+ *
  * Must never: send a message of one device out of order, send for a device not
  * held here, or hold the only copy of anything (a lane is a cursor and a timer;
  * the store has the queue).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
+import { sleep, type Clock } from '../clock.js';
+import { doubling, jitter } from '../backoff.js';
 import type { ConnectionManager } from '../devices/connections.js';
-import { devicesRepository, type DeviceRow } from '../devices/repository.js';
-import type { Db } from '../store/schema.js';
-import { eventRow, insertEvents, type EventRow, type EventType } from '../events/record.js';
 import {
   NetworkSendError,
   NetworkUnavailableError,
   type NetworkConnection,
   type NetworkEvent,
 } from '../network/network.js';
-import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
-import { untilStored } from '../store/until-stored.js';
+import type { FencedWrites } from '../cluster/fenced-writes.js';
 import { QueueReads } from './queue-reads.js';
 import type { Store } from '../store/store.js';
 import { LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
-import { messagesRepository, type MessageRow } from '../messages/repository.js';
-import { presentMessage } from '../messages/present.js';
+import type { MessageRow } from '../messages/repository.js';
+import { messageStatusRepository } from '../messages/status-repository.js';
 import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
-import { networkContent, networkReplyContext } from '../messages/service.js';
+import type { LinkPreviews } from '../messages/link-preview.js';
+import { networkContent, networkReplyContext, previewedText } from '../messages/network-content.js';
 import { storedMedia } from '../messages/stored-media.js';
+import { WakeLoop, type NextRun } from '../wake-loop.js';
+import { DeviceCache } from './device-cache.js';
+import { StatusWrites } from './status-writes.js';
+import {
+  afterGuard,
+  dueAt,
+  forgetRead,
+  newLane,
+  passHead,
+  resetLane,
+  type GuardRules,
+  type HeadStep,
+  type Lane,
+  type Sender,
+} from './lane.js';
 
 export interface DispatcherOptions {
   readonly store: Store;
@@ -72,34 +90,17 @@ export interface DispatcherOptions {
   readonly maxQueuedMs?: number;
   /** Called after a status write that recorded webhook events has committed (wakes the deliverer). */
   readonly onEventsRecorded?: () => void;
+  /** Makes a chat message's link preview as it is sent; without it, chat messages go without one. */
+  readonly linkPreviews?: LinkPreviews;
 }
 
-interface Lane {
-  running: boolean;
-  wake: boolean;
-  /**
-   * Something may be in the store that the buffer does not hold: set by every
-   * notify, by a full read (more may follow) and by a retry. Without it the
-   * lane does not read the queue again, which halves the reads when messages
-   * trickle in one at a time.
-   */
-  stale: boolean;
-  /** seq of the last message this lane finished with (sent or failed). */
-  cursor: number;
-  buffer: MessageRow[];
-  timer: NodeJS.Timeout | null;
-  lastSentAt: number;
-  intervalMs: number | null;
-  /** The run under way, if any (a device handed to another node waits for it). */
-  current: Promise<void> | null;
-}
-
-const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file']);
+const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'file', 'sticker']);
 const INTERACTIVE_TYPES = new Set(['list', 'template']);
-const DEVICE_CACHE_MS = 1000;
 const BATCH = 100;
 /** How often a suspended device's lane looks whether it was made active again (e.g. by the CLI, another process). */
 const SUSPENDED_RECHECK_MS = 1000;
+/** A lane whose run failed (not a lost lease) runs again after this long. */
+const LANE_ERROR_RETRY_MS = 1000;
 /** `failed_reason` of a message that waited on a suspended device past the queue's time limit (24 h). */
 export const REASON_SUSPENDED_TOO_LONG = 'device suspended for longer than a message may stay queued';
 
@@ -108,27 +109,48 @@ export function typingDurationMs(text: string | null): number {
   return Math.min(5000, Math.max(1000, 50 * [...(text ?? '')].length));
 }
 
+/** The head of a lane's queue with what sending it needs. */
+interface Work {
+  readonly head: MessageRow;
+  readonly epoch: number;
+  readonly conn: NetworkConnection;
+}
+
 export class Dispatcher {
   private readonly lanes = new Map<number, Lane>();
-  private readonly writes = new Set<Promise<unknown>>();
-  private readonly deviceCache = new Map<number, { row: DeviceRow; at: number }>();
   private closed = false;
-  /** A status write of the batch being committed recorded a webhook event. */
-  private eventsRecorded = false;
   private unsubscribe: (() => void) | null = null;
   private readonly maxAttempts: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxQueuedMs: number;
+  private readonly guard: GuardRules;
   /** The lanes' queue and guard reads, gathered across lanes asking at once. */
   private readonly reads: QueueReads;
+  private readonly devices: DeviceCache;
+  private readonly statuses: StatusWrites;
 
   constructor(private readonly options: DispatcherOptions) {
     this.reads = new QueueReads(options.store.db, BATCH);
+    this.devices = new DeviceCache(this.reads, options.clock);
+    this.statuses = new StatusWrites({
+      store: options.store,
+      writes: options.writes,
+      clock: options.clock,
+      logger: options.logger,
+      devices: this.devices,
+      closed: () => this.closed,
+      ...(options.onEventsRecorded === undefined ? {} : { onEventsRecorded: options.onEventsRecorded }),
+    });
     this.maxAttempts = options.maxAttempts ?? 12;
     this.retryBaseMs = options.retryBaseMs ?? 2_000;
     this.retryMaxMs = options.retryMaxMs ?? 10 * 60_000;
     this.maxQueuedMs = options.maxQueuedMs ?? 24 * 60 * 60_000;
+    this.guard = {
+      maxQueuedMs: this.maxQueuedMs,
+      suspendedRecheckMs: SUSPENDED_RECHECK_MS,
+      suspendedTooLong: REASON_SUSPENDED_TOO_LONG,
+    };
   }
 
   start(): void {
@@ -153,18 +175,9 @@ export class Dispatcher {
   private async forget(deviceId: number): Promise<void> {
     const lane = this.lanes.get(deviceId);
     if (lane === undefined) return;
-    this.reset(lane);
-    await lane.current?.catch(() => undefined);
-    this.deviceCache.delete(deviceId);
-  }
-
-  private reset(lane: Lane): void {
-    if (lane.timer !== null) clearTimeout(lane.timer);
-    lane.timer = null;
-    lane.buffer = [];
-    lane.stale = true;
-    lane.cursor = 0;
-    lane.wake = false;
+    resetLane(lane);
+    await lane.loop.settled();
+    this.devices.forget(deviceId);
   }
 
   /** A message was committed for this device (or its connection opened): move its queue. */
@@ -172,137 +185,113 @@ export class Dispatcher {
     if (this.closed) return;
     let lane = this.lanes.get(deviceId);
     if (lane === undefined) {
-      lane = {
-        running: false,
-        wake: false,
-        stale: true,
-        cursor: 0,
-        buffer: [],
-        timer: null,
-        lastSentAt: 0,
-        intervalMs: null,
-        current: null,
-      };
+      lane = this.newLane(deviceId);
       this.lanes.set(deviceId, lane);
     }
     lane.stale = true;
-    void this.run(deviceId, lane);
+    lane.loop.wake();
   }
 
   /** The device's settings changed: its send interval is read again before the next send. */
   deviceChanged(deviceId: number): void {
-    this.deviceCache.delete(deviceId);
+    this.devices.forget(deviceId);
     const lane = this.lanes.get(deviceId);
     if (lane === undefined) return;
     lane.intervalMs = null;
     // A suspended device made active again (or any change of its sender) is looked at now, not at the next check.
     lane.stale = true;
-    void this.run(deviceId, lane);
+    lane.loop.wake();
   }
 
   /** Stops taking new work, lets each lane finish the send it is in, and waits for every status write. */
   async close(): Promise<void> {
     this.closed = true;
     this.unsubscribe?.();
-    for (const lane of this.lanes.values()) if (lane.timer !== null) clearTimeout(lane.timer);
-    while ([...this.lanes.values()].some((lane) => lane.running) || this.writes.size > 0) {
-      await Promise.allSettled([...this.writes]);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await Promise.all([...this.lanes.values()].map((lane) => lane.loop.stop()));
+    await this.statuses.settled();
   }
 
   // --- lanes ----------------------------------------------------------------------
 
-  private async run(deviceId: number, lane: Lane): Promise<void> {
-    if (lane.running) {
-      lane.wake = true;
-      return;
-    }
-    lane.running = true;
-    const current = this.drive(deviceId, lane);
-    lane.current = current;
-    try {
-      await current;
-    } catch (error) {
-      if (error instanceof LeaseLostError) {
-        // The device moved to another node (the cluster drops it here too): nothing more to do for it.
-        this.reset(lane);
-      } else {
-        this.options.logger.error({ err: error, deviceId }, 'dispatch lane failed; retrying shortly');
-        this.schedule(deviceId, lane, 1000);
-      }
-    } finally {
-      lane.current = null;
-      lane.running = false;
-      if (lane.wake && !this.closed) {
-        lane.wake = false;
-        void this.run(deviceId, lane);
-      }
-    }
-  }
-
-  private async drive(deviceId: number, lane: Lane): Promise<void> {
-    for (;;) {
-      lane.wake = false;
-      if (this.closed) return;
-      // Asked before every send: a device taken over, or a lease this node could not renew, stops the lane.
-      const epoch = this.options.holdings.epochOf(deviceId);
-      if (epoch === null) return this.reset(lane);
-      const conn = this.options.connections.connection(deviceId);
-      if (conn === null) return; // woken again when the device connects
-      if (lane.buffer.length === 0) {
-        if (!lane.stale) return;
-        lane.stale = false;
-        lane.buffer = await this.reads.pendingAfter(deviceId, lane.cursor);
-        if (lane.buffer.length === BATCH) lane.stale = true;
-        if (lane.buffer.length === 0) continue;
-      }
-      const head = lane.buffer[0]!;
-      const now = Date.now();
-      if (head.next_attempt_at > now) return this.schedule(deviceId, lane, head.next_attempt_at - now);
-      lane.intervalMs ??= await this.intervalOf(deviceId);
-      const wait = lane.lastSentAt + lane.intervalMs - now;
-      if (wait > 0) return this.schedule(deviceId, lane, wait);
-      const sender = await this.senderFor(deviceId, head);
-      if (sender === 'suspended') {
-        // A suspended device's queue waits, but no longer than any queued message may (docs/internals.md, Sending).
-        if (Date.now() - head.created_at < this.maxQueuedMs) return this.schedule(deviceId, lane, SUSPENDED_RECHECK_MS);
-        await this.persist(head, () => this.fail(head, epoch, REASON_SUSPENDED_TOO_LONG));
-        lane.buffer.shift();
-        lane.cursor = head.seq;
-        continue;
-      }
-      if (sender !== 'same') {
-        // Accepted for a sender this device no longer is: it ends here, never leaves from another number.
-        await this.persist(head, () => this.fail(head, epoch, sender));
-        lane.buffer.shift();
-        lane.cursor = head.seq;
-        continue;
-      }
-      const { outcome, stored } = await this.sendOne(conn, head, epoch);
-      if (outcome === 'retry') {
-        lane.buffer = [];
-        lane.stale = true;
-        continue;
-      }
-      if (outcome === 'sent') lane.lastSentAt = Date.now();
-      // The lane moves past a message only once its outcome is in the store (retried through an outage).
-      await stored;
-      lane.buffer.shift();
-      lane.cursor = head.seq;
-    }
-  }
-
-  private schedule(deviceId: number, lane: Lane, delayMs: number): void {
-    if (this.closed) return;
-    if (lane.timer !== null) clearTimeout(lane.timer);
-    lane.timer = setTimeout(
-      () => {
-        lane.timer = null;
-        void this.run(deviceId, lane);
+  private newLane(deviceId: number): Lane {
+    const loop = new WakeLoop({
+      run: async () => {
+        try {
+          return await this.drive(deviceId, lane);
+        } catch (error) {
+          if (!(error instanceof LeaseLostError)) throw error;
+          // The device moved to another node (the cluster drops it here too): nothing more to do for it.
+          resetLane(lane);
+          return null;
+        }
       },
-      Math.max(0, Math.ceil(delayMs)),
-    );
+      onError: (error) => this.options.logger.error({ err: error, deviceId }, 'dispatch lane failed; retrying shortly'),
+      afterErrorMs: () => LANE_ERROR_RETRY_MS,
+      clock: this.options.clock,
+    });
+    const lane = newLane(loop);
+    return lane;
+  }
+
+  /**
+   * Sends the device's queue, head first, until nothing can go now. Answers when the lane is due again by itself
+   * (a retry's time, the send interval, a suspended device's recheck), or null: when woken.
+   */
+  private async drive(deviceId: number, lane: Lane): Promise<NextRun> {
+    for (;;) {
+      const work = await this.workOf(deviceId, lane);
+      if (work === null) return null;
+      const step = await this.stepFor(deviceId, lane, work.head);
+      if (step.kind === 'wait') return step.until;
+      const done = step.kind === 'send' ? await this.send(lane, work) : await this.end(work, step.reason);
+      if (done) passHead(lane, work.head);
+      else forgetRead(lane);
+    }
+  }
+
+  /** The head of the queue, or null: nothing to do until woken (closing, not held, not connected, queue empty). */
+  private async workOf(deviceId: number, lane: Lane): Promise<Work | null> {
+    if (this.closed) return null;
+    // Asked before every send: a device taken over, or a lease this node could not renew, stops the lane.
+    const epoch = this.options.holdings.epochOf(deviceId);
+    if (epoch === null) {
+      resetLane(lane);
+      return null;
+    }
+    const conn = this.options.connections.connection(deviceId);
+    if (conn === null) return null; // woken again when the device connects
+    if (lane.buffer.length === 0 && lane.stale) {
+      lane.stale = false;
+      lane.buffer = await this.reads.pendingAfter(deviceId, lane.cursor);
+      if (lane.buffer.length === BATCH) lane.stale = true;
+    }
+    const head = lane.buffer[0];
+    return head === undefined ? null : { head, epoch, conn };
+  }
+
+  /** What to do with the head now: wait for its time, send it, or end it (the guard refused it for good). */
+  private async stepFor(deviceId: number, lane: Lane, head: MessageRow): Promise<HeadStep> {
+    lane.intervalMs ??= await this.intervalOf(deviceId);
+    const { clock } = this.options;
+    const until = dueAt(lane, head, clock.now());
+    if (until !== null) return { kind: 'wait', until };
+    return afterGuard(await this.senderFor(deviceId, head), head, clock.now(), this.guard);
+  }
+
+  /** Sends the head; true once its outcome is stored, false when it is to be read again (a retry). */
+  private async send(lane: Lane, { conn, head, epoch }: Work): Promise<boolean> {
+    const { outcome, stored } = await this.sendOne(conn, head, epoch);
+    if (outcome === 'retry') return false;
+    if (outcome === 'sent') lane.lastSentAt = this.options.clock.now();
+    // The lane moves past a message only once its outcome is in the store (retried through an outage).
+    await stored;
+    return true;
+  }
+
+  /** Ends the head failed (it can never be sent); true once stored. */
+  private async end({ head, epoch }: Work, reason: string): Promise<true> {
+    await this.statuses.persist(head, () => this.statuses.fail(head, epoch, reason));
+    return true;
   }
 
   /**
@@ -315,7 +304,7 @@ export class Dispatcher {
    * device cache: a suspension made by the CLI (another process) must stop
    * even a queue sent with no interval at once, not a second later.
    */
-  private async senderFor(deviceId: number, head: MessageRow): Promise<'same' | 'suspended' | string> {
+  private async senderFor(deviceId: number, head: MessageRow): Promise<Sender> {
     const device = await this.reads.senderState(deviceId);
     if (device === undefined || device.deleted_at !== null) return REASON_DELETED;
     if (device.status !== 'ACTIVE') return 'suspended';
@@ -324,23 +313,8 @@ export class Dispatcher {
   }
 
   private async intervalOf(deviceId: number): Promise<number> {
-    const device = await this.device(this.options.store.db, deviceId);
+    const device = await this.devices.get(this.options.store.db, deviceId);
     return device?.send_interval_ms ?? this.options.sendIntervalMs;
-  }
-
-  /**
-   * The device row, kept briefly: every status change needs its webhook URL,
-   * and reading it per message was a large share of the dispatch cost.
-   * Changes through this process clear it at once (deviceChanged).
-   */
-  private async device(db: Db, deviceId: number): Promise<DeviceRow | undefined> {
-    const now = Date.now();
-    const hit = this.deviceCache.get(deviceId);
-    if (hit !== undefined && now - hit.at < DEVICE_CACHE_MS) return hit.row;
-    // Outside a transaction, misses of lanes reading at once share one statement.
-    const row = db.isTransaction ? await devicesRepository.findById(db, deviceId) : await this.reads.device(deviceId);
-    if (row !== undefined) this.deviceCache.set(deviceId, { row, at: now });
-    return row;
   }
 
   // --- one send ---------------------------------------------------------------------
@@ -357,39 +331,44 @@ export class Dispatcher {
     if (MEDIA_TYPES.has(row.type) && media === undefined) {
       return {
         outcome: 'failed',
-        stored: this.persist(row, () => this.fail(row, epoch, 'the media of this message is missing')),
+        stored: this.statuses.persist(row, () =>
+          this.statuses.fail(row, epoch, 'the media of this message is missing'),
+        ),
       };
     }
     try {
       if (row.simulate_typing === 1) {
         const ms = typingDurationMs(row.message);
         await conn.sendTyping(row.receiver, ms).catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, ms));
+        await sleep(this.options.clock, ms);
       }
+      const content = networkContent(row, media);
+      // Made at send time; one that cannot be made is left out, never failing the message (link-preview.ts).
+      const text = previewedText(row);
+      const preview = text === null ? undefined : await this.options.linkPreviews?.preview(text);
       await conn.sendMessage({
         id: row.id,
         to: row.receiver,
-        content: networkContent(row, media),
+        content: preview === undefined || content.type !== 'chat' ? content : { ...content, preview },
         ...networkReplyContext(row),
       });
     } catch (error) {
-      const now = Date.now();
+      const now = this.options.clock.now();
       // The connection went away mid-send: not the message's fault; the lane resumes when the device reconnects.
       if (error instanceof NetworkUnavailableError) return { outcome: 'retry' };
       if (error instanceof NetworkSendError && error.kind === 'permanent') {
         const reason = error.message;
-        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, epoch, reason)) };
+        return { outcome: 'failed', stored: this.statuses.persist(row, () => this.statuses.fail(row, epoch, reason)) };
       }
       const attempts = row.attempts + 1;
       const reason = error instanceof Error ? error.message : 'send failed';
       if (attempts >= this.maxAttempts || now - row.created_at >= this.maxQueuedMs) {
         const final = `gave up after ${attempts} attempts: ${reason}`;
-        return { outcome: 'failed', stored: this.persist(row, () => this.fail(row, epoch, final)) };
+        return { outcome: 'failed', stored: this.statuses.persist(row, () => this.statuses.fail(row, epoch, final)) };
       }
-      const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** (attempts - 1));
-      const next = now + ceiling / 2 + Math.random() * (ceiling / 2);
+      const next = now + jitter(doubling(this.retryBaseMs, this.retryMaxMs, attempts));
       // Not stored: the lane reads the message again and sends it again under the same id (the network dedupes).
-      await messagesRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
+      await messageStatusRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
       return { outcome: 'retry' };
     }
     const hasMedia = MEDIA_TYPES.has(row.type);
@@ -397,179 +376,29 @@ export class Dispatcher {
     const renderedAs = INTERACTIVE_TYPES.has(row.type) && conn.capabilities?.interactive === 'text' ? 'text' : null;
     return {
       outcome: 'sent',
-      stored: this.persist(row, () => this.markSent(row.device_id, epoch, row.id, hasMedia, renderedAs)),
+      stored: this.statuses.persist(row, () =>
+        this.statuses.markSent(row.device_id, epoch, row.id, hasMedia, renderedAs),
+      ),
     };
-  }
-
-  /**
-   * A status write retried until it commits: the network already acted, and
-   * the store is the only record of it. Given up only when the dispatcher
-   * closes; a `sent` not stored then is sent again under the same id after the
-   * restart, which the network takes once.
-   */
-  private persist(row: Pick<MessageRow, 'id' | 'device_id'>, write: () => Promise<void>): Promise<void> {
-    return this.track(
-      untilStored(write, {
-        logger: this.options.logger,
-        what: 'a message status',
-        context: { messageId: row.id, deviceId: row.device_id },
-        // A refused write (the device moved to another node) is final: the new holder takes over.
-        giveUp: (error) => this.closed || error instanceof LeaseLostError,
-      }),
-    );
-  }
-
-  private track(write: Promise<void>): Promise<void> {
-    this.writes.add(write);
-    void write
-      .then(() => {
-        // Commits are serialised, so the flag belongs to the batch that just committed.
-        if (!this.eventsRecorded) return;
-        this.eventsRecorded = false;
-        this.options.onEventsRecorded?.();
-      })
-      .catch((error: unknown) =>
-        this.options.logger.error({ err: error }, 'a message status was not stored before shutdown'),
-      )
-      .finally(() => this.writes.delete(write));
-    return write;
-  }
-
-  // --- status writes (group-committed, each with its webhook event) -----------------
-
-  private markSent(
-    deviceId: number,
-    epoch: number,
-    id: string,
-    hasMedia: boolean,
-    renderedAs: string | null,
-  ): Promise<void> {
-    const at = this.options.clock.now();
-    return this.afterWarming(deviceId, () =>
-      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-        if (!(await this.announces(trx, deviceId))) {
-          // Nothing to announce: written with the batch's other `sent` changes, in one statement.
-          if (!hasMedia) return batch.collect(SENT, { id, deviceId, at, renderedAs });
-          await messagesRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
-          return;
-        }
-        const row = await messagesRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
-        if (row !== undefined) await this.event(trx, batch, row, 'message.sent', at);
-      }),
-    );
-  }
-
-  private async fail(row: MessageRow, epoch: number, reason: string): Promise<void> {
-    const at = this.options.clock.now();
-    const ended = await this.afterWarming(row.device_id, () =>
-      this.options.writes.run(row.device_id, epoch, async (trx, batch) => {
-        const failed = await messagesRepository.markFailed(trx, row.id, at, reason);
-        if (failed === undefined) return false;
-        // It never reached the network: its unit of quota comes back.
-        await messagesRepository.giveBackQuota(trx, row.device_id);
-        await this.event(trx, batch, failed, 'message.failed', at);
-        return true;
-      }),
-    );
-    // Never the content or the recipient: the id finds the message through the API.
-    if (ended) this.options.logger.info({ deviceId: row.device_id, messageId: row.id, reason }, 'message failed');
   }
 
   private onNetworkEvent(deviceId: number, event: NetworkEvent): void {
     if (event.type === 'logged_out') {
       // The pairing ended and its queue with it: nothing read before may be sent.
-      this.deviceCache.delete(deviceId);
+      this.devices.forget(deviceId);
       const lane = this.lanes.get(deviceId);
-      if (lane !== undefined) {
-        lane.buffer = [];
-        lane.stale = true;
-      }
+      if (lane !== undefined) forgetRead(lane);
       return;
     }
     if (event.type === 'connected') {
       // Possibly paired as another number: the guard must see the row as it is now.
-      this.deviceCache.delete(deviceId);
+      this.devices.forget(deviceId);
       this.notify(deviceId);
       return;
     }
     if (event.type !== 'message_status') return;
     // A receipt reaching a node that no longer holds the device is the new holder's to record.
     const epoch = this.options.holdings.epochOf(deviceId);
-    if (epoch === null) return;
-    const at = event.at.getTime();
-    if (event.status === 'failed') {
-      this.track(this.refused(deviceId, epoch, event.id, at, event.reason));
-      return;
-    }
-    const { id, status } = event;
-    void this.persist({ id, device_id: deviceId }, () =>
-      this.afterWarming(deviceId, () =>
-        this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-          const change = RECEIPTS[status];
-          if (!(await this.announces(trx, deviceId))) {
-            // A late ack is rare: written on its own rather than batched.
-            if (status === 'sent') await change(trx, deviceId, id, at, false);
-            else batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
-            return;
-          }
-          const row = await change(trx, deviceId, id, at, true);
-          if (row !== undefined) await this.event(trx, batch, row, `message.${status}`, at);
-        }),
-      ),
-    );
-  }
-
-  /** A refusal after `sent` ends the message failed, with `message.failed` (docs/internals.md, WhatsApp and sandbox accounts). */
-  private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
-    return this.afterWarming(deviceId, () =>
-      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-        const row = await messagesRepository.markRefused(trx, deviceId, id, at, reason);
-        if (row !== undefined) await this.event(trx, batch, row, 'message.failed', at);
-      }),
-    );
-  }
-
-  /**
-   * Runs `write` once the device row its status writes read is in the cache: read before the commit (gathered with
-   * other lanes'), not inside it, where each read would hold up the one commit under way. A failed read is left to
-   * the write, which then reads the row itself.
-   */
-  private async afterWarming<T>(deviceId: number, write: () => Promise<T>): Promise<T> {
-    await this.device(this.options.store.db, deviceId).catch(() => undefined);
-    return write();
-  }
-
-  /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */
-  private async announces(db: Db, deviceId: number): Promise<boolean> {
-    return ((await this.device(db, deviceId))?.webhook_url ?? null) !== null;
-  }
-
-  private async event(trx: Db, batch: WriteBatch, row: MessageRow, type: EventType, at: number): Promise<void> {
-    const device = await this.device(trx, row.device_id);
-    // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
-    if (device === undefined || device.deleted_at !== null) return;
-    const event = eventRow(device, type, presentMessage(row), at);
-    if (event === null) return;
-    // Stored with the other events of the batch, in one insert before the commit.
-    batch.collect(EVENTS, event);
-    this.eventsRecorded = true;
+    if (epoch !== null) this.statuses.receipt(deviceId, epoch, event);
   }
 }
-
-/** The status change each network receipt makes; `sent` is an ack that came after its wait ran out. */
-const RECEIPTS = {
-  sent: messagesRepository.markAckedLate,
-  delivered: messagesRepository.markDelivered,
-  read: messagesRepository.markRead,
-} as const;
-
-/** The webhook events of a batch of status writes, inserted together. */
-const EVENTS: BatchCollector<EventRow> = { flush: (trx, events) => insertEvents(trx, events) };
-
-type Change = { id: string; deviceId: number; at: number; renderedAs?: string | null };
-/** Status changes no webhook announces, written together per kind (each only moves a message forward). */
-const SENT: BatchCollector<Change> = { flush: (trx, changes) => messagesRepository.changeMany(trx, 'sent', changes) };
-const DELIVERED: BatchCollector<Change> = {
-  flush: (trx, changes) => messagesRepository.changeMany(trx, 'delivered', changes),
-};
-const READ: BatchCollector<Change> = { flush: (trx, changes) => messagesRepository.changeMany(trx, 'read', changes) };

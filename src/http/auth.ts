@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { AccountsService, AuthContext } from '../accounts/service.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { sendError } from './error-handler.js';
 
 declare module 'fastify' {

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { sendError } from './error-handler.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 /** dist/dashboard, whether this module runs from src/http (tsx) or dist/http (built). */
 export const defaultDashboardDir = fileURLToPath(new URL('../../dist/dashboard/', import.meta.url));

@@ -11,7 +11,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod, type HTTPVersion } from 'find-my-way';
 import { STORE_RETRY_AFTER_S, storeFault } from '../store/faults.js';
-import { ApiError, errorBody, type ErrorCode } from './errors.js';
+import { ApiError, errorBody, type ErrorCode } from '../errors.js';
 import { requestUrlForLog } from './log-redaction.js';
 import { GROUP_REF_PATTERN, GROUP_REF_RULE, NOT_BLANK, PHONE_PATTERN, PHONE_RULE, typeWords } from './schemas.js';
 import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';

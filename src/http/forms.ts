@@ -5,7 +5,7 @@
  * `CURLOPT_POSTFIELDS` with an array). Field names nest as in PHP, through
  * `qs`: `params[text]`, `params[image][url]`, `participants[]`, `a[0][b]`; a
  * name given twice makes a list. The body then becomes the JSON value the
- * route's schema describes (form-types.ts reads numbers and booleans), marked
+ * route's schema describes (src/forms.ts reads numbers and booleans), marked
  * as a form body, and is validated like a JSON body from there on.
  *
  * Limits, each refused with 400 `Validation failed` naming it (never parsed
@@ -24,8 +24,8 @@
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import qs from 'qs';
-import { ApiError } from './errors.js';
-import { formValueAs } from './form-types.js';
+import { ApiError } from '../errors.js';
+import { formValueAs, markFormBody } from '../forms.js';
 import { MAX_JSON_DEPTH } from './json-depth.js';
 import { isValidatedByHandler } from './validation.js';
 
@@ -43,16 +43,6 @@ export const FORM_BRACKET_LIMIT = 4096;
 export const FORM_PART_LIMIT = 256;
 /** A refused file part is named in the answer by its field name when the name is at most this long. */
 const NAMED_FIELD_MAX = 100;
-
-const FORM_BODY = Symbol('form body');
-
-/**
- * True for a body that came as a form. The mark is an enumerable symbol, so it survives a
- * spread (`{...body, device}`) but never shows in JSON, `Object.keys` or validation.
- */
-export function isFormBody(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[FORM_BODY] === true;
-}
 
 const refusal = (problem: string, field = 'body') =>
   new ApiError('VALIDATION_FAILED', { errors: { [field]: [problem] } });
@@ -124,7 +114,7 @@ function asRouteBody(request: FastifyRequest, fields: Record<string, unknown>): 
     schema === undefined || isValidatedByHandler(schema)
       ? fields
       : (formValueAs(schema, fields) as Record<string, unknown>);
-  Object.defineProperty(body, FORM_BODY, { value: true, enumerable: true });
+  markFormBody(body);
   return body;
 }
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { errorResponses, MessageEnvelope as Ok } from './schemas.js';
 
 export async function healthRoutes(app: FastifyInstance, options: { store: Store; metrics: Registry }) {

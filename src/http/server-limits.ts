@@ -17,7 +17,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { HttpLimits } from '../config.js';
-import { ApiError, errorBody, type ErrorCode } from './errors.js';
+import { ApiError, errorBody, type ErrorCode } from '../errors.js';
 
 /**
  * How often Node looks for requests past their timeout. Node's default (30 s)

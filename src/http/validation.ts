@@ -3,7 +3,7 @@
  *
  * Owns: the validator settings. Bodies are checked as sent (a number sent as
  * "5" in JSON is wrong, not coerced); a form body has already had its texts
- * read as the schema's types at the edge (form-types.ts), never here. Query strings and path
+ * read as the schema's types at the edge (src/forms.ts), never here. Query strings and path
  * parameters are text by nature, so they are coerced to the declared types,
  * but a whole number must be written as one (decimal digits): Ajv alone would
  * take `0x1`, `1e2` or `1 ` for 1, 100 and 1, so `/devices/0x1` named device 1.
@@ -31,7 +31,7 @@ export function validatedByHandler<T extends object>(schema: T): T {
   return schema;
 }
 
-/** True for a body schema its route's handler validates (form-types.ts must leave such bodies to it too). */
+/** True for a body schema its route's handler validates (src/forms.ts must leave such bodies to it too). */
 export function isValidatedByHandler(schema: unknown): boolean {
   return typeof schema === 'object' && schema !== null && handlerValidated.has(schema);
 }

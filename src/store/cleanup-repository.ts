@@ -2,15 +2,14 @@
  * SQL that removes or ends stored records in bulk: retention (docs/internals.md, Retention)
  * and what deleting a device stops.
  *
- * Owns: batched deletes of ended webhook deliveries with their attempts, of
- * expired idempotency keys and of old messages with their media; ending a
- * device's pending webhook deliveries. Each delete takes at most `limit` rows
- * (found through an index) so a batch is short whatever the backlog.
- * Must never: decide what is old (callers pass the cut-off), or touch a
- * delivery still pending or a message still queued through retention.
+ * Owns: batched deletes of ended webhook deliveries with their attempts and
+ * of expired idempotency keys; ending a device's pending webhook deliveries.
+ * Each delete takes at most `limit` rows (found through an index) so a batch
+ * is short whatever the backlog. Old messages are deleted by the messages
+ * feature (src/messages/retention-repository.ts), which knows what hangs off one.
+ * Must never: import a feature (the store is the floor), decide what is old
+ * (callers pass the cut-off), or touch a delivery still pending through retention.
  */
-import { sql } from 'kysely';
-import { messagesRepository } from '../messages/repository.js';
 import type { Db } from './schema.js';
 
 export const cleanupRepository = {
@@ -88,32 +87,6 @@ export const cleanupRepository = {
         ),
       )
       .where('created_at', '<', before)
-      .executeTakeFirst();
-    return Number(deleted.numDeletedRows);
-  },
-
-  /**
-   * Deletes up to `limit` messages created before `before` that are no longer
-   * queued, with their media. Found by id: a message id is a ULID of its
-   * acceptance (or arrival) time, so every id below `idBelow` is older.
-   */
-  deleteMessages: async (db: Db, before: number, idBelow: string, limit: number): Promise<number> => {
-    const rows = await db
-      .selectFrom('messages')
-      .select('id')
-      .where('id', '<', idBelow)
-      .where('created_at', '<', before)
-      .where(sql<boolean>`status <> 'pending'`)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    const ids = rows.map((row) => row.id);
-    if (ids.length === 0) return 0;
-    await messagesRepository.deleteMediaOf(db, ids);
-    const deleted = await db
-      .deleteFrom('messages')
-      .where('id', 'in', ids)
-      .where(sql<boolean>`status <> 'pending'`)
       .executeTakeFirst();
     return Number(deleted.numDeletedRows);
   },

@@ -29,6 +29,9 @@ import * as m008g from './migrations/008g-cluster.js';
 import * as m009a from './migrations/009a-device-network.js';
 import * as m009b from './migrations/009b-token-revocations.js';
 import * as m009c from './migrations/009c-media-chunk-sizes.js';
+import * as m009e from './migrations/009e-group-receipts.js';
+import * as m009f from './migrations/009f-lid-mappings.js';
+import * as m010a from './migrations/010a-message-reactions.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -53,6 +56,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['009a-device-network', m009a],
   ['009b-token-revocations', m009b],
   ['009c-media-chunk-sizes', m009c],
+  ['009e-group-receipts', m009e],
+  ['009f-lid-mappings', m009f],
+  ['010a-message-reactions', m010a],
 ];
 
 class StaticProvider implements MigrationProvider {

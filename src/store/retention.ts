@@ -15,6 +15,9 @@
  * batches, so requests and the dispatcher's writes interleave with it and a
  * large backlog is worked off over time instead of in one long lock. A sweep
  * that fails (the store is down) is logged and tried again at the next one.
+ * Messages are deleted through `deleteMessages`, which the messages feature
+ * fills (src/messages/retention-repository.ts): the store is the floor and
+ * never imports a feature.
  * Must never: delete a delivery still pending or a message still queued, or
  * run two sweeps at once.
  */
@@ -22,6 +25,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { encodeTime } from 'ulid';
 import type { Clock } from '../clock.js';
 import { cleanupRepository } from './cleanup-repository.js';
+import type { Db } from './schema.js';
 import type { Store } from './store.js';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -43,8 +47,16 @@ export interface RetentionTimings {
   readonly pauseMs?: number;
 }
 
+/**
+ * Deletes up to `limit` messages created before `before` that are no longer queued, with what hangs off
+ * them, in the transaction `db`; every message id below `idBelow` is older than `before`. Answers how many.
+ */
+export type DeleteOldMessages = (db: Db, before: number, idBelow: string, limit: number) => Promise<number>;
+
 export interface RetentionOptions extends RetentionSettings, RetentionTimings {
   readonly store: Store;
+  /** The messages feature's batch delete (a port: the store does not know what a message holds). */
+  readonly deleteMessages: DeleteOldMessages;
   readonly clock: Clock;
   readonly logger: FastifyBaseLogger;
 }
@@ -129,17 +141,14 @@ export class Retention {
       // Every id below this ULID was drawn before `before`: the primary key finds them.
       const idBelow = encodeTime(before, 10) + '0'.repeat(16);
       report.messages = await this.inBatches(report, (db, limit) =>
-        cleanupRepository.deleteMessages(db, before, idBelow, limit),
+        this.options.deleteMessages(db, before, idBelow, limit),
       );
     }
     return report;
   }
 
   /** Runs `batch` in transactions of its own until it takes fewer than a full batch; answers the total. */
-  private async inBatches(
-    report: SweepReport,
-    batch: (db: Parameters<typeof cleanupRepository.deleteMessages>[0], limit: number) => Promise<number>,
-  ): Promise<number> {
+  private async inBatches(report: SweepReport, batch: (db: Db, limit: number) => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
       if (this.closed) return total;

@@ -156,6 +156,28 @@ export interface MessagesTable {
   rendered_as: string | null;
   /** Outgoing replies: JSON of the network seam's QuotedMessage, resolved at acceptance (008c). */
   quoted: AddedLater<string>;
+  /** When its author edited it on the network; the text is the edited one (010a; events/message-changes.ts). */
+  edited_at: AddedLater<number>;
+  /** When its author deleted it for everyone on the network; its content is kept (010a). */
+  deleted_at: AddedLater<number>;
+}
+
+/** A phone's reaction to a message (010a; src/messages/reactions.ts). */
+export interface MessageReactionsTable {
+  message_id: string;
+  /** The reacting phone's number (or, on WhatsApp, its LID form while no number is known). */
+  phone: string;
+  emoji: string;
+  reacted_at: number;
+}
+
+/** A group member's receipt of an outgoing group message (009e; src/messages/receipts.ts). */
+export interface MessageReceiptsTable {
+  message_id: string;
+  /** The member's number, or the network's own id for it when the number is not known. */
+  phone: string;
+  delivered_at: number | null;
+  read_at: number | null;
 }
 
 export interface MessageMediaTable {
@@ -188,6 +210,8 @@ export interface IdempotencyKeysTable {
 export interface Database {
   messages: MessagesTable;
   message_media: MessageMediaTable;
+  message_receipts: MessageReceiptsTable;
+  message_reactions: MessageReactionsTable;
   media_chunks: MediaChunksTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
@@ -207,6 +231,7 @@ export interface Database {
   network_offers: NetworkOffersTable;
   cluster_nodes: ClusterNodesTable;
   device_leases: DeviceLeasesTable;
+  lid_senders: LidSendersTable;
 }
 
 /** Readiness's throwaway writes (see store/store.ts); empty between probes. */
@@ -319,3 +344,14 @@ export interface DeviceLeasesTable {
 
 /** A handle repositories take: the database, or a transaction on it. */
 export type Db = Kysely<Database> | Transaction<Database>;
+
+/** LIDs whose messages a device delivered under the LID, and the number reported for each once known (009f). */
+export interface LidSendersTable {
+  device_id: number;
+  /** `12345@lid`. */
+  lid: string;
+  /** Null until the network made the number known and the gateway reported it. */
+  phone: string | null;
+  first_seen_at: number;
+  resolved_at: number | null;
+}

@@ -9,6 +9,7 @@
  * committed (an attempt either commits whole or not at all: one transaction).
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { doubling, jitter } from '../backoff.js';
 import { storeFault } from './faults.js';
 
 export interface UntilStoredOptions {
@@ -41,8 +42,7 @@ export async function untilStored<T>(write: () => Promise<T>, options: UntilStor
         const level = fault === null ? 'error' : 'warn';
         logger[level]({ ...context, err: error, fault: fault?.code, attempt }, `storing ${what} failed; retrying`);
       }
-      const ceiling = Math.min(maxDelayMs, firstDelayMs * 2 ** Math.min(attempt - 1, 16));
-      await new Promise((resolve) => setTimeout(resolve, ceiling / 2 + Math.random() * (ceiling / 2)));
+      await new Promise((resolve) => setTimeout(resolve, jitter(doubling(firstDelayMs, maxDelayMs, attempt))));
     }
   }
 }

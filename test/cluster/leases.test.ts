@@ -13,6 +13,7 @@ import { ClusterNode } from '../../src/cluster/node.js';
 import { LeaseLostError } from '../../src/cluster/holdings.js';
 import { FencedWrites } from '../../src/cluster/fenced-writes.js';
 import { clusterRepository } from '../../src/cluster/repository.js';
+import { messagesRepository } from '../../src/messages/repository.js';
 import { Committer } from '../../src/store/batcher.js';
 import { SqlNetworkStateStore } from '../../src/devices/network-state.js';
 import { StaleNetworkStateError } from '../../src/network/state.js';
@@ -50,6 +51,7 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('device leases', (
       clock,
       logger,
       publish: async () => undefined,
+      devicesWithWork: (ids) => messagesRepository.devicesWithPending(store.db, ids),
       heartbeatMs: 3_600_000,
       leaseMs: LEASE_MS,
       marginMs: 1_000,

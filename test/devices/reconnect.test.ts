@@ -21,6 +21,8 @@ class ScriptedNetwork implements Network {
     ) => 'connect' | 'fail' | 'replaced' | 'outdated',
     /** What each connection's settled() waits for: writes it still makes after close (a WhatsApp session's). */
     private readonly backgroundWrites: () => Promise<void> = () => Promise.resolve(),
+    /** How long a connect takes before the network answers it. */
+    private readonly connectMs = 15,
   ) {}
 
   connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
@@ -38,7 +40,7 @@ class ScriptedNetwork implements Network {
       if (outcome === 'connect') onEvent({ type: 'connected', phone: '628100000000' });
       else if (outcome === 'fail') onEvent({ type: 'disconnected', reason: 'refused by test' });
       else onEvent({ type: 'disconnected', reason: `${outcome} by test`, retry: outcome });
-    }, 15);
+    }, this.connectMs);
     const unavailable = () => Promise.reject(new NetworkUnavailableError());
     return {
       sendMessage: unavailable,
@@ -104,7 +106,13 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     await seed.close({ keepStore: true });
     open.pop();
 
-    const network = new ScriptedNetwork(() => 'connect');
+    // Each connect takes 300 ms: long enough that the five slots are all taken at once even when starting a
+    // connect is slow on a loaded host (with 15 ms, a loaded PostgreSQL run once never had more than 4 in flight).
+    const network = new ScriptedNetwork(
+      () => 'connect',
+      () => Promise.resolve(),
+      300,
+    );
     const gw = await startGateway({
       location: seed.location,
       build: { network, connections: { maxConcurrentConnects: 5 } },

@@ -3,8 +3,8 @@
 // a boolean, null or a list: only where the schema places one, never where it takes text.
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
-import { formValueAs } from '../../src/http/form-types.js';
+import { ApiError } from '../../src/errors.js';
+import { formValueAs } from '../../src/forms.js';
 import { FORM_BRACKET_LIMIT, FORM_FIELD_LIMIT, FORM_LIST_LIMIT, parseFormFields } from '../../src/http/forms.js';
 import { MAX_JSON_DEPTH } from '../../src/http/json-depth.js';
 import { nestsDeeperThan } from '../../src/http/json-depth.js';

@@ -3,24 +3,19 @@
 // with one line naming the directory and what to do (exit code 1), also while
 // the first is busy; the lock dies with its holder, so after a SIGKILL the
 // next start is not blocked. The operator's CLI still works beside a running
-// gateway. Real child processes throughout.
+// gateway. Real child processes throughout, of the build (`npm start` and `npm run cli` run dist/), made current
+// first.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DataDirInUseError } from '../../src/store/data-dir-lock.js';
+import { BUILD_TIMEOUT_MS, BUILT_CLI, BUILT_MAIN, ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, startGateway, storeKind, type StoreLocation } from '../helpers/gateway.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MAIN = join(ROOT, 'src/main.ts');
-const CLI = join(ROOT, 'src/cli/main.ts');
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-
-/** Starting through tsx takes seconds, and several times longer on a shared, loaded machine. */
+/** Starting takes seconds, and several times longer on a shared, loaded machine. */
 const START_MS = 60_000;
 const TEST_MS = 3 * START_MS;
 
@@ -32,7 +27,7 @@ interface Exit {
 
 /** Runs a script to its end (the gateway's entry or the CLI) on the data directory. */
 function run(script: string, args: string[], dataDir: string): Promise<Exit> {
-  const child = spawn(process.execPath, ['--import', TSX, script, ...args], {
+  const child = spawn(process.execPath, [script, ...args], {
     cwd: dataDir,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -68,6 +63,7 @@ function refusal(dataDir: string, pid: number): string {
 
 describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', () => {
   const cleanup: Array<() => Promise<void>> = [];
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
   });
@@ -78,7 +74,7 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
     return made;
   }
   async function gateway(where: StoreLocation): Promise<GatewayProcess> {
-    const proc = await startGatewayProcess(where, {}, { timeoutMs: START_MS });
+    const proc = await startGatewayProcess(where, {}, { timeoutMs: START_MS, built: true });
     cleanup.push(() => proc.stop());
     return proc;
   }
@@ -93,7 +89,7 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
     async () => {
       const where = await location();
       const first = await gateway(where);
-      const second = await run(MAIN, [], where.dataDir);
+      const second = await run(BUILT_MAIN, [], where.dataDir);
       expect(second.code).toBe(1);
       expect(second.stderr.trim().split('\n'), second.stderr).toEqual([refusal(where.dataDir, first.child.pid!)]);
       expect(second.stdout + second.stderr).not.toMatch(/\n\s+at /);
@@ -107,14 +103,14 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
     'lets the next gateway start at once after the first was killed with SIGKILL',
     async () => {
       const where = await location();
-      const first = await startGatewayProcess(where, {}, { timeoutMs: START_MS });
+      const first = await startGatewayProcess(where, {}, { timeoutMs: START_MS, built: true });
       await first.kill();
       // The holder's pid file is left behind by a SIGKILL; the lock is not.
       expect(existsSync(join(where.dataDir, 'gateway.pid'))).toBe(true);
       const next = await gateway(where);
       expect((await client(next)('GET', '/devices')).status).toBe(200);
       // And the new holder is the one named to a third.
-      const third = await run(MAIN, [], where.dataDir);
+      const third = await run(BUILT_MAIN, [], where.dataDir);
       expect(third.code).toBe(1);
       expect(third.stderr.trim()).toBe(refusal(where.dataDir, next.child.pid!));
     },
@@ -125,7 +121,7 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
     'lets the next gateway start after the first stopped with SIGTERM, and leaves no pid file',
     async () => {
       const where = await location();
-      const first = await startGatewayProcess(where, {}, { timeoutMs: START_MS });
+      const first = await startGatewayProcess(where, {}, { timeoutMs: START_MS, built: true });
       await first.stop();
       expect(existsSync(join(where.dataDir, 'gateway.pid'))).toBe(false);
       const next = await gateway(where);
@@ -139,7 +135,7 @@ describe.runIf(storeKind === 'sqlite')('one gateway per SQLite data directory', 
     async () => {
       const where = await location();
       const running = await gateway(where);
-      const made = await run(CLI, ['accounts', 'create', 'beside', '--max-devices', '2'], where.dataDir);
+      const made = await run(BUILT_CLI, ['accounts', 'create', 'beside', '--max-devices', '2'], where.dataDir);
       // Only the line naming the store it opened (the gateway's, which therefore needs no --create).
       expect(made.stderr).toBe(`Store: sqlite ${join(where.dataDir, 'gateway.sqlite')}\n`);
       expect(made.code).toBe(0);

@@ -1,18 +1,14 @@
 // docs/internals.md, Accounts and tokens; Running and operating: the real entry point as an operator runs it. JSON log
 // lines with a request id, the bootstrap token printed exactly once (and no
 // other secret ever logged), clean exit on SIGTERM, and a clear message and
-// exit code 1 for a bad setting.
+// exit code 1 for a bad setting. The built gateway (`npm start` runs dist/main.js), made current first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, BUILT_MAIN, ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpers/gateway.js';
-
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const WAIT_MS = 45_000;
 
 interface Gateway {
@@ -25,6 +21,8 @@ interface Gateway {
 }
 
 const running = new Set<ChildProcess>();
+
+beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
 
 function settingsFor(location: StoreLocation, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -42,7 +40,7 @@ function settingsFor(location: StoreLocation, extra: Record<string, string> = {}
 
 function startProcess(location: StoreLocation, extra: Record<string, string> = {}): Gateway {
   // The data directory as working directory: no stray .env file is read.
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+  const child = spawn(process.execPath, [BUILT_MAIN], {
     cwd: location.dataDir,
     env: settingsFor(location, extra),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,16 +6,15 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, BUILT_MAIN, ensureBuilt } from '../helpers/built.js';
 import { storeKind } from '../helpers/gateway.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+// The built gateway (`npm start` runs dist/main.js), made current first.
+beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
 
 interface Exit {
   code: number | null;
@@ -24,7 +23,7 @@ interface Exit {
 }
 
 function runGateway(env: Record<string, string>, cwd: string, wrapper: string[] = []): Promise<Exit> {
-  const [command, ...args] = [...wrapper, process.execPath, '--import', TSX, MAIN];
+  const [command, ...args] = [...wrapper, process.execPath, BUILT_MAIN];
   const child = spawn(command!, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, HOST: '127.0.0.1', PORT: '0', ...env },

@@ -45,6 +45,8 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       failed_at: i % 5 === 0 ? 6_000_000 + i : null,
       rendered_as: i % 3 === 0 ? 'text' : null,
       quoted: i % 3 === 0 ? null : JSON.stringify({ id: `q${i}`, fromMe: true, chat: `62814${i}` }),
+      edited_at: i % 6 === 0 ? 7_000_000 + i : null,
+      deleted_at: i % 4 === 1 ? 8_000_000 + i : null,
     };
   }
 

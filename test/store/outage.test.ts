@@ -15,7 +15,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import type { SandboxControl } from '../../src/network/sandbox/control.js';
+import type { SandboxControl } from '../../src/network/sandbox-control.js';
 import { TEST_TOKEN, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
 import { postgresBinaries, startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
 import { waitFor } from '../helpers/wait.js';

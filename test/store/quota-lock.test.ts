@@ -1,10 +1,10 @@
-// messagesRepository.lockQuotas and addQuotaUsed, whose statements are prepared
-// per list size: lists are padded to a power of two and cut at 256 ids; every
-// device asked for comes back once with its own quota, and each gets exactly
-// its own count added, on both stores.
+// quotaRepository.lockQuotas and addQuotaUsed, each one statement with the
+// whole list in one parameter (an array on PostgreSQL, JSON on SQLite), for
+// lists of any length: every device asked for comes back once with its own
+// quota, and each gets exactly its own count added, on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devicesRepository } from '../../src/devices/repository.js';
-import { messagesRepository } from '../../src/messages/repository.js';
+import { quotaRepository } from '../../src/messages/quota-repository.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', () => {
@@ -44,7 +44,7 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
   it.each([1, 2, 3, 5, 255, 256, 257, 600])('returns each of %i devices once, with its own quota', async (count) => {
     // Out of order, so the answer cannot line up with the question by accident.
     const asked = ids.slice(0, count).reverse();
-    const rows = await gw.app.store.db.transaction().execute((trx) => messagesRepository.lockQuotas(trx, asked));
+    const rows = await gw.app.store.db.transaction().execute((trx) => quotaRepository.lockQuotas(trx, asked));
     expect(rows).toHaveLength(count);
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
     expect(byId.size).toBe(count);
@@ -55,7 +55,7 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
   });
 
   it('changes no quota', async () => {
-    await gw.app.store.db.transaction().execute((trx) => messagesRepository.lockQuotas(trx, ids));
+    await gw.app.store.db.transaction().execute((trx) => quotaRepository.lockQuotas(trx, ids));
     const after = await gw.app.store.db
       .selectFrom('devices')
       .select(['id', 'quote_used'])
@@ -74,7 +74,7 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
       );
     const before = await read();
     const units = new Map(asked.map((id, i) => [id, (i % 4) + 1]));
-    await gw.app.store.db.transaction().execute((trx) => messagesRepository.addQuotaUsed(trx, units));
+    await gw.app.store.db.transaction().execute((trx) => quotaRepository.addQuotaUsed(trx, units));
     const after = await read();
     for (const id of ids) expect(after.get(id)! - before.get(id)!).toBe(units.get(id) ?? 0);
   });

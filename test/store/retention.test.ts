@@ -173,6 +173,14 @@ describe.skipIf(noStoreAvailable)('retention', () => {
       await seedMessage(g, deviceId, 'pending', now - 60 * DAY),
       await seedMessage(g, deviceId, 'delivered', now - 29 * DAY),
     ];
+    // Phones' reactions go with their messages (010a).
+    await g.app.store.db
+      .insertInto('message_reactions')
+      .values([
+        { message_id: oldMessages[3]!, phone: '6289900000001', emoji: '👍', reacted_at: now - 44 * DAY },
+        { message_id: keptMessages[1]!, phone: '6289900000001', emoji: '❤️', reacted_at: now - 28 * DAY },
+      ])
+      .execute();
 
     const report = await g.app.services.retention.sweep();
     expect(report).toMatchObject({ deliveries: 12, idempotencyKeys: 5, messages: 5 });
@@ -195,6 +203,9 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     for (const id of keptMessages) expect((await g.request('GET', `/messages/${id}`)).status).toBe(200);
     expect(await g.app.store.db.selectFrom('message_media').select('message_id').execute()).toEqual([]);
     expect(await g.app.store.db.selectFrom('media_chunks').select('media_id').execute()).toEqual([]);
+    expect(await g.app.store.db.selectFrom('message_reactions').select('message_id').execute()).toEqual([
+      { message_id: keptMessages[1] },
+    ]);
 
     // Time passes: what was young is now old too (the pending ones stay).
     clock.advance(2 * DAY);

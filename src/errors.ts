@@ -2,9 +2,12 @@
  * The one error type of the API and the catalogue of every error it can answer.
  *
  * Owns: the status code and exact message of each error (clients are written
- * against these strings, spec 7.2 and docs/api.md). Services throw `ApiError`
- * with a code from this catalogue; the error handler renders it.
- * Must never: carry internal details (SQL, paths, stacks) into `error`.
+ * against these strings, spec 7.2 and docs/api.md), and the plain body an error
+ * is written as (the HTTP answer, and a refused webhook reply's record). Services
+ * throw `ApiError` with a code from this catalogue; http/error-handler.ts maps
+ * everything thrown onto it and answers.
+ * Must never: import anything (it sits below every layer, services and http/
+ * alike), or carry internal details (SQL, paths, stacks) into `error`.
  */
 export const ERRORS = {
   // Framework-level (docs/internals.md, Answers and errors)
@@ -38,6 +41,8 @@ export const ERRORS = {
   INVALID_MESSAGE_TYPE: [400, 'Invalid message type'],
   MESSAGE_TOO_LONG: [400, 'Message too long'],
   INVALID_LIST: [400, 'Invalid list parameters'],
+  INVALID_CONTACT: [400, 'Invalid contact parameters'],
+  INVALID_POLL: [400, 'Invalid poll parameters'],
   INVALID_IMAGE_URL: [400, 'Invalid image URL'],
   UNSUPPORTED_FORMAT: [400, 'Unsupported file format'],
   FILE_TOO_LARGE: [400, 'File too large'],

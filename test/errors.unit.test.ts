@@ -1,8 +1,8 @@
-// src/http/errors.ts: an ApiError carries its catalogue status and message,
+// src/errors.ts: an ApiError carries its catalogue status and message,
 // and (being an answer, not a fault) no stack, without changing the stack
 // depth other errors get.
 import { describe, expect, it } from 'vitest';
-import { ApiError, ERRORS, errorBody } from '../../src/http/errors.js';
+import { ApiError, ERRORS, errorBody } from '../src/errors.js';
 
 describe('ApiError', () => {
   it('takes status and message from the catalogue, or from the sandbox override', () => {

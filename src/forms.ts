@@ -1,6 +1,9 @@
 /**
- * What the text of a form field means where a schema expects a number, a
- * boolean, null or a list (docs/internals.md, Whatspie compatibility: form bodies on every route).
+ * Form bodies apart from HTTP (docs/internals.md, Whatspie compatibility: form bodies on every route):
+ * the mark a body that came as a form carries, and what the text of a form field means where a
+ * schema expects a number, a boolean, null or a list. The HTTP edge (src/http/forms.ts) parses
+ * forms and marks them; services (the messages validator, which reads a send body once it is
+ * canonical) read the mark and the texts from here, so they never import src/http/.
  *
  * A form carries only text: `simulate_typing=1`, `params[location][degreesLatitude]=-6.2`,
  * `params[viewOnce]=true`. JSON bodies are checked as sent (a number sent as
@@ -14,10 +17,26 @@
  * takes text, text is kept whatever it looks like: a phone number is never
  * turned into a number.
  *
- * Owns: that reading, driven by the schema only.
- * Must never: validate, refuse, or change a value the schema does not place;
- * its work is one walk of the value (bounded by the form limits in forms.ts).
+ * Owns: the form-body mark, and that reading, driven by the schema only.
+ * Must never: import anything (it sits below every layer), parse a request, validate, refuse, or
+ * change a value the schema does not place; its work is one walk of the value (bounded by the form
+ * limits in src/http/forms.ts).
  */
+
+const FORM_BODY = Symbol('form body');
+
+/**
+ * Marks `body` as one that came as a form. The mark is an enumerable symbol, so it survives a
+ * spread (`{...body, device}`) but never shows in JSON, `Object.keys` or validation.
+ */
+export function markFormBody(body: Record<string, unknown>): void {
+  Object.defineProperty(body, FORM_BODY, { value: true, enumerable: true });
+}
+
+/** True for a body that came as a form (markFormBody). */
+export function isFormBody(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[FORM_BODY] === true;
+}
 
 type Schema = Record<string, unknown>;
 type Kind = 'string' | 'number' | 'boolean' | 'null' | 'array' | 'object';

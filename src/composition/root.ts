@@ -1,0 +1,323 @@
+/**
+ * The composition root: builds every running part of the gateway from the configuration and the opened
+ * store, and lists them as components with what each needs, so their start and stop order is derived
+ * (lifecycle.ts) instead of kept by hand.
+ *
+ * Owns: which part is built with which other parts, and what each part needs while it runs.
+ * Must never: decide a rule of a feature (each lives in its service), touch HTTP (app.ts registers the
+ * routes), or be imported by anything but app.ts.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { LookupFunction } from 'node:net';
+import type { Logger } from 'pino';
+import type { AccountsService } from '../accounts/service.js';
+import { TOKENS_REVOKED_SIGNAL } from '../accounts/service.js';
+import { systemClock, type Clock } from '../clock.js';
+import { FencedWrites } from '../cluster/fenced-writes.js';
+import { createCluster, type Cluster } from '../cluster/index.js';
+import type { ClusterNode, ClusterTimings } from '../cluster/node.js';
+import type { Config } from '../config.js';
+import { ConnectionManager } from '../devices/connections.js';
+import { DeviceDirectory } from '../devices/directory.js';
+import { SqlNetworkStateStore } from '../devices/network-state.js';
+import { DeviceNetworks, configuredNetwork } from '../devices/networks.js';
+import { PairingService } from '../devices/pairing.js';
+import { senderDirectory } from '../devices/senders.js';
+import { DevicesService } from '../devices/service.js';
+import { Dispatcher } from '../dispatch/dispatcher.js';
+import { ContactsService } from '../contacts/service.js';
+import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
+import { IncomingMessages } from '../events/incoming.js';
+import { RepliesByResponse } from '../events/reply.js';
+import { WebhooksService } from '../events/service.js';
+import { EventSignal } from '../events/signal.js';
+import { MembersService } from '../groups/members.js';
+import { GroupsService } from '../groups/service.js';
+import { GroupSync } from '../groups/sync.js';
+import { MediaUpkeep } from '../media/index.js';
+import { AcceptanceWriter } from '../messages/acceptance.js';
+import { LinkPreviewer } from '../messages/link-preview.js';
+import { messagesRepository } from '../messages/repository.js';
+import { messageRetentionRepository } from '../messages/retention-repository.js';
+import { MessagesService } from '../messages/service.js';
+import { createNetwork, type NetworkHost, type WhatsAppConnector } from '../network/create.js';
+import type { Network } from '../network/network.js';
+import type { SandboxOptions } from '../network/sandbox/index.js';
+import { createGuardedDispatcher, destinationPolicy, destinationProblem } from '../outbound/index.js';
+import { Committer, WriteBatcher } from '../store/batcher.js';
+import { Retention, type RetentionTimings } from '../store/retention.js';
+import type { Store } from '../store/store.js';
+import { lifecycle, type Lifecycle } from './lifecycle.js';
+
+/** What a caller may set besides the configuration (tests shorten timings and replace the network). */
+export interface RootOptions {
+  /**
+   * A network to use instead of the configured one (tests), or a maker of one given what the app
+   * would hand the configured one (its store for network state, its logger). Closed with the app.
+   */
+  readonly network?: Network | ((host: NetworkHost) => Network);
+  /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
+  readonly sandbox?: SandboxOptions;
+  /** Dispatcher retry timings (tests shorten them). */
+  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number; maxQueuedMs?: number };
+  /** Connection manager timings (tests shorten them). */
+  readonly connections?: {
+    qrWaitMs?: number;
+    reconnectBaseMs?: number;
+    reconnectMaxMs?: number;
+    maxConcurrentConnects?: number;
+    replacedRetryMs?: number;
+    outdatedRetryMs?: number;
+  };
+  /** Webhook delivery timings and bounds (tests shorten them). */
+  readonly webhooks?: WebhookTimings;
+  /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
+  readonly outboundLookup?: LookupFunction;
+  /** Retention sweep timings (tests shorten them). */
+  readonly retention?: RetentionTimings;
+  /** Free space the media upkeep keeps rather than gives back (tests set 0). */
+  readonly mediaUpkeep?: { readonly keepFreeBytes?: number };
+  /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
+  readonly cluster?: ClusterTimings & { readonly clock?: Clock };
+}
+
+export interface Services {
+  readonly accounts: AccountsService;
+  readonly devices: DevicesService;
+  readonly connections: ConnectionManager;
+  readonly network: Network;
+  /** Which network each device is on (docs/networks-per-device.md). */
+  readonly networks: DeviceNetworks;
+  readonly messages: MessagesService;
+  readonly dispatcher: Dispatcher;
+  readonly groupSync: GroupSync;
+  readonly retention: Retention;
+  readonly mediaUpkeep: MediaUpkeep;
+  readonly cluster: Cluster;
+}
+
+/** Everything built, for app.ts to hand to the routes. */
+export interface Root {
+  readonly services: Services;
+  /** Start and stop of every running part, in derived order. */
+  readonly lifecycle: Lifecycle;
+  readonly clusterNode: ClusterNode | null;
+  readonly directory: DeviceDirectory;
+  readonly pairing: PairingService;
+  readonly webhooks: WebhooksService;
+  readonly groups: GroupsService;
+  readonly members: MembersService;
+  readonly contacts: ContactsService;
+}
+
+export interface RootInputs {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly logger: FastifyBaseLogger;
+  /** Opened and migrated by app.ts (a failed migration lets go of it before anything else holds it). */
+  readonly store: Store;
+  readonly accounts: AccountsService;
+  readonly options: RootOptions;
+  /** Loaded by app.ts when the gateway runs WhatsApp (network/create.ts `loadWhatsApp`), else null. */
+  readonly whatsapp: WhatsAppConnector | null;
+}
+
+export function buildRoot({ config, clock, logger, store, accounts, options, whatsapp }: RootInputs): Root {
+  // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
+  const cluster = createCluster({
+    store,
+    databaseUrl: config.databaseUrl,
+    name: config.serverName,
+    url: config.advertiseUrl,
+    clock: options.cluster?.clock ?? systemClock,
+    logger: logger,
+    timings: options.cluster,
+    devicesWithWork: (deviceIds) => messagesRepository.devicesWithPending(store.db, deviceIds),
+    // A token revoked on another node or by the CLI leaves this node's cache at once.
+    others: {
+      message: (message) => {
+        if (message === TOKENS_REVOKED_SIGNAL) accounts.revokedElsewhere();
+      },
+      connected: () => accounts.revokedElsewhere(),
+    },
+  });
+  const clusterNode = cluster.node;
+  const networks = new DeviceNetworks(store, configuredNetwork(config));
+  const host: NetworkHost = {
+    states: new SqlNetworkStateStore(
+      store,
+      clock,
+      clusterNode === null ? undefined : (db, session) => clusterNode.fenceSession(db, session),
+    ),
+    // The network library logs warnings and worse only; its debug output would flood the log.
+    logger: logger.child({ module: 'network' }, { level: 'warn' }) as unknown as Logger,
+    // Once per connection: a paired device's own network, a pairing its account's (docs/internals.md, WhatsApp and sandbox accounts; docs/networks-per-device.md).
+    networkOf: (deviceId, pairing) => networks.forConnection(deviceId, pairing),
+  };
+  const network =
+    typeof options.network === 'function'
+      ? options.network(host)
+      : (options.network ?? createNetwork(config, host, whatsapp, options.sandbox));
+  // Rung after each commit that recorded webhook events, so the deliverer looks at once.
+  const eventSignal = new EventSignal();
+  const connections = new ConnectionManager({
+    store,
+    clock,
+    network,
+    serverName: config.serverName,
+    holdings: cluster.holdings,
+    logger: logger,
+    pairingWindowMs: config.pairingWindowS * 1000,
+    onEventsRecorded: eventSignal.ring,
+    pairingNetwork: (accountId, db) => networks.ofAccount(accountId, db),
+    ...options.connections,
+  });
+  // Groups follow the network: synced on every `connected` and `groups_changed`.
+  const groupSync = new GroupSync({ store, clock, connections, logger: logger });
+  // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
+  const committer = new Committer(store.db);
+  const batcher = new WriteBatcher(committer);
+  // One policy for every destination a user names: public addresses, plus the operator's allowed private hosts.
+  const outboundPolicy = destinationPolicy(config);
+  const lookup = options.outboundLookup;
+  const mediaAgent = createGuardedDispatcher({ policy: outboundPolicy, ...(lookup ? { lookup } : {}) });
+  const dispatcher = new Dispatcher({
+    store,
+    writes: new FencedWrites(committer, cluster.holdings),
+    clock,
+    connections,
+    holdings: cluster.holdings,
+    logger: logger,
+    sendIntervalMs: config.sendIntervalMs,
+    onEventsRecorded: eventSignal.ring,
+    linkPreviews: new LinkPreviewer({ dispatcher: mediaAgent, logger }),
+    ...options.dispatch,
+  });
+  // Webhook URLs get the same address guard as media (docs/internals.md, Sending); a refused address is a failed attempt.
+  const webhookAgent = createGuardedDispatcher({
+    policy: outboundPolicy,
+    connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
+    ...(lookup ? { lookup } : {}),
+  });
+  const deliverer = new Deliverer({
+    store,
+    committer,
+    clock,
+    logger: logger,
+    signal: eventSignal,
+    http: webhookAgent,
+    // Replies asked for by a receiver's answer go through POST /messages' own path (`messages` is built below).
+    replies: new RepliesByResponse({
+      send: (accountId, body, key) => messages.send(accountId, body, key),
+      react: (accountId, reaction, key) => messages.react(accountId, reaction, key),
+    }),
+    ...options.webhooks,
+  });
+  const incoming = new IncomingMessages({ batcher, clock, connections, logger: logger, signal: eventSignal });
+  const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
+  const retention = new Retention({
+    store,
+    deleteMessages: messageRetentionRepository.deleteMessages,
+    clock,
+    logger: logger,
+    webhookRetentionDays: config.webhookRetentionDays,
+    messageRetentionDays: config.messageRetentionDays,
+    ...options.retention,
+  });
+  // Chunks nobody owns are swept; the space deleted media leaves is given back (SQLite).
+  const mediaUpkeep = new MediaUpkeep({ store, clock, logger: logger, ...options.mediaUpkeep });
+  const directory = new DeviceDirectory(store);
+  // Pairing and logout change which device a number names.
+  connections.onEvent((_deviceId, event) => {
+    if (event.type === 'connected' || event.type === 'logged_out') directory.invalidate();
+  });
+  const devices = new DevicesService(
+    store,
+    clock,
+    () => connections,
+    (deviceId) => {
+      directory.invalidate();
+      dispatcher.deviceChanged(deviceId);
+      // The node holding it (maybe another) looks again: a suspension drops it, a new send interval applies.
+      cluster.holdings.deviceChanged(deviceId);
+    },
+    (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
+  );
+  const pairing = new PairingService(devices, connections);
+  const messages = new MessagesService({
+    store,
+    // Messages for devices held by another node wake it, from the accepting transaction (docs/internals.md, Clusters).
+    writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
+    clock,
+    senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),
+    mediaDispatcher: mediaAgent,
+    logger: logger,
+    onAccepted: (deviceId) => dispatcher.notify(deviceId),
+  });
+  const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
+  const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const contacts = new ContactsService({ devices: directory, connections });
+
+  const services = {
+    accounts,
+    devices,
+    connections,
+    network,
+    networks,
+    messages,
+    dispatcher,
+    groupSync,
+    retention,
+    mediaUpkeep,
+    cluster,
+  } satisfies Services;
+
+  // What each part needs while it runs: it starts after those and stops before them. Joining the cluster
+  // hands this node's devices to the parts listening for them, so it comes last; leaving it (the cluster's
+  // stop) waits until sending and the connections have stopped, so the devices are handed over at once.
+  const parts = lifecycle([
+    { name: 'store', stop: () => store.close() },
+    { name: 'webhook-agent', stop: () => webhookAgent.close() },
+    { name: 'media-agent', stop: () => mediaAgent.close() },
+    { name: 'incoming', needs: ['store'], start: () => incoming.start(), stop: () => incoming.close() },
+    { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
+    { name: 'network', needs: ['store'], stop: () => network.close() },
+    { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
+    { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
+    {
+      name: 'deliverer',
+      needs: ['store', 'webhook-agent'],
+      start: () => deliverer.start(),
+      // What is still to be delivered is in the store for the next start (or another node).
+      stop: () => deliverer.close(),
+    },
+    { name: 'cluster', needs: ['store', 'network'], stop: () => cluster.close() },
+    { name: 'connections', needs: ['network', 'cluster'], stop: () => connections.close() },
+    {
+      name: 'dispatcher',
+      needs: ['connections', 'cluster'],
+      start: () => dispatcher.start(),
+      // Sending stops first (in-flight sends finish), so the devices can be handed back at once.
+      stop: () => dispatcher.close(),
+    },
+    {
+      // Every listener of connection events is in place before the first device connects.
+      name: 'devices-open',
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync'],
+      start: () => connections.start(),
+    },
+    { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },
+  ]);
+
+  return {
+    services,
+    lifecycle: parts,
+    clusterNode,
+    directory,
+    pairing,
+    webhooks,
+    groups,
+    members,
+    contacts,
+  };
+}
