@@ -2,14 +2,15 @@
  * The control interface (HTTP, JSON, no envelope): what tests use to play the phones' users and the network.
  *
  * Owns: the routes of docs/standin.md (phones, scan, pair, a phone's messages, read, unlink, groups, drop,
- * faults, stats), their input checks (a 400 or 404 with `{error}`), and building a phone's outgoing message
- * (text, or media fetched from a URL, encrypted and stored on the media host).
+ * faults, stats; a phone's reactions, edits and deletes through changes.ts) and their input checks (a 400 or 404 with `{error}`); a phone's outgoing message is built by
+ * phone-content.ts.
  * Must never: answer a bad request with a 500, or change state before the request is known to be valid.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type proto } from 'baileys';
-import { encryptBlob, type MediaKind } from './media.js';
+import { CHANGE_ROUTES, phoneChanges, type ChangeRoute } from './changes.js';
+import { linkedProfilesNotification } from './lid-mappings.js';
 import { ControlError } from './pairing.js';
+import { buildPhoneMessage } from './phone-content.js';
 import { messageId, phoneReads, phoneSendsTo } from './routing.js';
 import type { StandinHub } from './server.js';
 import { pnDeviceJid, type Faults } from './world.js';
@@ -39,7 +40,8 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-const MEDIA_KINDS: MediaKind[] = ['image', 'video', 'audio', 'document', 'sticker'];
+/** How many of the phones' latest messages can be sent again on a retry receipt. */
+const MAX_RESENDABLE = 10_000;
 
 export async function handleControl(hub: StandinHub, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
@@ -56,8 +58,10 @@ export async function handleControl(hub: StandinHub, req: IncomingMessage, res: 
 
 async function route(hub: StandinHub, method: string, path: string, req: IncomingMessage): Promise<unknown> {
   const world = hub.world;
-  const phoneRoute = /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink))?$/.exec(path);
-  if (method === 'GET' && path === '/control/stats') return { ...world.stats };
+  const phoneRoute = /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink|reveal|reactions|edits|deletes))?$/.exec(
+    path,
+  );
+  if (method === 'GET' && path === '/control/stats') return { ...world.stats, waiting: world.waitingMessages() };
   if (method === 'GET' && phoneRoute !== null && phoneRoute[2] === undefined) {
     const account = world.accounts.get(digits(decodeURIComponent(phoneRoute[1]!), 'phone'));
     if (account === undefined) throw new ControlError(404, 'no such phone');
@@ -120,6 +124,20 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     if (!phoneReads(hub, account, body.message_id)) throw new ControlError(404, 'the phone has no such message');
     return { read: true };
   }
+  // A reaction, edit or delete (changes.ts).
+  if ((CHANGE_ROUTES as readonly string[]).includes(phoneRoute[2] ?? ''))
+    return phoneChanges(hub, account, phoneRoute[2] as ChangeRoute, body);
+  if (phoneRoute[2] === 'reveal') {
+    // The server tells the linked devices of `to` the number behind this phone's LID.
+    const to = world.account(digits(body.to, 'to'));
+    let told = 0;
+    for (const target of world.devices(to))
+      if (target.kind === 'companion') {
+        world.deliver(target.companion, linkedProfilesNotification(account));
+        told++;
+      }
+    return { told };
+  }
   if (phoneRoute[2] === 'unlink') {
     let unlinked = 0;
     for (const companion of account.companions.values()) {
@@ -132,7 +150,7 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
   }
   // A message from the phone.
   if (typeof body.to !== 'string') throw new ControlError(400, 'to must be a number or a group id');
-  const message = await buildMessage(hub, body);
+  const message = await buildPhoneMessage(hub, body);
   const id = messageId();
   const text = typeof body.text === 'string' ? body.text : typeof body.caption === 'string' ? body.caption : undefined;
   if (body.to.endsWith('@g.us')) {
@@ -140,53 +158,34 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     if (group === undefined) throw new ControlError(404, 'no such group');
     if (!group.participants.includes(account.phone))
       throw new ControlError(400, 'the phone is not a member of the group');
-    await hub.groups.phoneSends(account, group, id, message);
+    await hub.groups.phoneSends(account, group, id, message, { lidOnly: body.lid === true });
   } else {
     const recipient = world.account(digits(body.to, 'to'));
+    // A broadcast list (or the status list) is addressed like a group: the list is `from`, the phone its
+    // participant, with its number beside its LID (decode-wa-message.js reads `participant_pn` for LID addressing).
+    const list = body.status === true ? 'status@broadcast' : body.broadcast === true ? `${Date.now()}@broadcast` : null;
     const attrs: Record<string, string> =
-      body.broadcast === true
-        ? { from: `${Date.now()}@broadcast`, participant: account.primary.lidJid, addressing_mode: 'lid' }
+      list !== null
+        ? {
+            from: list,
+            participant: account.primary.lidJid,
+            participant_pn: account.primary.pnJid,
+            addressing_mode: 'lid',
+          }
         : {
             from: account.primary.lidJid,
             ...(body.lid === true ? {} : { sender_pn: account.primary.pnJid }),
             addressing_mode: 'lid',
           };
+    // Listed before it leaves: the device's acknowledgement (or refusal) of it is noted on this entry.
+    account.primary.sent.push({ id, to: list ?? body.to, ...(text === undefined ? {} : { text }) });
+    const withName = { ...attrs, notify: `Phone ${account.phone}` };
+    world.resendable.set(`${account.phone}/${id}`, { message, attrs: withName, resends: 0 });
+    if (world.resendable.size > MAX_RESENDABLE) world.resendable.delete(world.resendable.keys().next().value!);
     for (const target of world.devices(recipient))
-      if (target.kind === 'companion')
-        await phoneSendsTo(hub, account, target, id, message, { ...attrs, notify: `Phone ${account.phone}` });
+      if (target.kind === 'companion') await phoneSendsTo(hub, account, target, id, message, withName);
+    return { id };
   }
   account.primary.sent.push({ id, to: body.to, ...(text === undefined ? {} : { text }) });
   return { id };
-}
-
-async function buildMessage(hub: StandinHub, body: Body): Promise<proto.IMessage> {
-  if (typeof body.text === 'string') return { conversation: body.text };
-  const kind = MEDIA_KINDS.find((k) => body[k] !== undefined);
-  const spec =
-    kind === undefined ? undefined : (body[kind] as { url?: unknown; mimetype?: unknown; file_name?: unknown });
-  if (kind === undefined || typeof spec?.url !== 'string')
-    throw new ControlError(400, 'give text, or one of image, video, audio, document, sticker as {url}');
-  const response = await fetch(spec.url).catch(() => undefined);
-  if (response === undefined || !response.ok) throw new ControlError(400, `could not fetch ${spec.url}`);
-  const plain = Buffer.from(await response.arrayBuffer());
-  const mimetype =
-    typeof spec.mimetype === 'string'
-      ? spec.mimetype
-      : (response.headers.get('content-type') ?? 'application/octet-stream');
-  const { blob, mediaKey, fileSha256, fileEncSha256 } = await encryptBlob(plain, kind);
-  const directPath = `/v/t62.7118-24/${fileEncSha256.toString('hex').slice(0, 24)}.enc`;
-  hub.media.set(directPath, blob);
-  const media = {
-    url: `https://${hub.mediaHost}${directPath}`,
-    directPath,
-    mediaKey,
-    fileSha256,
-    fileEncSha256,
-    fileLength: plain.length,
-    mimetype,
-    mediaKeyTimestamp: Math.floor(Date.now() / 1000),
-    ...(typeof body.caption === 'string' && kind !== 'sticker' && kind !== 'audio' ? { caption: body.caption } : {}),
-    ...(kind === 'document' ? { fileName: typeof spec.file_name === 'string' ? spec.file_name : 'file' } : {}),
-  };
-  return { [`${kind}Message`]: media } as proto.IMessage;
 }

@@ -121,6 +121,7 @@ export class Groups {
     if (!group.participants.includes(me)) return { error: 403, text: 'forbidden' };
     switch (child?.tag) {
       case 'query':
+        this.world.stats.group_queries++;
         return [this.metadata(group)];
       case 'add':
       case 'remove': {
@@ -190,7 +191,13 @@ export class Groups {
   };
 
   /** A phone sends to a group: its sender key to each member's linked devices, then the message under it. */
-  async phoneSends(account: Account, group: Group, id: string, message: proto.IMessage): Promise<void> {
+  async phoneSends(
+    account: Account,
+    group: Group,
+    id: string,
+    message: proto.IMessage,
+    { lidOnly = false }: { lidOnly?: boolean } = {},
+  ): Promise<void> {
     const { ciphertext, senderKeyDistributionMessage } = await account.primary.encryptGroup(group.id, message);
     const distribution: proto.IMessage = {
       senderKeyDistributionMessage: {
@@ -211,7 +218,8 @@ export class Groups {
           {
             from: group.id,
             participant: account.primary.lidJid,
-            participant_pn: account.primary.pnJid,
+            // From the phone's LID alone: the number is not named beside it.
+            ...(lidOnly ? {} : { participant_pn: account.primary.pnJid }),
             addressing_mode: 'lid',
             type: message.conversation || message.extendedTextMessage ? 'text' : 'media',
           },

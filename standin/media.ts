@@ -93,10 +93,12 @@ export function startMediaHost(
   store: Map<string, Buffer>,
   faults: Faults,
   host: string,
+  stats: { uploads: number } = { uploads: 0 },
 ): Promise<{ server: Server; port: number }> {
   const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://standin');
     if (req.method === 'POST' && url.pathname.startsWith('/mms/')) {
+      stats.uploads++;
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {

@@ -232,6 +232,8 @@ export class Pairing {
       },
       preKeys: new Map(),
       pending: [],
+      unreceipted: new Map(),
+      retrying: new Set(),
       removed: false,
       historySent: false,
     };

@@ -21,6 +21,8 @@ import {
   type SignalKeyStore,
 } from 'baileys';
 import pino from 'pino';
+import type { ContentDetails } from './content-details.js';
+import { shareTransactionStorage, type TransactionalKeys } from '../src/network/whatsapp/transaction-storage.js';
 
 const silent = pino({ level: 'silent' });
 const ONE_TIME_PRE_KEYS = 30;
@@ -39,6 +41,17 @@ export interface InboxEntry {
   text?: string;
   media_sha256?: string;
   group?: string;
+  /** A reply: the message it quotes (its id) and whom the quote names as its author, as the device wrote them. */
+  quoted?: { id: string; participant: string };
+  /** Set when it came as view-once media. */
+  view_once?: true;
+  /** The JIDs its context mentions, when any. */
+  mentions?: string[];
+  /** A voice note, contact cards, a poll, a link preview: as content-details.ts reads them. */
+  ptt?: true;
+  contacts?: ContentDetails['contacts'];
+  poll?: ContentDetails['poll'];
+  link_preview?: ContentDetails['link_preview'];
   received_at: string;
 }
 
@@ -48,6 +61,8 @@ export interface SentEntry {
   text?: string;
   delivered_at?: string;
   read_at?: string;
+  /** The error code of a linked device's negative acknowledgement (it refused the message), if any. */
+  nack?: string;
 }
 
 /** A Signal key store in memory, in the shape the library's repository expects. */
@@ -73,9 +88,18 @@ function memoryKeys(): SignalKeyStore {
   };
 }
 
+function keptInSharedStorage<T extends TransactionalKeys>(keys: T): T {
+  shareTransactionStorage(keys);
+  return keys;
+}
+
 export class Phone {
   readonly creds: AuthenticationCreds = initAuthCreds();
-  readonly keys = addTransactionCapability(memoryKeys(), silent, { maxCommitRetries: 1, delayBetweenTriesMs: 10 });
+  // Kept in one shared AsyncLocalStorage, as the gateway keeps its sockets' (transaction-storage.ts): a storage per
+  // phone would make every promise of the stand-in dearer with each phone.
+  readonly keys = keptInSharedStorage(
+    addTransactionCapability(memoryKeys(), silent, { maxCommitRetries: 1, delayBetweenTriesMs: 10 }),
+  );
   readonly repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository({ creds: this.creds, keys: this.keys }, silent);
   readonly inbox: InboxEntry[] = [];
   readonly sent: SentEntry[] = [];

@@ -8,6 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { getBinaryNodeChild, getBinaryNodeChildren, isJidGroup, jidDecode, proto, type BinaryNode } from 'baileys';
+import { contentDetails } from './content-details.js';
 import { decryptMedia, mediaKind } from './media.js';
 import { now } from './pairing.js';
 import type { Stream } from './stream.js';
@@ -119,16 +120,28 @@ export async function phoneReceives(
   if (message === undefined) return;
   // A copy of what another device of the same account sent: the phone files it, it is not an incoming message.
   if (message.deviceSentMessage) return;
-  const entry = await describe(ctx, message);
+  // Decoded, so the wrapped content is a Message too.
+  const content = (unwrapViewOnce(message) as proto.Message | undefined) ?? message;
+  const entry = await describe(ctx, content);
+  const { type: detailedType, ...details } = contentDetails(content);
+  const quoted = quotedIn(content);
+  const mentions = mentionsOf(content);
   phone.inbox.push({
     id: incoming.id,
     from: sender.account.phone,
-    type: entry.type,
+    type: detailedType ?? entry.type,
     ...(entry.text === undefined ? {} : { text: entry.text }),
     ...(entry.media_sha256 === undefined ? {} : { media_sha256: entry.media_sha256 }),
+    ...details,
     ...(incoming.group === undefined ? {} : { group: incoming.group }),
+    ...(quoted === undefined ? {} : { quoted }),
+    ...(unwrapViewOnce(message) === undefined ? {} : { view_once: true as const }),
+    ...(mentions.length === 0 ? {} : { mentions }),
     received_at: new Date().toISOString(),
   });
+  // The sender's own phone has a group message of its account's device as its own: it receipts nothing, as a member
+  // the message reached would (the direct chat's copy never gets this far).
+  if (sender.account === account) return;
   const receipt: BinaryNode = {
     tag: 'receipt',
     attrs: {
@@ -158,6 +171,33 @@ export function phoneReads(ctx: RoutingContext, account: Account, messageIdRead:
     },
   });
   return true;
+}
+
+/** The quote of a reply (a text's or a caption's context): the quoted id and the author it names. */
+function quotedIn(message: proto.Message): { id: string; participant: string } | undefined {
+  const context =
+    message.extendedTextMessage?.contextInfo ??
+    message.imageMessage?.contextInfo ??
+    message.videoMessage?.contextInfo ??
+    message.documentMessage?.contextInfo;
+  if (typeof context?.stanzaId !== 'string' || context.stanzaId === '') return undefined;
+  return { id: context.stanzaId, participant: context.participant ?? '' };
+}
+
+/** The content of a view-once wrapper; undefined when the message is not one. */
+function unwrapViewOnce(m: proto.IMessage): proto.IMessage | undefined {
+  return (
+    m.viewOnceMessage?.message ?? m.viewOnceMessageV2?.message ?? m.viewOnceMessageV2Extension?.message ?? undefined
+  );
+}
+
+/** The JIDs the content's context mentions (where the protobuf carries them: on the content itself). */
+function mentionsOf(m: proto.IMessage): string[] {
+  for (const value of Object.values(m) as unknown[]) {
+    const context = (value as { contextInfo?: proto.IContextInfo | null } | null)?.contextInfo;
+    if (context?.mentionedJid && context.mentionedJid.length > 0) return [...context.mentionedJid];
+  }
+  return [];
 }
 
 function isOnlyKeyDistribution(m: proto.Message): boolean {
@@ -190,8 +230,17 @@ export function receiptFromCompanion(ctx: RoutingContext, node: BinaryNode, stre
   const { id = '', to = '', type, participant } = node.attrs;
   stream.send({ tag: 'ack', attrs: { class: 'receipt', id, from: to, ...(type === undefined ? {} : { type }) } });
   const ids = [id, ...getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((i) => i.attrs.id ?? '')];
+  // Any receipt (delivery, inactive, read, retry) means the device has the stanza: it is not offered again.
+  if (stream.companion !== undefined) ctx.world.receipted(stream.companion, ids);
   const author = ctx.world.accountOf(participant ?? to);
   if (author === undefined || (jidDecode(participant ?? to)?.device ?? 0) !== 0) return;
+  if (type === 'retry') {
+    if (stream.companion !== undefined) {
+      for (const one of ids) stream.companion.retrying.add(one);
+      void phoneResends(ctx, author, stream.companion, ids);
+    }
+    return;
+  }
   for (const one of ids) {
     const sent = author.primary.sent.find((s) => s.id === one);
     if (sent === undefined) continue;
@@ -204,6 +253,36 @@ export function receiptFromCompanion(ctx: RoutingContext, node: BinaryNode, stre
     }
   }
 }
+
+/** A linked device's acknowledgement of a phone's message: a refusal (`error`) is noted on the phone's sent entry. */
+export function ackFromCompanion(ctx: RoutingContext, node: BinaryNode): void {
+  const { id = '', class: kind, error } = node.attrs;
+  if (kind !== 'message' || error === undefined) return;
+  ctx.log(`message ${id} refused by a linked device: ${error}`);
+  for (const account of ctx.world.accounts.values()) {
+    const sent = account.primary.sent.find((s) => s.id === id);
+    if (sent !== undefined) sent.nack = error;
+  }
+}
+
+/** A phone sends a message again, newly encrypted, that a linked device could not decrypt (a retry receipt). */
+async function phoneResends(ctx: RoutingContext, author: Account, companion: Companion, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const key = `${author.phone}/${id}`;
+    const original = ctx.world.resendable.get(key);
+    if (original === undefined) {
+      ctx.log(`retry receipt for ${id}: the phone ${author.phone} has nothing to send again`);
+      continue;
+    }
+    ctx.log(`retry receipt for ${id}: the phone ${author.phone} sends it again`);
+    if (++original.resends >= MAX_RESENDS) ctx.world.resendable.delete(key);
+    await phoneSendsTo(ctx, author, { kind: 'companion', companion }, id, original.message, original.attrs).catch(
+      (error) => ctx.log(`phone ${author.phone} could not send ${id} again: ${(error as Error).stack}`),
+    );
+  }
+}
+
+const MAX_RESENDS = 3;
 
 /** What a phone sends to one linked device of another (or its own) account. */
 export async function phoneSendsTo(

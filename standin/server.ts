@@ -17,7 +17,7 @@ import { answerIq, type IqContext } from './iq.js';
 import { startMediaHost } from './media.js';
 import { Pairing, now } from './pairing.js';
 import { sendInitialHistory } from './history.js';
-import { fromCompanion, receiptFromCompanion, type RoutingContext } from './routing.js';
+import { ackFromCompanion, fromCompanion, receiptFromCompanion, type RoutingContext } from './routing.js';
 import { Stream, type Hub } from './stream.js';
 import { World, lidDeviceJid } from './world.js';
 
@@ -72,8 +72,9 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
       return;
     }
     if (companion.removed) return stream.end(401, 'device_removed');
-    if (this.world.faults.restart_loop === true) return stream.end(515);
+    // Every login of a linked device counts, also one answered with a restart (a restart loop shows in the count).
     this.world.stats.logins++;
+    if (this.world.faults.restart_loop === true) return stream.end(515);
     if (companion.stream !== undefined) companion.stream.end(440, 'replaced');
     companion.stream = stream;
     stream.companion = companion;
@@ -89,7 +90,7 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
       },
     });
     const pending = companion.pending.splice(0);
-    for (const node of pending) stream.send({ ...node, attrs: { ...node.attrs, offline: '1' } });
+    for (const node of pending) this.world.deliver(companion, { ...node, attrs: { ...node.attrs, offline: '1' } });
     stream.send({
       tag: 'ib',
       attrs: { from: 's.whatsapp.net' },
@@ -114,8 +115,16 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
       case 'receipt':
         if (stream.companion !== undefined) receiptFromCompanion(this, node, stream);
         return;
+      case 'ack':
+        if (stream.companion !== undefined) ackFromCompanion(this, node);
+        // A device acknowledges a message it takes without a receipt, or refuses it: not offered again either way.
+        if (stream.companion !== undefined && node.attrs.class === 'message' && node.attrs.id !== undefined) {
+          if (node.attrs.error === undefined) this.world.receipted(stream.companion, [node.attrs.id]);
+          else this.world.refused(stream.companion, node.attrs.id);
+        }
+        return;
       default:
-        // ack, presence, chatstate, ib: nothing to answer.
+        // presence, chatstate, ib: nothing to answer.
         return;
     }
   }
@@ -126,7 +135,7 @@ export async function startStandin(options: StandinOptions = {}): Promise<Standi
   const identity = makeNoiseIdentity();
   const tls = options.tls ?? makeTlsIdentity();
   const hub = new StandinHub(identity, options.log ?? (() => undefined));
-  const media = await startMediaHost(tls, hub.media, hub.world.faults, host);
+  const media = await startMediaHost(tls, hub.media, hub.world.faults, host, hub.world.stats);
   hub.mediaHost = `${host}:${media.port}`;
   const http: Server = createServer((req, res) => {
     void handleControl(hub, req, res);

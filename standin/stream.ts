@@ -135,7 +135,12 @@ export class Stream implements DeviceStream {
       this.hub.world.stats.streams_open--;
       this.hub.onClosed(this);
     }
-    if (this.companion?.stream === this) this.companion.stream = undefined;
+    if (this.companion?.stream === this) {
+      this.companion.stream = undefined;
+      const again = this.companion.unreceipted.size;
+      this.hub.world.requeueUnreceipted(this.companion);
+      if (again > 0) this.hub.log(`stream ended: ${again} messages not receipted are offered again at the next login`);
+    }
   }
 
   private onClose(): void {

@@ -8,7 +8,7 @@
  * fresh at every start, like a test fixture.
  */
 import { createHash } from 'node:crypto';
-import { jidDecode, type BinaryNode } from 'baileys';
+import { jidDecode, type BinaryNode, type proto } from 'baileys';
 import { Phone, type Bundle } from './phone.js';
 
 /** What a linked device (a companion, such as the gateway) registered: enough to build its pre-key bundle. */
@@ -24,6 +24,13 @@ export interface Companion {
   stream?: DeviceStream;
   /** Stanzas for it while it is offline, delivered at its next login. */
   readonly pending: BinaryNode[];
+  /**
+   * Messages handed to its open stream that it has not receipted yet, by id, in the order sent: when the stream
+   * ends first they go back to the front of `pending` and are offered again at the next login, as WhatsApp does.
+   */
+  readonly unreceipted: Map<string, BinaryNode>;
+  /** Ids it answered with a retry receipt: its refusal (a nack) that follows is not the end of the message. */
+  readonly retrying: Set<string>;
   /** Set when the phone removed it: its next login ends with 401 device_removed. */
   removed: boolean;
   /** Whether the phone sent it the short history sync (after its first login). */
@@ -68,7 +75,12 @@ export class World {
   private readonly byLid = new Map<string, Account>();
   readonly groups = new Map<string, Group>();
   readonly faults: Faults = {};
-  readonly stats = { logins: 0, streams_open: 0 };
+  readonly stats = { logins: 0, streams_open: 0, reoffered: 0, refused: 0, uploads: 0, group_queries: 0 };
+  /**
+   * What phones sent to linked devices in 1:1 chats, by `<phone>/<id>`: sent again, newly encrypted, when a device
+   * answers with a retry receipt (it could not decrypt it), as a phone does. Forgotten after MAX_RESENDS.
+   */
+  readonly resendable = new Map<string, { message: proto.IMessage; attrs: Record<string, string>; resends: number }>();
   /** Messages linked devices sent to phones, by `<phone>/<id>`: where a read receipt for them goes. */
   readonly readable = new Map<string, { sender: Companion; chat: string; group: string | undefined }>();
 
@@ -129,10 +141,48 @@ export class World {
     return target.kind === 'phone' ? target.account.primary.bundle() : this.companionBundle(target.companion);
   }
 
-  /** Hands a stanza to a companion now, or keeps it for its next login. */
+  /** Hands a stanza to a companion now, or keeps it for its next login; a message is kept until receipted. */
   deliver(companion: Companion, node: BinaryNode): void {
-    if (companion.stream === undefined) companion.pending.push(node);
-    else companion.stream.send(node);
+    if (companion.stream === undefined) {
+      companion.pending.push(node);
+      return;
+    }
+    if (node.tag === 'message' && node.attrs.id !== undefined) companion.unreceipted.set(node.attrs.id, node);
+    companion.stream.send(node);
+  }
+
+  /** The companion receipted (or acknowledged) these messages: they are its now and are never offered again. */
+  receipted(companion: Companion, ids: readonly string[]): void {
+    for (const id of ids) companion.unreceipted.delete(id);
+  }
+
+  /**
+   * The companion acknowledged a message with an error: refused (a copy it had decrypted before, or one it cannot
+   * read), so it is not offered again, unless its retry receipt came first and the phone is sending it again.
+   */
+  refused(companion: Companion, id: string): void {
+    if (companion.retrying.delete(id)) return;
+    companion.unreceipted.delete(id);
+    this.stats.refused++;
+  }
+
+  /** Messages offered to linked devices and not receipted yet, waiting for a login or in flight on a stream. */
+  waitingMessages(): number {
+    let waiting = 0;
+    for (const account of this.accounts.values())
+      for (const companion of account.companions.values()) {
+        if (companion.removed) continue;
+        waiting += companion.unreceipted.size + companion.pending.filter((n) => n.tag === 'message').length;
+      }
+    return waiting;
+  }
+
+  /** Its stream ended: what it had not receipted goes back to the front of its queue, in the order first sent. */
+  requeueUnreceipted(companion: Companion): void {
+    if (companion.unreceipted.size === 0) return;
+    this.stats.reoffered += companion.unreceipted.size;
+    companion.pending.unshift(...companion.unreceipted.values());
+    companion.unreceipted.clear();
   }
 }
 

@@ -15,8 +15,17 @@ import type { Logger } from 'pino';
 import { connectSandboxNetwork, createSandboxNetwork, type SandboxOptions } from './sandbox/index.js';
 import type { NetworkStateStore } from './state.js';
 import { createNetworkRouter } from './router.js';
-import { createWhatsAppNetwork } from './whatsapp/index.js';
-import { realSocketFactory } from './whatsapp/socket-port.js';
+import type * as WhatsAppModule from './whatsapp/index.js';
+
+/**
+ * The WhatsApp connector, loaded only when the gateway runs WhatsApp (`loadWhatsApp`): it brings the WhatsApp
+ * library, about a second of start-up and its memory, which a gateway on the sandbox alone never needs.
+ */
+export type WhatsAppConnector = Pick<typeof WhatsAppModule, 'createWhatsAppNetwork' | 'realSocketFactory'>;
+
+export async function loadWhatsApp(config: Pick<Config, 'network'>): Promise<WhatsAppConnector | null> {
+  return config.network === 'whatsapp' ? await import('./whatsapp/index.js') : null;
+}
 
 /** What a network may need from the gateway: where to keep its state, where to log, where a device belongs. */
 export interface NetworkHost {
@@ -36,7 +45,12 @@ export function sandboxScope(config: Pick<Config, 'network'>): SandboxScope {
   return config.network === 'whatsapp' ? 'sandbox-accounts' : 'every-account';
 }
 
-export function createNetwork(config: Config, host: NetworkHost, sandboxOptions: SandboxOptions = {}): Network {
+export function createNetwork(
+  config: Config,
+  host: NetworkHost,
+  connector: WhatsAppConnector | null,
+  sandboxOptions: SandboxOptions = {},
+): Network {
   // The in-process sandbox keeps its phones, groups and sessions next to the store, so paired devices survive a restart.
   const inProcessSandbox = () =>
     createSandboxNetwork({ statePath: join(config.dataDir, 'sandbox-state.json'), ...sandboxOptions });
@@ -52,12 +66,15 @@ export function createNetwork(config: Config, host: NetworkHost, sandboxOptions:
     // loadConfig refuses whatsapp without a key; this only guards a hand-built Config.
     if (config.networkKey === null)
       throw new ConfigError('GATEWAY_NETWORK_KEY is required with GATEWAY_NETWORK=whatsapp');
+    if (connector === null) throw new Error('the WhatsApp connector was not loaded (loadWhatsApp)');
+    const { createWhatsAppNetwork, realSocketFactory } = connector;
     const whatsapp = createWhatsAppNetwork({
       states: host.states,
       keys: config.networkKey,
       logger: host.logger,
       nativeInteractive: config.whatsappNativeInteractive,
       ackTimeoutMs: config.whatsappAckTimeoutMs,
+      uploadTimeoutMs: config.whatsappUploadTimeoutMs,
       factory: realSocketFactory({
         ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
         ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),

@@ -10,16 +10,23 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
+import type { IncomingContent, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
-import type { SandboxControl } from './sandbox/control.js';
+import type { SandboxControl } from './sandbox-control.js';
+import type { ChangedMessage, MessageChange, NetworkGroup, NetworkGroupId, PhoneNumber } from './values.js';
 
+export type { IncomingContactCard, IncomingContent, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
-
-/** Digits only, country code first, no `+` (spec 4.5 rule 1). */
-export type PhoneNumber = string;
-
-/** Identifier of a group on the network (e.g. `120363012345678901@g.us`). */
-export type NetworkGroupId = string;
+export type {
+  ChangedMessage,
+  GroupSettings,
+  NetworkGroup,
+  NetworkGroupId,
+  NetworkParticipant,
+  ParticipantRole,
+  MessageChange,
+  PhoneNumber,
+} from './values.js';
 
 /** Opaque credentials a network hands out at pairing; stored by the gateway, never shown or logged. */
 export type NetworkSession = string;
@@ -39,7 +46,19 @@ export interface ConnectOptions {
 }
 
 export type NetworkMessageContent =
-  | { readonly type: 'chat'; readonly text: string }
+  /** `preview`: what the first link of the text shows, when the gateway could make one (no preview otherwise). */
+  | { readonly type: 'chat'; readonly text: string; readonly preview?: LinkPreview }
+  /** A sticker: WebP bytes. */
+  | { readonly type: 'sticker'; readonly media: MediaSource; readonly mimetype: string }
+  /** Contact cards, one per person (a network writes them in its own form: WhatsApp as vCards). */
+  | { readonly type: 'contact'; readonly contacts: ReadonlyArray<SharedContact> }
+  /** A poll: its question, 2 to 12 distinct answers, and how many of them one voter may pick. */
+  | {
+      readonly type: 'poll';
+      readonly name: string;
+      readonly options: ReadonlyArray<string>;
+      readonly selectableCount: number;
+    }
   | {
       readonly type: 'image';
       readonly media: MediaSource;
@@ -92,6 +111,23 @@ export type NetworkMessageContent =
    * is sent to. Sent on its own: never with mentions or a quoted message.
    */
   | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage };
+
+/** A person's card in a contact message. `phone`: country code first, maybe with a leading `+`. */
+export interface SharedContact {
+  readonly name: string;
+  readonly phone: string;
+  readonly organization?: string;
+}
+
+/** The preview of a link in a chat text, made by the gateway when the message is sent. */
+export interface LinkPreview {
+  /** The link as the text has it. */
+  readonly url: string;
+  readonly title: string;
+  readonly description?: string;
+  /** The page's image, at most 1 MB: base64, so the preview travels as plain JSON (the sandbox's wire). */
+  readonly thumbnail?: { readonly mimetype: string; readonly base64: string };
+}
 
 export type TemplateButton =
   | { readonly index: number; readonly urlButton: { readonly displayText: string; readonly url: string } }
@@ -147,35 +183,6 @@ export class NetworkUnavailableError extends Error {
     super(message);
     this.name = 'NetworkUnavailableError';
   }
-}
-
-export type ParticipantRole = null | 'admin' | 'superadmin';
-
-export interface NetworkParticipant {
-  readonly phone: PhoneNumber;
-  readonly name?: string;
-  readonly role: ParticipantRole;
-}
-
-export interface NetworkGroup {
-  readonly id: NetworkGroupId;
-  readonly subject: string;
-  readonly description: string | null;
-  readonly participants: ReadonlyArray<NetworkParticipant>;
-  /** Maximum members the network allows (1024). */
-  readonly capacity: number;
-  /** The group's settings, when the network reports them. */
-  readonly settings?: GroupSettings;
-}
-
-/** Who may do what in a group, and whether its messages disappear (docs/internals.md, Whatspie compatibility). */
-export interface GroupSettings {
-  /** Only admins may post. */
-  readonly onlyAdminsCanSend: boolean;
-  /** Only admins may change the group's subject, description and disappearing messages. */
-  readonly onlyAdminsCanEdit: boolean;
-  /** Seconds after which new messages disappear; 0 when they do not. */
-  readonly disappearingSeconds: number;
 }
 
 /** What `updateGroup` may change; each absent field stays as it is. */
@@ -251,15 +258,6 @@ export class NetworkSettingRefusedError extends Error {
   }
 }
 
-export type IncomingContent =
-  | { readonly type: 'chat'; readonly text: string }
-  | { readonly type: 'image' | 'video' | 'audio' | 'file'; readonly caption?: string; readonly mimetype: string }
-  | { readonly type: 'location'; readonly latitude: number; readonly longitude: number }
-  | { readonly type: 'list_reply'; readonly rowId: string; readonly title: string }
-  | { readonly type: 'button_reply'; readonly id: string; readonly displayText: string }
-  /** A kind the gateway has no shape for yet, named by the network's own type: never dropped without a trace. */
-  | { readonly type: 'unsupported'; readonly networkType: string };
-
 /** What a network tells the gateway about one device connection. */
 export type NetworkEvent =
   /** A (new) QR code text for the current pairing attempt. Rotates while the attempt lasts. */
@@ -281,6 +279,11 @@ export type NetworkEvent =
       readonly id: string;
       readonly status: 'sent' | 'delivered' | 'read';
       readonly at: Date;
+      /**
+       * A group message's receipt (`delivered` or `read`): the member whose phone sent it, by phone number, or by
+       * the network's own id for the member when its number is not known. The message moves on the first member's.
+       */
+      readonly participant?: string;
     }
   /** The network refused a message after it had taken it (it was `sent`): it will not be delivered. */
   | {
@@ -294,14 +297,44 @@ export type NetworkEvent =
       readonly type: 'incoming_message';
       /** The network's id of the incoming message. */
       readonly id: string;
+      /**
+       * The sender's phone number; on WhatsApp, while no number is known for a sender that wrote from its LID
+       * alone, the LID form (`12345@lid`, equal to `fromLid`; docs/whatsapp.md, Senders known by LID).
+       */
       readonly from: PhoneNumber;
+      /** The sender's LID (`12345@lid`) when the network named one. */
+      readonly fromLid?: string;
       /** Set when the message was posted in a group. */
       readonly group?: NetworkGroupId;
       readonly content: IncomingContent;
+      /** Set when the message replies to another. */
+      readonly quoted?: IncomingQuote;
+      /**
+       * People the message mentions, in its order: phone numbers; on WhatsApp the LID form (`12345@lid`) of one
+       * whose number is not known, as `from` does.
+       */
+      readonly mentions?: ReadonlyArray<string>;
+      readonly at: Date;
+    }
+  /**
+   * Someone changed a message after it was sent (docs/webhooks.md, Reactions, edits and deletes): reacted to it
+   * (`emoji`, `""` when the reaction was taken away), edited it (its author: the new text) or deleted it for everyone.
+   * Told in the order the network handed it over, after the messages before it. `from`, `fromLid` and `group`
+   * are who did it and where, as for `incoming_message`.
+   */
+  | {
+      readonly type: 'message_changed';
+      readonly target: ChangedMessage;
+      readonly from: PhoneNumber;
+      readonly fromLid?: string;
+      readonly group?: NetworkGroupId;
+      readonly change: MessageChange;
       readonly at: Date;
     }
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
-  | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> };
+  | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
+  /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
+  | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber };
 
 /**
  * How soon the gateway may reconnect after a drop (docs/internals.md, WhatsApp and sandbox accounts): `backoff` (the default) its usual

@@ -24,7 +24,7 @@ import {
   type NetworkEventHandler,
   type NetworkName,
 } from './network.js';
-import type { SandboxControl } from './sandbox/control.js';
+import type { SandboxControl } from './sandbox-control.js';
 
 export interface NetworkRouterOptions {
   /** The sandbox: always run, for sandbox accounts and devices paired on it; its control API is the router's. */

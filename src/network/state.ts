@@ -17,6 +17,17 @@ export class StaleNetworkStateError extends Error {
   }
 }
 
+/**
+ * A write refused because the connection that made it is no longer live (its socket closed): nothing was written.
+ * The network must not go on as if it had been (docs/whatsapp.md, "Nothing received is lost").
+ */
+export class RefusedNetworkStateError extends Error {
+  constructor(session: string) {
+    super(`network state of session ${session} not written: the connection that wrote it has closed`);
+    this.name = 'RefusedNetworkStateError';
+  }
+}
+
 export interface NetworkKeyChange {
   readonly kind: string;
   readonly id: string;
@@ -43,6 +54,13 @@ export interface NetworkOffer {
   readonly createdAt: number;
 }
 
+export interface NetworkStateChanges {
+  readonly creds?: Uint8Array;
+  readonly keys?: readonly NetworkKeyChange[];
+  /** Whether the connection making the write still stands; checked at the last moment before the commit. */
+  readonly live?: () => boolean;
+}
+
 /** The single writer of one session, from `claim` until another claim or `discard`. */
 export interface NetworkStateWriter {
   readonly session: string;
@@ -55,8 +73,10 @@ export interface NetworkStateWriter {
   /**
    * Writes credentials and key changes as one transaction: all or nothing.
    * Rejects with StaleNetworkStateError when another writer claimed the session since (nothing is written).
+   * With `live`, asks it as the last step before the commit (in the same synchronous step as the COMMIT where the
+   * store's driver allows it) and rejects with RefusedNetworkStateError, nothing written, when it answers false.
    */
-  write(changes: { readonly creds?: Uint8Array; readonly keys?: readonly NetworkKeyChange[] }): Promise<void>;
+  write(changes: NetworkStateChanges): Promise<void>;
   /** Records a sent message (sealed payload); writing the same id again replaces the payload, keeps the ack. */
   recordSent(messageId: string, payload: Uint8Array, at: number): Promise<void>;
   markSentAcked(messageId: string, at: number): Promise<void>;

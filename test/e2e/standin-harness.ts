@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { Agent } from 'undici';
+import { expect } from 'vitest';
 import { startReceiver, type Receiver } from '../events/helpers.js';
+import { decodeQrDataUrl } from '../helpers/qr.js';
 import { ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, type StoreLocation } from '../helpers/gateway.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
@@ -30,6 +32,11 @@ export interface StandinWorld {
   message(id: string): Promise<any>;
   /** Waits until the device is paired and connected; answers its object. */
   connected(id: number): Promise<any>;
+  /**
+   * A new device (`name`), its events sent to the receiver unless `webhook` is false, whose QR `phone` scans through
+   * the stand-in; answers its id once it is paired and connected.
+   */
+  pairedDevice(name: string, phone: string, options?: { webhook?: boolean }): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -73,6 +80,24 @@ export async function startStandinWorld(networkKeyByte: number): Promise<Standin
         (d) => d.paired_status === 'PAIRED' && d.connected === true,
         { ...WAIT, what: 'paired and connected' },
       ),
+    async pairedDevice(name, phone, { webhook = true } = {}) {
+      const created = await world.api('POST', '/devices', { package: 'BUSINESS', name });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.data.id as number;
+      if (webhook) {
+        const patched = await world.api('PATCH', `/devices/${id}`, { webhook_url: hooks.url });
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      }
+      const qr = await waitFor(
+        () => world.api('GET', `/devices/${id}/qr?response_type=url`),
+        (r) => r.status === 200 && !!r.body.data?.qr,
+        { ...WAIT, what: 'a QR code' },
+      );
+      const scanned = await standin.call('POST', '/control/scan', { qr: decodeQrDataUrl(qr.body.data.qr), phone });
+      expect(scanned.status, JSON.stringify(scanned.body)).toBe(200);
+      await world.connected(id);
+      return id;
+    },
     async stop() {
       await world.gateway?.stop();
       await standin.stop();

@@ -3,7 +3,6 @@
 // after the window still moves the message to `sent`. Its own gateway, with a short acknowledgement window
 // (GATEWAY_WHATSAPP_ACK_TIMEOUT_MS), so the faults stay small. SQLite only (vitest.config.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeQrDataUrl } from '../helpers/qr.js';
 import { waitFor } from '../helpers/wait.js';
 import { startStandinWorld, WAIT, type StandinWorld } from './standin-harness.js';
 
@@ -13,28 +12,12 @@ const FRIEND = '15552340002';
 const ACK_TIMEOUT_MS = 1500;
 
 let world: StandinWorld;
-let deviceId: number;
 const faults = (body: Record<string, unknown>) => world.standin.call('POST', '/control/faults', body);
 
 beforeAll(async () => {
   world = await startStandinWorld(5);
   await world.startGateway({ GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: String(ACK_TIMEOUT_MS) });
-  const { api } = world;
-  const created = await world.api('POST', '/devices', { package: 'BUSINESS', name: 'wire' });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  deviceId = created.body.data.id as number;
-  expect((await api('PATCH', `/devices/${deviceId}`, { webhook_url: world.hooks.url })).status).toBe(200);
-  const qr = await waitFor(
-    () => api('GET', `/devices/${deviceId}/qr?response_type=url`),
-    (r) => r.status === 200 && !!r.body.data?.qr,
-    { ...WAIT, what: 'a QR code' },
-  );
-  const scanned = await world.standin.call('POST', '/control/scan', {
-    qr: decodeQrDataUrl(qr.body.data.qr),
-    phone: ME,
-  });
-  expect(scanned.status, JSON.stringify(scanned.body)).toBe(200);
-  await world.connected(deviceId);
+  await world.pairedDevice('wire', ME);
 });
 
 afterEach(async () => {
@@ -86,5 +69,35 @@ describe('the WhatsApp connector on a faulty wire', () => {
       (events) => events.length === 1,
       { ...WAIT, what: 'one message.sent' },
     );
+  });
+
+  it("a phone's receipt that overtakes the acknowledgement: message.sent is still recorded, once, before message.delivered", async () => {
+    // The acknowledgement held back (within the window), the phone's receipt not: the receipt is written first.
+    await faults({ ack_delay_ms: ACK_TIMEOUT_MS / 2 });
+    const text = await world.api('POST', '/messages', {
+      device: ME,
+      receiver: FRIEND,
+      type: 'chat',
+      params: { text: 'receipt first' },
+    });
+    expect(text.status, JSON.stringify(text.body)).toBe(200);
+    const id = text.body.data.id as string;
+    const mine = () => world.hooks.events().filter((e) => e.data?.id === id && e.type.startsWith('message.'));
+    await waitFor(mine, (events) => events.some((e) => e.type === 'message.delivered'), {
+      ...WAIT,
+      what: 'message.delivered',
+    });
+    // The acknowledgement has come by now too (it was due before the receipt's event could be delivered and read).
+    await waitFor(
+      () => world.message(id),
+      (m) => m.sent_at !== null && m.status === 'delivered',
+      WAIT,
+    );
+    await new Promise((resolve) => setTimeout(resolve, ACK_TIMEOUT_MS));
+    // Delivered concurrently, so in any order (docs/webhooks.md); recorded in order: event ids grow.
+    const recorded = mine().sort((a, b) => (a.id < b.id ? -1 : 1));
+    expect(recorded.map((e) => e.type)).toEqual(['message.sent', 'message.delivered']);
+    const sent = recorded[0];
+    expect(sent.data).toMatchObject({ status: 'sent', delivered_at: null });
   });
 });

@@ -3,7 +3,7 @@
  * and a one-call pairing of a device. Not a test file itself.
  */
 import type { MediaSource, Network, NetworkConnection, NetworkEvent } from '../../src/network/network.js';
-import type { SandboxControl } from '../../src/network/sandbox/control.js';
+import type { SandboxControl } from '../../src/network/sandbox-control.js';
 
 export type SandboxNetwork = Network & { readonly sandbox: SandboxControl };
 

@@ -12,7 +12,7 @@ import {
   NetworkSettingRefusedError,
   NetworkUnavailableError,
 } from '../../src/network/network.js';
-import { SandboxControlError } from '../../src/network/sandbox/control.js';
+import { SandboxControlError } from '../../src/network/sandbox-control.js';
 import type { SandboxOptions } from '../../src/network/sandbox/state.js';
 import type { SandboxNetwork } from './helpers.js';
 import { BytesSource, MiB, pair, reconnect, Recorder, sleep, waitFor } from './helpers.js';
@@ -263,6 +263,52 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         });
       });
 
+      it('carries a sticker, contact cards, a poll and a chat with its link preview (its image as a digest)', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const webp = new Uint8Array([0x52, 0x49, 0x46, 0x46, 1, 2, 3]);
+        const thumbnail = Buffer.from([0xff, 0xd8, 0xff, 9, 9]);
+        const contacts = [{ name: 'Ani', phone: '+6281200000001', organization: 'Toko' }];
+        const preview = { url: 'https://shop.example/a', title: 'Shop', description: 'Open daily' };
+        const sends = [
+          { id: 'st', content: { type: 'sticker', media: new BytesSource(webp, 3), mimetype: 'image/webp' } },
+          { id: 'ct', content: { type: 'contact', contacts } },
+          { id: 'pl', content: { type: 'poll', name: 'Q?', options: ['A', 'B'], selectableCount: 2 } },
+          {
+            id: 'pv',
+            content: {
+              type: 'chat',
+              text: 'see https://shop.example/a',
+              preview: { ...preview, thumbnail: { mimetype: 'image/jpeg', base64: thumbnail.toString('base64') } },
+            },
+          },
+        ] as const;
+        for (const { id, content } of sends) await device.connection.sendMessage({ id, to: FRIEND, content });
+        for (const { id } of sends) await device.recorder.wait('message_status', (e) => e.id === id);
+        const { inbox } = await network.sandbox.getPhone(FRIEND);
+        const seen = (id: string) => inbox.find((e) => e.message_id === id);
+        expect(seen('st')).toMatchObject({
+          type: 'sticker',
+          content: { mimetype: 'image/webp', size: 7, sha256: createHash('sha256').update(webp).digest('hex') },
+        });
+        expect(seen('ct')).toMatchObject({ type: 'contact', content: { contacts } });
+        expect(seen('pl')).toMatchObject({
+          type: 'poll',
+          content: { name: 'Q?', options: ['A', 'B'], selectableCount: 2 },
+        });
+        expect(seen('pv')?.content).toEqual({
+          text: 'see https://shop.example/a',
+          preview: {
+            ...preview,
+            thumbnail: {
+              mimetype: 'image/jpeg',
+              size: thumbnail.length,
+              sha256: createHash('sha256').update(thumbnail).digest('hex'),
+            },
+          },
+        });
+      });
+
       it('takes media larger than any frame, read chunk by chunk, and keeps only its size and digest', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);
@@ -395,6 +441,94 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
           status: 404,
           message: 'Device not found',
         });
+      });
+
+      it('delivers any incoming kind a phone sends, with the message it replies to', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const poll = { type: 'poll' as const, name: 'Lunch?', options: ['Rice', 'Soup'], selectableCount: 2 };
+        const { message_id } = await network.sandbox.sendFromPhone(FRIEND, DEVICE, {
+          content: poll,
+          replyTo: { id: 'our-id', fromMe: true },
+        });
+        const incoming = await device.recorder.wait('incoming_message', (e) => e.id === message_id);
+        expect(incoming).toMatchObject({
+          from: FRIEND,
+          content: poll,
+          quoted: { networkId: 'our-id', sentId: 'our-id' },
+        });
+        const card = { type: 'contact' as const, contacts: [{ name: 'Ana', phones: ['6281111111111'] }] };
+        const second = await network.sandbox.sendFromPhone(FRIEND, DEVICE, {
+          content: card,
+          replyTo: { id: message_id, fromMe: false },
+        });
+        const reply = await device.recorder.wait('incoming_message', (e) => e.id === second.message_id);
+        expect(reply).toMatchObject({ content: card, quoted: { networkId: message_id } });
+        expect((reply as { quoted: object }).quoted).not.toHaveProperty('sentId');
+        await expect(
+          network.sandbox.sendFromPhone(FRIEND, DEVICE, { content: { type: 'hologram' } } as never),
+        ).rejects.toMatchObject({ status: 400, message: 'Invalid message' });
+      });
+
+      it('tells the device of a phone’s reaction, edit and delete, and refuses what the phone cannot do', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const recipient = { session: device.session };
+        const { message_id } = await network.sandbox.sendFromPhone(FRIEND, DEVICE, 'typo');
+        await network.sandbox.changeFromPhone(
+          FRIEND,
+          { target: { id: message_id, fromMe: false }, kind: 'edited', text: 'fixed' },
+          recipient,
+        );
+        await device.connection.sendMessage({ id: 'ours', to: FRIEND, content: { type: 'chat', text: 'hi' } });
+        await device.recorder.wait('message_status', (e) => e.id === 'ours' && e.status === 'delivered');
+        await network.sandbox.changeFromPhone(
+          FRIEND,
+          { target: { id: 'ours', fromMe: true }, kind: 'reaction', emoji: '👍' },
+          recipient,
+        );
+        await network.sandbox.changeFromPhone(
+          FRIEND,
+          { target: { id: message_id, fromMe: false }, kind: 'deleted' },
+          recipient,
+        );
+        await device.recorder.wait('message_changed', (e) => e.change.kind === 'deleted');
+        const changes = device.recorder.of('message_changed');
+        expect(changes.map(({ target, from, change }) => ({ target, from, change }))).toEqual([
+          { target: { id: message_id, fromMe: false }, from: FRIEND, change: { kind: 'edited', text: 'fixed' } },
+          { target: { id: 'ours', fromMe: true }, from: FRIEND, change: { kind: 'reaction', emoji: '👍' } },
+          { target: { id: message_id, fromMe: false }, from: FRIEND, change: { kind: 'deleted' } },
+        ]);
+        expect(changes[0]!.at).toBeInstanceOf(Date);
+        // The incoming message came first: a change never overtakes it.
+        expect(device.recorder.types().indexOf('incoming_message')).toBeLessThan(
+          device.recorder.types().indexOf('message_changed'),
+        );
+
+        // A device's message only a phone it reached can react to; a malformed change or session is refused.
+        await expect(
+          network.sandbox.changeFromPhone(
+            '4917600001111',
+            { target: { id: 'ours', fromMe: true }, kind: 'reaction', emoji: '👍' },
+            recipient,
+          ),
+        ).rejects.toMatchObject({ status: 404, message: 'Message not found' });
+        await expect(
+          network.sandbox.changeFromPhone(
+            FRIEND,
+            { target: { id: message_id, fromMe: false }, kind: 'edited', text: '' },
+            recipient,
+          ),
+        ).rejects.toMatchObject({ status: 400, message: 'Invalid edit' });
+        await expect(
+          network.sandbox.changeFromPhone(
+            FRIEND,
+            { target: { id: message_id, fromMe: false }, kind: 'deleted' },
+            {
+              session: 'nope',
+            },
+          ),
+        ).rejects.toMatchObject({ status: 404, message: 'Device not found' });
       });
     });
 

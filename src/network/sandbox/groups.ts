@@ -24,7 +24,7 @@ import {
   NetworkNotFoundError,
   NetworkSettingRefusedError,
 } from '../network.js';
-import { SandboxControlError } from './control.js';
+import { SandboxControlError } from '../sandbox-control.js';
 import { isWellFormedPhone, magicOf, type PhoneView } from './phones.js';
 import { DEFAULT_GROUP_SETTINGS, type GroupRecord, type Link, type WorldState } from './state.js';
 

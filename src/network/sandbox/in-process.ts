@@ -7,7 +7,7 @@
  * (re-entrancy surprises), or after the gateway closed the connection.
  */
 import type { ConnectOptions, Network, NetworkConnection, NetworkEvent, NetworkEventHandler } from '../network.js';
-import type { SandboxControl } from './control.js';
+import type { SandboxControl } from '../sandbox-control.js';
 import { digestMessage } from './media-digest.js';
 import type { SandboxLink, SandboxOptions } from './world.js';
 import { SandboxWorld } from './world.js';
@@ -71,6 +71,8 @@ export function controlOf(world: SandboxWorld): SandboxControl {
     getPhone: (phone, view) => settle(() => world.getPhone(phone, view)),
     sendFromPhone: (phone, to, text, recipient, view) =>
       settle(() => world.sendFromPhone(phone, to, text, recipient, view)),
+    changeFromPhone: (phone, change, recipient, view) =>
+      settle(() => world.changeFromPhone(phone, change, recipient, view)),
     readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
     createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),

@@ -10,4 +10,4 @@ export { startSandboxServer } from './ws-server.js';
 export type { SandboxServer, SandboxServerOptions } from './ws-server.js';
 export type { SandboxOptions } from './state.js';
 export { SandboxWorld } from './world.js';
-export * from './control.js';
+export * from '../sandbox-control.js';

@@ -10,15 +10,23 @@
  * message id rejects with a transient NetworkSendError; a retry with the same
  * id is taken. This exists so the gateway's retry path can be tested.
  */
+import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import type { OutgoingNetworkMessage, PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
-import type { RecipientScope, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from './control.js';
-import { SandboxControlError } from './control.js';
+import type {
+  PhoneMessage,
+  RecipientScope,
+  SandboxInboxEntry,
+  SandboxPhone,
+  SandboxPhoneSettings,
+} from '../sandbox-control.js';
+import { SandboxControlError } from '../sandbox-control.js';
 import type { PhoneRecord, PhoneView, StatusTracker, StoredEntry } from './phones.js';
 import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone, SHARED_VIEW } from './phones.js';
 import type { Link, WorldState } from './state.js';
 import type { DigestedContent, SandboxMessage } from './media-digest.js';
+import { phoneMessage, quoteOf } from './phone-message.js';
 
 export function isGroupId(to: string): boolean {
   return to.endsWith('@g.us');
@@ -38,7 +46,6 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
     read_at: null,
     ...replyContext(message, from),
   };
-  const tracker: StatusTracker = { delivered: false, read: false };
   const session = link.session;
   // Every phone meets this message as the sending device's account has set it up.
   const view = link.view;
@@ -56,7 +63,9 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
     world.later(world.deliveryDelayMs, () => {
       for (const member of members) {
         const entry = { ...structuredClone(base), group_id: groupId };
-        arrive(world, world.phone(member), { entry, view, senderSession: session, tracker });
+        // Each member's phone receipts for itself, as on the real network (docs/whatsapp.md, Group receipts).
+        const own: StatusTracker = { delivered: false, read: false };
+        arrive(world, world.phone(member), { entry, view, senderSession: session, tracker: own });
       }
     });
     return;
@@ -71,6 +80,7 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
     throw new NetworkSendError('rate limited by the network', 'transient');
   }
   world.rememberSent(key);
+  const tracker: StatusTracker = { delivered: false, read: false };
   world.later(world.deliveryDelayMs, () =>
     arrive(world, recipient, { entry: base, view, senderSession: session, tracker }),
   );
@@ -91,17 +101,34 @@ function arrive(world: WorldState, phone: PhoneRecord, stored: StoredEntry): voi
   if (!stored.tracker.delivered) {
     stored.tracker.delivered = true;
     const id = stored.entry.message_id;
-    world.emitToSession(stored.senderSession, { type: 'message_status', id, status: 'delivered', at: new Date() });
+    world.emitToSession(stored.senderSession, {
+      type: 'message_status',
+      id,
+      status: 'delivered',
+      at: new Date(),
+      ...participant(stored, phone.phone),
+    });
   }
-  if (seen.autoRead) world.later(world.readDelayMs, () => markRead(world, stored));
+  if (seen.autoRead) world.later(world.readDelayMs, () => markRead(world, stored, phone.phone));
 }
 
-function markRead(world: WorldState, stored: StoredEntry): void {
+function markRead(world: WorldState, stored: StoredEntry, reader: PhoneNumber): void {
   if (stored.entry.read_at === null) stored.entry.read_at = new Date().toISOString();
   if (stored.tracker.read) return;
   stored.tracker.read = true;
   const id = stored.entry.message_id;
-  world.emitToSession(stored.senderSession, { type: 'message_status', id, status: 'read', at: new Date() });
+  world.emitToSession(stored.senderSession, {
+    type: 'message_status',
+    id,
+    status: 'read',
+    at: new Date(),
+    ...participant(stored, reader),
+  });
+}
+
+/** A group message's receipt names the member whose phone sent it; a direct message's needs no name. */
+function participant(stored: StoredEntry, phone: PhoneNumber): { participant?: PhoneNumber } {
+  return stored.entry.group_id === undefined ? {} : { participant: phone };
 }
 
 export function sendTyping(world: WorldState, link: Link, to: string, durationMs: number): void {
@@ -120,21 +147,21 @@ export function readMessage(world: WorldState, phone: PhoneNumber, messageId: st
     .get(phone)
     ?.inbox.findLast((s) => s.entry.message_id === messageId && (view === undefined || s.view === view));
   if (!stored) throw new SandboxControlError(404, 'Message not found');
-  markRead(world, stored);
+  markRead(world, stored, phone);
 }
 
 export function sendFromPhone(
   world: WorldState,
   phone: PhoneNumber,
   to: PhoneNumber,
-  text: string,
+  sent: string | PhoneMessage,
   recipient?: RecipientScope,
   view: PhoneView = SHARED_VIEW,
 ): { message_id: string } {
   if (!isWellFormedPhone(phone) || !isWellFormedPhone(to)) {
     throw new SandboxControlError(400, 'Invalid phone number format');
   }
-  if (typeof text !== 'string' || text.length === 0) throw new SandboxControlError(400, 'Text is required');
+  const message = phoneMessage(sent);
   if (!world.phone(phone).in(view).registered) {
     throw new SandboxControlError(400, 'Phone number is not registered', `${phone} has no account on the network`);
   }
@@ -148,7 +175,8 @@ export function sendFromPhone(
       type: 'incoming_message',
       id,
       from: phone,
-      content: { type: 'chat', text },
+      content: message.content,
+      ...(message.replyTo === undefined ? {} : { quoted: quoteOf(message.replyTo) }),
       at: new Date(),
     });
   }
@@ -203,6 +231,16 @@ function replyContext(
 function summarise(content: DigestedContent): { type: string } & Record<string, unknown> {
   // A reaction shows its emoji and the id of the message it is on, as the phone's inbox knows it.
   if (content.type === 'reaction') return { type: 'reaction', emoji: content.emoji, message_id: content.target.id };
+  // A link preview's image shows like media: its type, size and fingerprint, never the bytes.
+  if (content.type === 'chat' && content.preview?.thumbnail !== undefined) {
+    const { thumbnail, ...preview } = content.preview;
+    const bytes = Buffer.from(thumbnail.base64, 'base64');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    return {
+      ...structuredClone(content),
+      preview: { ...preview, thumbnail: { mimetype: thumbnail.mimetype, size: bytes.length, sha256 } },
+    };
+  }
   if (!('media' in content)) return structuredClone(content) as { type: string } & Record<string, unknown>;
   const { media, ...rest } = content;
   return { ...rest, size: media.size, sha256: media.sha256 };

@@ -14,7 +14,7 @@ import {
   type NetworkEventHandler,
   type PhoneNumber,
 } from '../network.js';
-import { SandboxControlError, type ScanScope } from './control.js';
+import { SandboxControlError, type ScanScope } from '../sandbox-control.js';
 import { isWellFormedPhone, viewOf } from './phones.js';
 import type { Link, WorldState } from './state.js';
 

@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { GroupSettings, ParticipantRole, PhoneNumber } from '../network.js';
-import type { SandboxPhoneSettings } from './control.js';
+import type { SandboxPhoneSettings } from '../sandbox-control.js';
 
 export interface PersistedState {
   readonly version: 1;

@@ -9,7 +9,7 @@
  * events or know about device connections; the world decides who hears what.
  */
 import type { PhoneNumber } from '../network.js';
-import type { PhonePrivacy, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from './control.js';
+import type { PhonePrivacy, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from '../sandbox-control.js';
 
 /** Digits only, 8-15 of them, no leading zero (spec 4.5 rule 1). */
 const PHONE_PATTERN = /^[1-9][0-9]{7,14}$/;

@@ -17,7 +17,15 @@ import type {
   NetworkGroupId,
   PhoneNumber,
 } from '../network.js';
-import type { RecipientScope, SandboxPhone, SandboxPhoneSettings, ScanScope } from './control.js';
+import type {
+  PhoneMessage,
+  RecipientScope,
+  SandboxPhone,
+  SandboxPhoneChange,
+  SandboxPhoneSettings,
+  ScanScope,
+} from '../sandbox-control.js';
+import { changeFromPhone } from './changes.js';
 import * as groups from './groups.js';
 import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
@@ -92,11 +100,15 @@ export class SandboxWorld {
   sendFromPhone(
     phone: PhoneNumber,
     to: PhoneNumber,
-    text: string,
+    message: string | PhoneMessage,
     recipient?: RecipientScope,
     view?: string,
   ): { message_id: string } {
-    return messaging.sendFromPhone(this.state, phone, to, text, recipient, viewOf(view));
+    return messaging.sendFromPhone(this.state, phone, to, message, recipient, viewOf(view));
+  }
+
+  changeFromPhone(phone: PhoneNumber, change: SandboxPhoneChange, recipient: RecipientScope, view?: string): void {
+    changeFromPhone(this.state, phone, change, recipient, viewOf(view));
   }
 
   readMessage(phone: PhoneNumber, messageId: string, view?: string): void {

@@ -20,7 +20,7 @@ import type {
   NetworkGroup,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import type { SandboxControl, SandboxPhone } from './control.js';
+import type { SandboxControl, SandboxPhone } from '../sandbox-control.js';
 import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
 import {
   decodeError,
@@ -301,6 +301,9 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
       getPhone: (phone, view) => control('getPhone', phone, view) as Promise<SandboxPhone>,
       sendFromPhone: (phone, to, text, recipient, view) =>
         control('sendFromPhone', phone, to, text, recipient, view) as Promise<{ message_id: string }>,
+      changeFromPhone: async (phone, change, recipient, view) => {
+        await control('changeFromPhone', phone, change, recipient, view);
+      },
       readMessage: async (phone, messageId, view) => {
         await control('readMessage', phone, messageId, view);
       },

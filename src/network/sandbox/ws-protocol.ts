@@ -23,7 +23,7 @@ import {
   NetworkUnavailableError,
   type GroupSettingName,
 } from '../network.js';
-import { SandboxControlError } from './control.js';
+import { SandboxControlError } from '../sandbox-control.js';
 
 /** Largest frame a client takes: answers and events (a device's groups with all their participants), never media. */
 export const MAX_FRAME_BYTES = 128 * 1024 * 1024;
@@ -56,6 +56,7 @@ export const CONTROL_OPS = [
   'upsertPhone',
   'getPhone',
   'sendFromPhone',
+  'changeFromPhone',
   'readMessage',
   'createGroup',
   'disconnectDevice',
@@ -134,7 +135,7 @@ export function decodeError(wire: WireError): Error {
 /** JSON turns the events' Dates into ISO strings; this turns them back. */
 export function decodeEvent(wire: unknown): NetworkEvent {
   const event = wire as NetworkEvent;
-  if (event.type === 'message_status' || event.type === 'incoming_message') {
+  if (event.type === 'message_status' || event.type === 'incoming_message' || event.type === 'message_changed') {
     return { ...event, at: new Date(event.at as unknown as string) };
   }
   return event;

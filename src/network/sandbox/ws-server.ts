@@ -14,7 +14,13 @@ import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
 import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import type { RecipientScope, SandboxPhoneSettings, ScanScope } from './control.js';
+import type {
+  PhoneMessage,
+  RecipientScope,
+  SandboxPhoneChange,
+  SandboxPhoneSettings,
+  ScanScope,
+} from '../sandbox-control.js';
 import type { ClientFrame, ServerFrame } from './ws-protocol.js';
 import { carriesMedia, declaredMediaSize, encodeError, isFinalEvent, MAX_CALL_FRAME_BYTES } from './ws-protocol.js';
 import { DigestBuilder, withDigest, type SandboxMessage } from './media-digest.js';
@@ -93,9 +99,16 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
       return world.sendFromPhone(
         a[0] as PhoneNumber,
         a[1] as PhoneNumber,
-        a[2] as string,
+        a[2] as string | PhoneMessage,
         recipientScope(a[3]),
         optionalView(a[4]),
+      );
+    case 'changeFromPhone':
+      return world.changeFromPhone(
+        a[0] as PhoneNumber,
+        a[1] as SandboxPhoneChange,
+        recipientScope(a[2]) ?? { session: '' },
+        optionalView(a[3]),
       );
     case 'readMessage':
       return world.readMessage(a[0] as PhoneNumber, a[1] as string, optionalView(a[2]));

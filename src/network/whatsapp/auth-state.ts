@@ -6,7 +6,8 @@
  * reading credentials (a stored session that cannot be read is an error the
  * connector reports as logged out, never a silent fresh pairing), one port
  * write (one transaction) per `keys.set()` call, and re-sealing every value
- * of a session left under a previous key after a key rotation.
+ * of a session left under a previous key after a key rotation, and refusing
+ * the key writes of a socket that has closed (forSocket).
  * Must never: swallow a failed write (Baileys must see it, or the ratchet on
  * the phone and the one stored here part ways: "Bad MAC"), keep keys in
  * memory beyond one call, or write after the writer lost its claim (the port's
@@ -44,6 +45,15 @@ function decode(bytes: Buffer): unknown {
 
 export interface SessionAuth {
   readonly state: AuthenticationState;
+  /**
+   * The same state for one socket: its key writes are refused (RefusedNetworkStateError, nothing stored) once
+   * `live` answers false, asked at the last moment before the store commits. A message the library decrypted on a
+   * socket that closed before its receipt could go then leaves the session as it was, so the copy the network
+   * offers again decrypts on the next socket (docs/whatsapp.md, "Nothing received is lost"). `track` is called with
+   * each of the socket's key writes too, so the socket after it can wait for them (one may be undone after its
+   * COMMIT: network-state.ts).
+   */
+  forSocket(live: () => boolean, track?: (write: Promise<void>) => Promise<void>): AuthenticationState;
   /** Seals and writes the current credentials (after every `creds.update`). */
   saveCreds(): Promise<void>;
 }
@@ -77,7 +87,7 @@ export async function loadSessionAuth(
 
   const track = options.track ?? ((write: Promise<void>) => write);
 
-  const keys: SignalKeyStore = {
+  const keysFor = (live?: () => boolean, socketTrack?: (write: Promise<void>) => Promise<void>): SignalKeyStore => ({
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
       const rows = await writer.readKeys(type, ids);
       const found: { [id: string]: SignalDataTypeMap[T] } = {};
@@ -101,12 +111,15 @@ export async function loadSessionAuth(
           });
         }
       }
-      if (changes.length > 0) await track(writer.write({ keys: changes }));
+      if (changes.length === 0) return;
+      const write = track(writer.write(live === undefined ? { keys: changes } : { keys: changes, live }));
+      await (socketTrack === undefined ? write : socketTrack(write));
     },
-  };
+  });
 
   return {
-    state: { creds, keys },
+    state: { creds, keys: keysFor() },
+    forSocket: (live, socketTrack) => ({ creds, keys: keysFor(live, socketTrack) }),
     saveCreds: () => track(writer.write({ creds: sealer.seal(encode(creds), place(CREDS.kind, CREDS.id)) })),
   };
 }

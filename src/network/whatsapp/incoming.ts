@@ -5,12 +5,12 @@
  * broadcasts or newsletters, not a decryption placeholder: a stub with the
  * same id would make the gateway's dedupe swallow the real message when it
  * comes), unwrapping (ephemeral, view once, document with caption), and the
- * content table.
- * Must never: emit a message whose sender cannot be resolved to a phone
- * number, or one without content.
+ * content table (contact cards: incoming-contacts.ts; replies and mentions:
+ * incoming-context.ts).
+ * Must never: emit a message without content, or drop one whose sender is
+ * known by LID alone (it goes on under the LID: lid.ts).
  */
 import {
-  isJidBroadcast,
   isJidGroup,
   isJidNewsletter,
   isJidStatusBroadcast,
@@ -19,10 +19,15 @@ import {
   type WAMessage,
 } from 'baileys';
 import type { IncomingContent, NetworkEvent } from '../network.js';
-import { senderPhone } from './numbers.js';
+import { contactCards } from './incoming-contacts.js';
+import { contextOf } from './incoming-context.js';
+import { senderInChat } from './lid.js';
 import { unsupportedContent } from './unsupported.js';
 
 type Incoming = Extract<NetworkEvent, { type: 'incoming_message' }>;
+
+/** Options of a poll passed on at most (WhatsApp allows 12). */
+const MAX_POLL_OPTIONS = 64;
 
 /** Why an upsert was not passed on; `null` when it was. */
 export type Skipped = 'own' | 'broadcast' | 'placeholder' | 'no content' | 'unresolved sender';
@@ -33,31 +38,69 @@ function timestampMs(message: WAMessage): number {
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now();
 }
 
+/** A text field's value when the sender gave a non-empty one. */
+function given(value: string | null | undefined): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A poll as the seam shows it; WhatsApp's 0 for how many may be picked means any number of the options. */
+function pollContent(poll: proto.Message.IPollCreationMessage): IncomingContent {
+  const options = (poll.options ?? []).slice(0, MAX_POLL_OPTIONS).map((option) => option?.optionName ?? '');
+  const count = poll.selectableOptionsCount ?? 0;
+  const selectableCount = count >= 1 && count <= options.length ? count : Math.max(options.length, 1);
+  return { type: 'poll', name: poll.name ?? '', options, selectableCount };
+}
+
 export function incomingContent(message: WAMessage): IncomingContent | null {
   const content = normalizeMessageContent(message.message);
   if (content === undefined || content === null) return null;
   const text = content.conversation ?? content.extendedTextMessage?.text;
   if (typeof text === 'string' && text !== '') return { type: 'chat', text };
+  const audio = content.audioMessage;
+  if (audio !== null && audio !== undefined) {
+    return {
+      type: 'audio',
+      mimetype: audio.mimetype ?? 'application/octet-stream',
+      ...(audio.ptt === true ? { ptt: true } : {}),
+    };
+  }
   const media = [
     ['image', content.imageMessage],
     ['video', content.videoMessage],
-    ['audio', content.audioMessage],
     ['file', content.documentMessage],
+    ['sticker', content.stickerMessage],
   ] as const;
   for (const [type, item] of media) {
     if (item === null || item === undefined) continue;
-    const caption =
-      'caption' in item && typeof item.caption === 'string' && item.caption !== '' ? item.caption : undefined;
+    const caption = 'caption' in item ? given(item.caption) : undefined;
+    const fileName = 'fileName' in item ? given(item.fileName) : undefined;
     return {
       type,
       mimetype: item.mimetype ?? 'application/octet-stream',
       ...(caption === undefined ? {} : { caption }),
+      ...(fileName === undefined ? {} : { fileName }),
     };
   }
   const location = content.locationMessage ?? content.liveLocationMessage;
   if (location !== null && location !== undefined) {
-    return { type: 'location', latitude: location.degreesLatitude ?? 0, longitude: location.degreesLongitude ?? 0 };
+    const name = 'name' in location ? given(location.name) : undefined;
+    const address = 'address' in location ? given(location.address) : undefined;
+    return {
+      type: 'location',
+      latitude: location.degreesLatitude ?? 0,
+      longitude: location.degreesLongitude ?? 0,
+      ...(name === undefined ? {} : { name }),
+      ...(address === undefined ? {} : { address }),
+    };
   }
+  if (content.contactMessage !== null && content.contactMessage !== undefined) {
+    return { type: 'contact', contacts: contactCards([content.contactMessage]) };
+  }
+  if (content.contactsArrayMessage !== null && content.contactsArrayMessage !== undefined) {
+    return { type: 'contact', contacts: contactCards(content.contactsArrayMessage.contacts ?? []) };
+  }
+  const poll = content.pollCreationMessage ?? content.pollCreationMessageV2 ?? content.pollCreationMessageV3;
+  if (poll !== null && poll !== undefined) return pollContent(poll);
   const row = content.listResponseMessage?.singleSelectReply?.selectedRowId;
   if (typeof row === 'string')
     return { type: 'list_reply', rowId: row, title: content.listResponseMessage?.title ?? '' };
@@ -106,19 +149,17 @@ export function translateIncoming(message: WAMessage): Incoming | Skipped {
   if (message.message === null || message.message === undefined) return 'placeholder';
   const content = incomingContent(message);
   if (content === null) return 'no content';
+  const context = contextOf(normalizeMessageContent(message.message) ?? {});
   const group = isJidGroup(chat) ? chat : undefined;
-  // In a group or from a broadcast list the chat is not the sender: the participant is.
-  const from =
-    group === undefined && isJidBroadcast(chat) !== true
-      ? senderPhone(chat, key.remoteJidAlt)
-      : senderPhone(key.participant, key.participantAlt);
-  if (from === null) return 'unresolved sender';
+  const sender = senderInChat(chat, key);
+  if (sender === null) return 'unresolved sender';
   return {
     type: 'incoming_message',
     id: key.id,
-    from,
+    ...sender,
     ...(group === undefined ? {} : { group }),
     content,
+    ...context,
     at: new Date(timestampMs(message)),
   };
 }

@@ -29,6 +29,8 @@ export interface WhatsAppNetworkOptions {
   /** Makes sockets; the real one unless a test scripts its own. */
   readonly factory?: SocketFactory;
   readonly ackTimeoutMs?: number;
+  /** How long a media upload may stall before the send is a transient failure (default 60 s). */
+  readonly uploadTimeoutMs?: number;
   /** How long records of sent messages are kept for resend requests (docs/internals.md, Retention: 14 days). */
   readonly sentRetentionMs?: number;
   /** How often old sent records and expired offers are deleted. */
@@ -50,6 +52,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     factory: options.factory ?? realSocketFactory(),
     logger: options.logger,
     ackTimeoutMs: options.ackTimeoutMs ?? 20_000,
+    uploadTimeoutMs: options.uploadTimeoutMs ?? 60_000,
     nativeInteractive: options.nativeInteractive ?? false,
     writes: new SessionWrites(),
   };
@@ -105,3 +108,4 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
 
 export { resealSession } from './auth-state.js';
 export { UnreadableStateError } from './seal.js';
+export { realSocketFactory } from './socket-port.js';

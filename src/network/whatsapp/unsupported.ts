@@ -1,7 +1,7 @@
 /**
- * Incoming WhatsApp content the gateway has no shape for yet (stickers,
- * contact cards, polls, poll votes, reactions, edits, deletes, and any kind
- * WhatsApp adds later) → the seam's `unsupported` content, named by
+ * Incoming WhatsApp content the gateway has no shape for yet (poll votes,
+ * group invitations, events, and any kind WhatsApp adds later; reactions,
+ * edits and deletes are read as changes first: message-changes.ts) → the seam's `unsupported` content, named by
  * WhatsApp's own type (docs/whatsapp.md, Incoming kinds). Pure.
  *
  * Owns: telling a message a person sent apart from the network's own
@@ -15,7 +15,7 @@ import type { IncomingContent } from '../network.js';
 
 const PROTOCOL = proto.Message.ProtocolMessage.Type;
 
-/** Protocol messages a person caused (a delete, an edit): shown as unsupported until they have a shape. */
+/** Protocol messages a person caused (a delete, an edit): shown as unsupported when message-changes.ts cannot read them. */
 const PERSON_PROTOCOL = new Set<number>([PROTOCOL.REVOKE, PROTOCOL.MESSAGE_EDIT]);
 
 /** Fields that travel beside the content and are never the message itself. */

@@ -6,7 +6,6 @@ import {
   addTransactionCapability,
   Curve,
   DEFAULT_CONNECTION_CONFIG,
-  generateSignalPubKey,
   type SignalKeyStoreWithTransaction,
   type SignalRepositoryWithLIDStore,
 } from 'baileys';
@@ -27,6 +26,7 @@ import { loadSessionAuth, resealSession, type SessionAuth } from '../../../src/n
 import { Sealer, UnreadableStateError } from '../../../src/network/whatsapp/seal.js';
 import { openStore, type Store } from '../../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../../helpers/gateway.js';
+import { introduce } from './signal-parties.js';
 
 const K1 = Buffer.alloc(32, 0x11);
 const K2 = Buffer.alloc(32, 0x22);
@@ -92,26 +92,6 @@ describe.skipIf(noStoreAvailable)('WhatsApp auth state in the store', () => {
     return { auth, keys, repo };
   }
 
-  /** Bob publishes a one-time pre-key; Alice starts a session from his bundle. */
-  async function introduce(alice: Party, bob: Party): Promise<void> {
-    const preKey = Curve.generateKeyPair();
-    await bob.auth.state.keys.set({ 'pre-key': { '1': preKey } });
-    const { creds } = bob.auth.state;
-    await alice.repo.injectE2ESession({
-      jid: BOB,
-      session: {
-        registrationId: creds.registrationId,
-        identityKey: generateSignalPubKey(creds.signedIdentityKey.public),
-        signedPreKey: {
-          keyId: creds.signedPreKey.keyId,
-          publicKey: generateSignalPubKey(creds.signedPreKey.keyPair.public),
-          signature: creds.signedPreKey.signature,
-        },
-        preKey: { keyId: 1, publicKey: generateSignalPubKey(preKey.public) },
-      },
-    });
-  }
-
   async function say(from: Party, to: Party, fromJid: string, toJid: string, text: string): Promise<string> {
     const sealed = await from.repo.encryptMessage({ jid: toJid, data: Buffer.from(text) });
     const plain = await to.repo.decryptMessage({ jid: fromJid, type: sealed.type, ciphertext: sealed.ciphertext });
@@ -143,7 +123,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp auth state in the store', () => {
     const sealer = new Sealer({ current: K1, previous: [] });
     const alice = await party('wa1.alice', sealer, true);
     const bob = await party('wa1.bob', sealer, true);
-    await introduce(alice, bob);
+    await introduce(alice, bob, BOB);
     expect(await say(alice, bob, ALICE, BOB, 'hello')).toBe('hello');
     expect(await say(bob, alice, BOB, ALICE, 'hi back')).toBe('hi back');
     expect(await say(alice, bob, ALICE, BOB, 'second')).toBe('second');
@@ -195,7 +175,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp auth state in the store', () => {
     const faulty = faultyStore();
     const alice = await party('wa1.alice', sealer, true, faulty);
     const bob = await party('wa1.bob', sealer, true, faulty);
-    await introduce(alice, bob);
+    await introduce(alice, bob, BOB);
     expect(await say(alice, bob, ALICE, BOB, 'one')).toBe('one');
 
     // Bob's receipt of the next message fails to store his ratchet: the error reaches the caller.
@@ -336,7 +316,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp auth state in the store', () => {
       const old = new Sealer({ current: K1, previous: [] });
       const alice = await party('wa1.alice', old, true);
       const bob = await party('wa1.bob', old, true);
-      await introduce(alice, bob);
+      await introduce(alice, bob, BOB);
       expect(await say(alice, bob, ALICE, BOB, 'before rotation')).toBe('before rotation');
       await alice.auth.state.keys.set({
         'device-list': Object.fromEntries(Array.from({ length: 450 }, (_, i) => [`u${i}`, [String(i)]])),

@@ -388,8 +388,9 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       await waitFor(() => socket.calls.some((c) => c.method === 'sendMessage') || undefined);
       const [jid, content, options] = socket.calls.find((c) => c.method === 'sendMessage')!.args;
       expect(jid).toBe(`${FRIEND}@s.whatsapp.net`);
-      expect(content).toEqual({ text: 'hello' });
-      expect(options).toEqual({ messageId: toNetworkId(ULID) });
+      // `linkPreview: null`: the library must not fetch a preview itself (the gateway makes them, guarded).
+      expect(content).toEqual({ text: 'hello', linkPreview: null });
+      expect(options).toEqual({ messageId: toNetworkId(ULID), mediaUploadTimeoutMs: 60_000 });
       await sleep(30);
       expect(settled).toBe(false);
       socket.ack(toNetworkId(ULID)!);
@@ -473,7 +474,11 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         AnyMessageContent,
         MiscMessageGenerationOptions,
       ];
-      expect(content).toEqual({ text: 'hi @4917600000003', mentions: ['4917600000003@s.whatsapp.net'] });
+      expect(content).toEqual({
+        text: 'hi @4917600000003',
+        linkPreview: null,
+        mentions: ['4917600000003@s.whatsapp.net'],
+      });
       expect(options.messageId).toBe(toNetworkId(reply));
       // The quoted message as it was sent (from the sent records), under its network id.
       expect(options.quoted?.key).toEqual({
@@ -529,7 +534,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
           key: { remoteJid: group, fromMe: false, id: 'ABCDEF0123', participant: `${FRIEND}@s.whatsapp.net` },
         },
       });
-      expect(options).toEqual({ messageId: toNetworkId(ULID) });
+      expect(options).toEqual({ messageId: toNetworkId(ULID), mediaUploadTimeoutMs: 60_000 });
       expect(inChat!.args[1]).toEqual({
         react: { text: '❤️', key: { remoteJid: `${FRIEND}@s.whatsapp.net`, fromMe: false, id: 'XYZ987' } },
       });
@@ -796,7 +801,13 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
           key: { remoteJid: '99887766@lid', remoteJidAlt: `${FRIEND}@s.whatsapp.net`, id: 'I6' },
           message: { conversation: 'lid' },
         },
-        { from: FRIEND },
+        { from: FRIEND, fromLid: '99887766@lid' },
+      ],
+      [
+        'a sender known by LID alone: delivered under the LID (lid.ts)',
+        'notify',
+        { key: { remoteJid: '99887766@lid', id: 'I10' }, message: { conversation: 'who' } },
+        { from: '99887766@lid', fromLid: '99887766@lid' },
       ],
       [
         'a group message from a LID participant',
@@ -865,10 +876,6 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
       [
         'a newsletter',
         { key: { remoteJid: '120363000000000009@newsletter', id: 'S4' }, message: { conversation: 'news' } },
-      ],
-      [
-        'a LID sender with no number',
-        { key: { remoteJid: '99887766@lid', id: 'S5' }, message: { conversation: 'who' } },
       ],
     ])('ignores %s', async (_what, message) => {
       const { rec, socket } = await pairDevice();

@@ -35,8 +35,27 @@ export function queryError(code: number, message: string): Error {
 export class FakeSocket implements SocketPort {
   readonly ev = makeEventBuffer(quiet);
   readonly stanzas = new EventEmitter();
-  readonly ws = this.stanzas as unknown as SocketPort['ws'];
+  /** Whether the stream is open, as the library's `ws.isOpen` says: from the start until `end` or `streamClosed`. */
+  streamOpen = true;
+  readonly ws = Object.defineProperty(this.stanzas, 'isOpen', {
+    get: () => this.streamOpen,
+  }) as unknown as SocketPort['ws'];
   readonly user = undefined;
+  /** The library's LID mapping store: numbers behind LIDs (`lid` user → phone JID), as the test scripts them. */
+  readonly lids = new Map<string, string>();
+  readonly signalRepository = {
+    lidMapping: {
+      getPNForLID: async (lid: string) => this.lids.get(lid.split('@')[0]!.split(':')[0]!) ?? null,
+      getLIDForPN: async (pn: string) => {
+        const user = pn.split('@')[0]!.split(':')[0]!;
+        for (const [lid, known] of this.lids) if (known.split('@')[0] === user) return `${lid}@lid`;
+        return null;
+      },
+      storeLIDPNMappings: async (pairs: ReadonlyArray<{ lid: string; pn: string }>) => {
+        for (const { lid, pn } of pairs) this.lids.set(lid.split('@')[0]!.split(':')[0]!, pn);
+      },
+    },
+  };
   readonly calls: Array<{ method: string; args: unknown[] }> = [];
   ended = false;
   /** What `sendMessage` does; by default it "writes the stanza" and answers the message as Baileys does. */
@@ -141,6 +160,7 @@ export class FakeSocket implements SocketPort {
   end: SocketPort['end'] = async (error) => {
     this.record('end', [error]);
     this.ended = true;
+    this.streamOpen = false;
     // Like Baileys, ending emits a close of its own: the connector must not pass it on.
     this.close(428, 'Connection Closed');
   };

@@ -3,14 +3,13 @@
 // opens a new one on the same credentials; a group JID, group settings, mentions and a reply reach
 // the socket as Baileys needs them; a setting WhatsApp refuses is a 400 naming it.
 import { proto, type WAMessage } from 'baileys';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
 import { toNetworkId } from '../../../src/network/whatsapp/ids.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../../helpers/gateway.js';
 import { waitForDevice } from '../../helpers/pairing.js';
 import { waitFor } from '../../helpers/wait.js';
-import { FakeWhatsApp, queryError, type FakeSocket } from './fake-socket.js';
+import { queryError, type FakeSocket, type FakeWhatsApp } from './fake-socket.js';
+import { pairedDevice, startWhatsAppGateway } from './paired-gateway.js';
 
 const KEYS = { current: Buffer.alloc(32, 0x24), previous: [] };
 const PHONE = '4915100000071';
@@ -20,7 +19,7 @@ const SLOW = { timeoutMs: 10_000 };
 
 describe.skipIf(noStoreAvailable)('the gateway on WhatsApp (scripted socket)', () => {
   let gw: TestGateway;
-  const wa = new FakeWhatsApp();
+  let wa: FakeWhatsApp;
   let deviceId: number;
   let socket: FakeSocket;
 
@@ -33,40 +32,22 @@ describe.skipIf(noStoreAvailable)('the gateway on WhatsApp (scripted socket)', (
   }
 
   beforeAll(async () => {
-    gw = await startGateway({
-      config: { sendIntervalMs: 0 },
-      build: {
-        network: (host) =>
-          createWhatsAppNetwork({
-            states: host.states,
-            keys: KEYS,
-            logger: pino({ level: 'silent' }),
-            factory: wa.factory,
-            ackTimeoutMs: 5000,
-          }),
+    const at = await startWhatsAppGateway(KEYS, { sendIntervalMs: 0 });
+    ({ gw, wa } = at);
+    ({ id: deviceId, socket } = await pairedDevice(at, PHONE, {
+      prepare: (s) => {
+        acking(s);
+        s.groups[GROUP] = {
+          id: GROUP,
+          subject: 'Team',
+          owner: undefined,
+          participants: [
+            { id: `${PHONE}@s.whatsapp.net`, admin: 'superadmin' },
+            { id: `${FRIEND}@s.whatsapp.net`, admin: null },
+          ],
+        };
       },
-    });
-    const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'on WhatsApp' });
-    deviceId = created.body.data.id;
-    // Pairing as WhatsApp does it: a QR, the phone confirms, the restart the network asks for, open.
-    const qr = gw.request('GET', `/devices/${deviceId}/qr?response_type=url`);
-    const first = await wa.socket(0);
-    first.connection({ qr: '2@pairing-ref,noise,identity,adv' });
-    expect((await qr).status).toBe(200);
-    first.pairSuccess(`${PHONE}:4@s.whatsapp.net`);
-    first.close(515, 'Stream Errored (restart required)');
-    socket = acking(await wa.socket(1));
-    socket.groups[GROUP] = {
-      id: GROUP,
-      subject: 'Team',
-      owner: undefined,
-      participants: [
-        { id: `${PHONE}@s.whatsapp.net`, admin: 'superadmin' },
-        { id: `${FRIEND}@s.whatsapp.net`, admin: null },
-      ],
-    };
-    socket.connection({ connection: 'open' });
-    await waitForDevice(gw, deviceId, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired');
+    }));
   });
   afterAll(() => gw?.close());
 
@@ -163,7 +144,7 @@ describe.skipIf(noStoreAvailable)('the gateway on WhatsApp (scripted socket)', (
     await sentStatus(res.body.data.id);
     const call = socket.calls.find((c) => c.method === 'sendMessage' && c.args[0] === GROUP)!;
     const [, content, options] = call.args as [string, { mentions?: string[] }, Record<string, any>];
-    expect(content).toEqual({ text: 'me @4917600000072', mentions: [`${FRIEND}@s.whatsapp.net`] });
+    expect(content).toEqual({ text: 'me @4917600000072', mentions: [`${FRIEND}@s.whatsapp.net`], linkPreview: null });
     expect(options).toMatchObject({
       messageId: toNetworkId(res.body.data.id),
       quoted: {

@@ -2,14 +2,12 @@
 // unlink over an open connection, and the phone's confirmation comes before the restart that opens it: the
 // unlink waits for the open socket and goes out there; the session's stored state is deleted; the device
 // stays UNPAIRED with `device.disconnected` naming why.
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from '../../helpers/wait.js';
 import { Recorder } from '../helpers.js';
-import { FakeWhatsApp } from './fake-socket.js';
 import { SLOW as SLOW_MS, WhatsAppHarness } from './harness.js';
+import { scanOverFake, startWhatsAppGateway, type WhatsAppGateway } from './paired-gateway.js';
 
 const KEYS = { current: Buffer.alloc(32, 0x26), previous: [] };
 const EXPECTED = '4915100000091';
@@ -17,23 +15,12 @@ const WRONG = '4917600000093';
 const SLOW = { timeoutMs: 10_000 };
 
 describe.skipIf(noStoreAvailable)('a QR confirmed by the wrong phone (scripted socket)', () => {
+  let at: WhatsAppGateway;
   let gw: TestGateway;
-  const wa = new FakeWhatsApp();
 
   beforeAll(async () => {
-    gw = await startGateway({
-      config: { allowPrivateUrls: true },
-      build: {
-        network: (host) =>
-          createWhatsAppNetwork({
-            states: host.states,
-            keys: KEYS,
-            logger: pino({ level: 'silent' }),
-            factory: wa.factory,
-            ackTimeoutMs: 5000,
-          }),
-      },
-    });
+    at = await startWhatsAppGateway(KEYS, { allowPrivateUrls: true });
+    gw = at.gw;
   });
   afterAll(() => gw?.close());
 
@@ -42,13 +29,7 @@ describe.skipIf(noStoreAvailable)('a QR confirmed by the wrong phone (scripted s
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = created.body.data.id as number;
     expect((await gw.request('PATCH', `/devices/${id}`, { webhook_url: 'http://127.0.0.1:9/hook' })).status).toBe(200);
-    const qr = gw.request('GET', `/devices/${id}/qr?response_type=url`);
-    const first = await wa.socket(0);
-    first.connection({ qr: '2@pairing-ref,noise,identity,adv' });
-    expect((await qr).status).toBe(200);
-    first.pairSuccess(`${WRONG}:5@s.whatsapp.net`);
-    first.close(515, 'Stream Errored (restart required)');
-    const second = await wa.socket(1);
+    const second = await scanOverFake(at, id, `${WRONG}:5@s.whatsapp.net`);
     second.connection({ connection: 'open' });
     // The unlink goes out on the open socket (the fake answers it with the network's 401 close).
     await waitFor(

@@ -2,11 +2,24 @@
  * The sandbox control interface (docs/internals.md, The network seam and the sandbox): what a tester can do to the
  * simulated network. Implemented by the in-process sandbox and by the
  * WebSocket client of a sandbox running as its own process; the gateway's
- * `/sandbox/...` routes call it and never know which one runs.
+ * `/sandbox/...` routes call it and never know which one runs. It is part of
+ * the seam (beside network.ts), so the gateway reaches it without importing
+ * src/network/sandbox/.
  *
  * Must never: be reachable when the gateway runs against a real network.
  */
-import type { NetworkGroup, PhoneNumber } from '../network.js';
+import type { IncomingContent } from './incoming-content.js';
+import type { ChangedMessage, MessageChange, NetworkGroup, PhoneNumber } from './values.js';
+
+/**
+ * What a phone sends to a device: any incoming kind, optionally as a reply to `replyTo`, a message of that
+ * device's chat named as a device names what it quotes (QuotedMessage in network.ts): with `fromMe`, the id the
+ * device sent it with; otherwise the network's id of a message it received.
+ */
+export interface PhoneMessage {
+  readonly content: IncomingContent;
+  readonly replyTo?: { readonly id: string; readonly fromMe: boolean };
+}
 
 export type PhonePrivacy = 'everyone' | 'nobody';
 
@@ -73,6 +86,13 @@ export interface RecipientScope {
   readonly session: string;
 }
 
+/**
+ * A change a phone makes to a message (docs/internals.md, The network seam and the sandbox): the message named as
+ * the device knows it (ours by our id, the phone's own by the network's id), the group it is in when it is
+ * one of the phone's own group messages, and what is done to it.
+ */
+export type SandboxPhoneChange = { readonly target: ChangedMessage; readonly group?: string } & MessageChange;
+
 export interface SandboxControl {
   /**
    * A phone scans the QR whose decoded text is `qr`. Throws SandboxControlError(400, 'Invalid QR code') for
@@ -92,16 +112,27 @@ export interface SandboxControl {
   /** Throws SandboxControlError(404, 'Phone not found') for a number never seen. Magic numbers are always "seen". */
   getPhone(phone: PhoneNumber, view?: string): Promise<SandboxPhone>;
   /**
-   * The phone sends a text to a device's number. Throws 404 when no paired device has that number; with
-   * `recipient`, only the device holding that session gets it (404 when it is not paired with `to`).
+   * The phone sends a text (or any incoming kind) to a device's number. Throws 404 when no paired device has that
+   * number; with `recipient`, only the device holding that session gets it (404 when it is not paired with `to`).
    */
   sendFromPhone(
     phone: PhoneNumber,
     to: PhoneNumber,
-    text: string,
+    message: string | PhoneMessage,
     recipient?: RecipientScope,
     view?: string,
   ): Promise<{ message_id: string }>;
+  /**
+   * The phone reacts to a message, or edits or deletes one of its own; the device holding `recipient`'s session
+   * is told. 404 'Message not found' when the message is the device's and the phone did not receive it,
+   * 404 'Device not found' for an unknown session, 400 for a malformed change or an unregistered phone.
+   */
+  changeFromPhone(
+    phone: PhoneNumber,
+    change: SandboxPhoneChange,
+    recipient: RecipientScope,
+    view?: string,
+  ): Promise<void>;
   /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
   readMessage(phone: PhoneNumber, messageId: string, view?: string): Promise<void>;
   /** Creates a group on the network. The first admin member is the superadmin when none is marked. */
