@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { accountOf } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { CodeEnvelope, IdParams, NameString, Nullable, errorResponses } from '../http/schemas.js';
 import type { TokenRow } from './repository.js';
 import type { AccountsService } from './service.js';

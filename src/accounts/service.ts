@@ -184,6 +184,9 @@ export class AccountsService {
       if (shared) await notify(trx, await channelOf(trx), TOKENS_REVOKED_SIGNAL);
       return true;
     });
+    // Counted again once committed: a check that read the token before the commit and finishes after this line
+    // (after the entries below went) must not cache what it read either.
+    this.revocations += 1;
     if (revoked) {
       for (const [secret, entry] of this.cache) {
         if (entry.context.tokenId === tokenId) this.cache.delete(secret);

@@ -9,8 +9,8 @@
  * Must never: know about HTTP or touch the store.
  */
 import type { DeviceRow } from '../devices/repository.js';
-import { ApiError } from '../http/errors.js';
-import { isPhoneNumber } from '../http/schemas.js';
+import { ApiError } from '../errors.js';
+import { isPhoneNumber } from '../shapes.js';
 import { NetworkUnavailableError, type NetworkConnection } from '../network/network.js';
 
 export interface ContactsServiceOptions {

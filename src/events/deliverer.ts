@@ -19,6 +19,12 @@
  *   in flight ──manual retry──▶ in flight, marked (retry_requested); the attempt's outcome
  *               is logged, then the row goes ──▶ pending, due now
  *
+ * Modules: this class is the claim loop (claiming due rows while there is
+ * room, the in-flight set, the per-device load, waking for retries) and
+ * records outcomes; one attempt is deliver-one.ts, what an answered attempt
+ * and a failing receiver mean is outcomes.ts, the devices' targets are
+ * targets.ts.
+ *
  * Every attempt writes a line to `webhook_attempts` in the same transaction as
  * the row's new state. Rows are stored before any attempt (record.ts, in the
  * transaction of the change that caused them), so nothing lives only here:
@@ -49,18 +55,17 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { Committer } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
-import type { Db } from '../store/schema.js';
-import { attemptDelivery, type AttemptResult } from './attempt.js';
+import { deliverOne } from './deliver-one.js';
+import { DeliveryOutcomes } from './outcomes.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
-import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS, afterFailure, type RetryPolicy } from './retry.js';
+import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS } from './retry.js';
 import type { EventSignal } from './signal.js';
-import { signDelivery, signingSecrets } from './signing.js';
-import { ReceiverHealth, type FailureVerdict } from './receivers.js';
-import { iso } from '../clock.js';
+import { readTargets, type Target } from './targets.js';
 import { untilStored } from '../store/until-stored.js';
-import { answersWithReplies, renderBody, webhookFormat, type WebhookFormat } from './formats/index.js';
-import { REPLY_ANSWER_MAX_BYTES } from './reply-answer.js';
-import type { RepliesByResponse, ReplyNote } from './reply.js';
+import type { RepliesByResponse } from './reply.js';
+import { WakeLoop } from '../wake-loop.js';
+
+export { NO_WEBHOOK_URL_ERROR } from './deliver-one.js';
 
 /** Timings and bounds; every one has a production default, tests shorten them. */
 export interface WebhookTimings {
@@ -95,46 +100,14 @@ export interface DelivererOptions extends WebhookTimings {
   readonly replies?: RepliesByResponse;
 }
 
-interface Target {
-  readonly accountId: number;
-  readonly url: string | null;
-  readonly format: WebhookFormat;
-  readonly reply: boolean;
-  readonly secret: string;
-  readonly previous: string | null;
-  readonly previousUntil: number | null;
-}
-
 /** Rows one claim takes at most, and due rows it looks at to find them. */
 const CLAIM_BATCH = 100;
 const CLAIM_SCAN = 500;
 /** Paused devices a claim leaves out by name at most; beyond that their deliveries are probed and wait again. */
 const MAX_SKIPPED = 64;
 const MAX_RETRY_TIMES = 1024;
-/** Rows one step of moving a paused receiver's backlog touches (a short write, sharing the group commit). */
-const DEFER_CHUNK = 5_000;
-
-export const NO_WEBHOOK_URL_ERROR = 'the device has no webhook_url; delivery stopped';
-
-/** Where and how each device's deliveries go (read with the claim, in its transaction). */
-async function readTargets(db: Db, claimed: readonly ClaimedEvent[]): Promise<Map<number, Target>> {
-  const ids = [...new Set(claimed.map((event) => event.device_id))];
-  const rows = await eventsRepository.targets(db, ids);
-  return new Map(
-    rows.map((row) => [
-      Number(row.id),
-      {
-        accountId: Number(row.account_id),
-        url: row.webhook_url,
-        format: webhookFormat(row.webhook_format),
-        reply: row.webhook_reply === 1,
-        secret: row.webhook_secret,
-        previous: row.webhook_secret_previous,
-        previousUntil: row.webhook_secret_previous_until === null ? null : Number(row.webhook_secret_previous_until),
-      },
-    ]),
-  );
-}
+/** Failed claims remembered for a release; an older one's lease runs out by itself. */
+const MAX_LOST_LEASES = 64;
 
 interface Claimed {
   readonly events: ClaimedEvent[];
@@ -153,7 +126,6 @@ export class Deliverer {
   private readonly write: (completion: Completion) => Promise<boolean>;
   /** Claims due deliveries, with their devices' targets read in the claim's transaction. */
   private readonly lease: (params: ClaimParams) => Promise<Claimed>;
-  private readonly policy: RetryPolicy;
   private readonly timeoutMs: number;
   private readonly concurrency: number;
   private readonly perDevice: number;
@@ -162,43 +134,46 @@ export class Deliverer {
   private readonly closeGraceMs: number;
   private started = false;
   private closed = false;
-  private cycle: Promise<void> | null = null;
-  private again = false;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Infinity;
+  /** Claims run one at a time: on a wake-up, a retry coming due, and the poll. */
+  private readonly loop: WakeLoop;
   /** When retries scheduled here come due, ascending (bounded: beyond it the poll finds them). */
   private readonly retryTimes: number[] = [];
   /** The `now` of the last claim. */
   private lastClaimAt = 0;
+  /** The lease end of the last claim: each claim's is later, so a lost claim's rows are told from the next's. */
+  private lastLeaseUntil = 0;
+  /** Lease ends of claims that failed: the server may have committed them (the answer lost), handed back next. */
+  private readonly lostLeases: number[] = [];
   private unsubscribe: (() => void) | null = null;
-  /** Receivers that keep failing are paused as a whole (receivers.ts). */
-  private readonly health: ReceiverHealth;
-  /** Moves of a paused receiver's backlog under way, by device. */
-  private readonly deferrals = new Map<number, Promise<void>>();
-  private readonly deferStep: (params: { deviceId: number; until: number; now: number }) => Promise<number>;
+  /** What answered attempts mean, and the receivers' health (outcomes.ts). */
+  private readonly outcomes: DeliveryOutcomes;
 
   constructor(private readonly options: DelivererOptions) {
-    this.policy = {
-      scheduleMs: options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
-      maxAgeMs: options.maxAgeMs ?? DEFAULT_MAX_AGE_MS,
-    };
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.concurrency = options.concurrency ?? 256;
     this.perDevice = options.perDeviceConcurrency ?? 4;
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.closeGraceMs = options.closeGraceMs ?? 3_000;
-    this.health = new ReceiverHealth(this.policy.scheduleMs);
-    this.deferStep = options.committer.channel<{ deviceId: number; until: number; now: number }, number>(
-      async (trx, items) => {
-        const out: number[] = [];
-        for (const p of items) {
-          await eventsRepository.failExpired(trx, p.deviceId, p.now - this.policy.maxAgeMs, p.now);
-          out.push(await eventsRepository.defer(trx, p.deviceId, p.until, p.now, DEFER_CHUNK));
-        }
-        return out;
+    this.loop = new WakeLoop({
+      run: () => this.claimCycle(),
+      // The store is unreachable or busy: the poll tries again.
+      onError: (error) => this.options.logger.error({ err: error }, 'claiming webhook deliveries failed'),
+      afterErrorMs: () => this.pollIntervalMs,
+      clock: options.clock,
+    });
+    // Paused receivers' backlog moves share the group commit too (outcomes.ts).
+    this.outcomes = new DeliveryOutcomes({
+      policy: {
+        scheduleMs: options.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS,
+        maxAgeMs: options.maxAgeMs ?? DEFAULT_MAX_AGE_MS,
       },
-    );
+      committer: options.committer,
+      clock: options.clock,
+      logger: options.logger,
+      retryAt: (at) => this.noteRetry(at),
+      closed: () => this.closed,
+    });
     const complete = options.committer.channel<Completion, boolean>(async (trx, items) => {
       const dueAgain = await eventsRepository.complete(trx, items, options.clock.now());
       return items.map((item) => dueAgain.has(item.id));
@@ -239,22 +214,12 @@ export class Deliverer {
   /** Look for due work now (coalesced: a wake during a claim runs one more claim after it). */
   wake(): void {
     if (!this.started || this.closed) return;
-    if (this.cycle !== null) {
-      this.again = true;
-      return;
-    }
-    this.cycle = this.claimCycle().finally(() => {
-      this.cycle = null;
-      if (this.again && !this.closed) {
-        this.again = false;
-        this.wake();
-      }
-    });
+    this.loop.wake();
   }
 
   /** A delivery of the device was made due now by hand: its receiver gets an attempt even if paused. */
   retryNow(deviceId: number): void {
-    this.health.resume(deviceId);
+    this.outcomes.resume(deviceId);
     this.wake();
   }
 
@@ -262,15 +227,16 @@ export class Deliverer {
   async close(): Promise<void> {
     this.closed = true;
     this.unsubscribe?.();
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    // A bound on the shutdown in real time, not a rule of the clock's: a test's frozen clock must not hold it open.
     const grace = setTimeout(() => {
       for (const attempt of this.attempts) attempt.abort();
     }, this.closeGraceMs);
     try {
-      while (this.cycle !== null || this.inFlight.size > 0 || this.deferrals.size > 0) {
-        await this.cycle;
-        await Promise.allSettled([...this.inFlight.values(), ...this.deferrals.values()]);
+      await this.loop.stop();
+      for (;;) {
+        const pending = [...this.inFlight.values(), ...this.outcomes.underWay()];
+        if (pending.length === 0) break;
+        await Promise.allSettled(pending);
       }
     } finally {
       clearTimeout(grace);
@@ -279,24 +245,22 @@ export class Deliverer {
 
   // --- claiming -------------------------------------------------------------------
 
-  private async claimCycle(): Promise<void> {
+  /** One claim cycle; the next is due at the poll (or sooner, when a retry comes due). */
+  private async claimCycle(): Promise<number> {
     try {
-      do {
-        this.again = false;
-        await this.claimWhileRoom();
-      } while (this.again && !this.closed);
-    } catch (error) {
-      // The store is unreachable or busy: the poll tries again.
-      this.options.logger.error({ err: error }, 'claiming webhook deliveries failed');
+      await this.claimWhileRoom();
     } finally {
       // Only retries the last claim could see as due are done with; one that came due during it is not.
       while (this.retryTimes.length > 0 && this.retryTimes[0]! <= this.lastClaimAt) this.retryTimes.shift();
-      this.arm(Math.min(this.options.clock.now() + this.pollIntervalMs, this.retryTimes[0] ?? Infinity));
+      const retry = this.retryTimes[0];
+      if (retry !== undefined) this.arm(retry);
     }
+    return this.options.clock.now() + this.pollIntervalMs;
   }
 
   private async claimWhileRoom(): Promise<void> {
     const { store, clock } = this.options;
+    await this.releaseLostLeases();
     for (;;) {
       const room = this.concurrency - this.inFlight.size;
       this.roomBound = room <= 0;
@@ -304,15 +268,21 @@ export class Deliverer {
       const now = clock.now();
       this.lastClaimAt = now;
       const limit = Math.min(room, CLAIM_BATCH);
+      const leaseUntil = Math.max(now + this.leaseMs, this.lastLeaseUntil + 1);
+      this.lastLeaseUntil = leaseUntil;
       const { events: claimed, targets } = await this.lease({
         now,
-        leaseUntil: now + this.leaseMs,
+        leaseUntil,
         limit,
         perDevice: this.perDevice,
         // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
-        skipDevices: this.health.paused(now, MAX_SKIPPED),
+        skipDevices: this.outcomes.paused(now, MAX_SKIPPED),
         scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
+      }).catch((error: unknown) => {
+        if (this.lostLeases.length >= MAX_LOST_LEASES) this.lostLeases.shift();
+        this.lostLeases.push(leaseUntil);
+        throw error;
       });
       for (const event of claimed) this.begin(event, targets.get(event.device_id));
       // A device at its bound had due rows left out, and may have more beyond the scan: its next
@@ -322,6 +292,25 @@ export class Deliverer {
       if (claimed.length === 0) return;
       // Fewer than asked and no device held back: the scan held every due row, all taken.
       if (claimed.length < limit && !deviceBound) return;
+    }
+  }
+
+  /**
+   * Hands back what failed claims may have leased, before claiming again: those rows would otherwise count
+   * as their devices' deliveries in flight, holding the devices' other deliveries, until the lease ran out.
+   * A release that fails stays listed (the claim cycle fails and is tried again after the poll).
+   */
+  private async releaseLostLeases(): Promise<void> {
+    while (this.lostLeases.length > 0) {
+      const leaseUntil = this.lostLeases[0]!;
+      const released = await eventsRepository.releaseLease(this.options.store.db, leaseUntil, this.options.clock.now());
+      this.lostLeases.shift();
+      if (released > 0) {
+        this.options.logger.warn(
+          { released },
+          'webhook deliveries leased by a claim whose answer was lost handed back',
+        );
+      }
     }
   }
 
@@ -337,17 +326,7 @@ export class Deliverer {
   /** Runs `at` (or sooner if already armed sooner): the poll, or a retry coming due. */
   private arm(at: number): void {
     if (this.closed || !this.started) return;
-    if (this.timer !== null && this.timerAt <= at) return;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = setTimeout(
-      () => {
-        this.timer = null;
-        this.timerAt = Infinity;
-        this.wake();
-      },
-      Math.max(0, at - this.options.clock.now()),
-    );
+    this.loop.wakeAt(at);
   }
 
   // --- one delivery ---------------------------------------------------------------
@@ -378,161 +357,21 @@ export class Deliverer {
 
   /** One attempt and its record; true when the delivery is due again at once. */
   private async deliver(event: ClaimedEvent, target: Target | undefined): Promise<boolean> {
-    const { clock } = this.options;
     if (this.closed) {
       await this.write({ id: event.id, outcome: 'released' });
       return false;
     }
-    const attemptedAt = clock.now();
-    if (target === undefined || target.url === null) {
-      const attempt = {
-        attempted_at: attemptedAt,
-        http_status: null,
-        latency_ms: 0,
-        error: NO_WEBHOOK_URL_ERROR,
-        url: null,
-        format: null,
-        reply: null,
-      };
-      return this.write({ id: event.id, attempt, outcome: 'failed' });
-    }
-    const { format } = target;
-    let body: string | null;
-    try {
-      body = renderBody(format, event.type, event.payload);
-    } catch (error) {
-      // Our own stored body that a renderer cannot read: a bug to fix, not a receiver to retry.
-      this.options.logger.error({ err: error, eventId: event.id, format }, 'a webhook event could not be rendered');
-      const attempt = {
-        attempted_at: attemptedAt,
-        http_status: null,
-        latency_ms: 0,
-        error: `the event could not be written in the ${format} format`,
-        url: null,
-        format,
-        reply: null,
-      };
-      return this.write({ id: event.id, attempt, outcome: 'failed' });
-    }
-    if (body === null) {
-      const error = `skipped: the ${format} webhook format has no body for ${event.type}`;
-      const attempt = {
-        attempted_at: attemptedAt,
-        http_status: null,
-        latency_ms: 0,
-        error,
-        url: null,
-        format,
-        reply: null,
-      };
-      return this.write({ id: event.id, attempt, outcome: 'skipped' });
-    }
-    const replies = this.options.replies;
-    const readsReplies = replies !== undefined && answersWithReplies(format, target.reply, event.type);
-    const abort = new AbortController();
-    this.attempts.add(abort);
-    let result = await attemptDelivery({
-      url: target.url,
-      headers: signDelivery(signingSecrets(target, attemptedAt), event.id, body, attemptedAt),
-      body,
-      dispatcher: this.options.http,
+    const completion = await deliverOne(event, target, {
+      clock: this.options.clock,
+      logger: this.options.logger,
+      http: this.options.http,
       timeoutMs: this.timeoutMs,
-      abort,
-      ...(readsReplies ? { answerLimit: REPLY_ANSWER_MAX_BYTES } : {}),
-    }).finally(() => this.attempts.delete(abort));
-    if (result.aborted) {
-      await this.write({ id: event.id, outcome: 'released' });
-      return false;
-    }
-    let note: ReplyNote | null = null;
-    if (result.ok && readsReplies && result.answer !== undefined) {
-      const replied = await replies.handle(target.accountId, event.id, event.payload, result.answer);
-      note = replied.note;
-      // The receiver has the event, but its replies are not all queued: attempted again (they are idempotent).
-      if (replied.retry !== null) result = { ...result, ok: false, error: replied.retry };
-    }
-    return this.write(this.outcome(event, target.url, format, note, attemptedAt, result));
-  }
-
-  private outcome(
-    event: ClaimedEvent,
-    url: string,
-    format: WebhookFormat,
-    note: ReplyNote | null,
-    attemptedAt: number,
-    result: AttemptResult,
-  ): Completion {
-    const { logger, clock } = this.options;
-    const attempt = {
-      attempted_at: attemptedAt,
-      http_status: result.httpStatus,
-      latency_ms: result.latencyMs,
-      error: result.error,
-      url,
-      format,
-      reply: note === null ? null : JSON.stringify(note),
-    };
-    const deviceId = event.device_id;
-    if (result.ok) {
-      if (this.health.succeeded(deviceId)) logger.info({ deviceId }, 'webhook receiver answering again');
-      return { id: event.id, attempt, outcome: 'delivered' };
-    }
-    const now = clock.now();
-    const attempts = event.attempts + 1;
-    const verdict = this.health.failed(deviceId, now);
-    // Never the URL (it may carry a token) nor the receiver's answer (it may echo message content).
-    const why = result.httpStatus === null ? { error: result.error } : { status: result.httpStatus };
-    const decision = afterFailure(this.policy, attempts, event.created_at, now);
-    if ('giveUp' in decision) {
-      logger.warn({ eventId: event.id, deviceId, attempts, ...why }, 'webhook delivery failed for good');
-      this.receiverVerdict(deviceId, verdict, why);
-      return { id: event.id, attempt, outcome: 'failed' };
-    }
-    // A paused receiver is not tried before its pause ends, but never past the give-up deadline.
-    const retryAt = Math.min(Math.max(decision.retryAt, verdict.pausedUntil), event.created_at + this.policy.maxAgeMs);
-    logger.info({ eventId: event.id, deviceId, attempts, ...why, retry_at: iso(retryAt) }, 'webhook attempt failed');
-    this.receiverVerdict(deviceId, verdict, why);
-    // Wake for it ourselves rather than waiting for the next poll.
-    this.noteRetry(retryAt);
-    return { id: event.id, attempt, outcome: 'retry', retryAt };
-  }
-
-  /** What a failure means for the receiver as a whole: a pause (its backlog moved past it), a warning. */
-  private receiverVerdict(deviceId: number, verdict: FailureVerdict, why: object): void {
-    const { logger } = this.options;
-    if (verdict.warnFailingSince !== null) {
-      logger.warn(
-        { deviceId, failing_since: iso(verdict.warnFailingSince), failures: verdict.failures, ...why },
-        'webhook receiver failing for an hour or more',
-      );
-    }
-    if (!verdict.newlyPaused) return;
-    logger.info(
-      { deviceId, failures: verdict.failures, paused_until: iso(verdict.pausedUntil) },
-      'webhook receiver keeps failing; its deliveries wait until the pause ends',
-    );
-    this.deferBacklog(deviceId, verdict.pausedUntil);
-    this.noteRetry(verdict.pausedUntil);
-  }
-
-  /**
-   * Moves the device's waiting deliveries to the end of its receiver's pause, in short steps, so they
-   * leave the due range the claims scan (and fails those past the give-up age). One move per device at a time.
-   */
-  private deferBacklog(deviceId: number, until: number): void {
-    if (this.deferrals.has(deviceId) || this.closed) return;
-    const run = (async () => {
-      for (;;) {
-        if (this.closed || this.health.pausedUntil(deviceId) < until) return;
-        const moved = await this.deferStep({ deviceId, until, now: this.options.clock.now() });
-        if (moved < DEFER_CHUNK) return;
-      }
-    })()
-      .catch((error: unknown) => {
-        // The rows stay due: they are attempted (and fail, and are retried) one by one, as without a pause.
-        this.options.logger.error({ err: error, deviceId }, 'moving a paused receiver’s deliveries failed');
-      })
-      .finally(() => this.deferrals.delete(deviceId));
-    this.deferrals.set(deviceId, run);
+      replies: this.options.replies,
+      attempts: this.attempts,
+      outcome: (answered) => this.outcomes.of(answered),
+    });
+    const dueAgain = await this.write(completion);
+    // Cut by shutdown: handed back, never due again here.
+    return completion.outcome === 'released' ? false : dueAgain;
   }
 }

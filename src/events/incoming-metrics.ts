@@ -9,7 +9,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { ConnectionManager } from '../devices/connections.js';
 
-/** Type names look like `stickerMessage` or `protocolMessage.REVOKE`; anything else is counted as `other`. */
+/** Type names look like `eventMessage` or `protocolMessage.REVOKE`; anything else is counted as `other`. */
 const TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
 
 export function installIncomingMetrics(

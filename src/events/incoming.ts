@@ -6,9 +6,13 @@
  * `message.incoming` event, in one transaction; and storing a message the
  * network repeats (same network id, same device) only once.
  * Row shape: `device` and `receiver` are our device's number, `sender` is
- * theirs; `type` comes from the content; `timestamp` is when we received it,
+ * theirs; `type`, text and params come from the content (incoming-fields.ts); `timestamp` is when we received it,
  * `sent_at` when the network says it was sent; a group message has the
- * network's `group_id` among its params.
+ * network's `group_id` among its params, and one whose sender the network
+ * named by LID its `from_lid` (lid-reports.ts notes or reports that LID in the
+ * same transaction; a `lid_resolved` from the network passes through the same
+ * inbox, so it never overtakes the message it concerns; so does a `message_changed`, a reaction, edit or delete
+ * recorded by message-changes.ts).
  * A message the network handed over is never dropped: while the store cannot
  * take it, it waits in memory, in order, and its write is retried until it
  * commits (only a shutdown during an outage ends that, logged with the ids).
@@ -21,17 +25,24 @@ import type { ConnectionManager } from '../devices/connections.js';
 import { devicesRepository } from '../devices/repository.js';
 import { newUlid } from '../ids.js';
 import { presentMessage } from '../messages/present.js';
-import { messagesRepository, type MessageRow } from '../messages/repository.js';
-import type { IncomingContent, NetworkEvent } from '../network/network.js';
+import { messagesRepository } from '../messages/repository.js';
+import type { NetworkEvent } from '../network/network.js';
 import type { Transaction } from 'kysely';
 import type { WriteBatcher } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { untilStored } from '../store/until-stored.js';
+import { incomingFields, replyParams } from './incoming-fields.js';
+import { noteSender, reportResolved } from './lid-reports.js';
 import { recordEvent } from './record.js';
+import { recordMessageChange, type MessageChangedEvent } from './message-changes.js';
 import { eventsRepository } from './repository.js';
 import type { EventSignal } from './signal.js';
 
 type IncomingEvent = Extract<NetworkEvent, { type: 'incoming_message' }>;
+/** Passed through the same inbox as the messages, so a report never overtakes the message it concerns. */
+type LidResolvedEvent = Extract<NetworkEvent, { type: 'lid_resolved' }>;
+/** What passes a device's inbox, in the order the network handed it over. */
+type InboxEvent = IncomingEvent | LidResolvedEvent | MessageChangedEvent;
 
 export interface IncomingOptions {
   readonly batcher: WriteBatcher;
@@ -41,55 +52,13 @@ export interface IncomingOptions {
   readonly signal: EventSignal;
 }
 
-/** The stored form of incoming content: the message's type, its text (or caption) and params. */
-export function incomingFields(content: IncomingContent): Pick<MessageRow, 'type' | 'message' | 'params'> {
-  switch (content.type) {
-    case 'chat':
-      return { type: 'chat', message: content.text, params: JSON.stringify({ text: content.text }) };
-    case 'image':
-    case 'video':
-    case 'audio':
-    case 'file': {
-      const params = {
-        mimetype: content.mimetype,
-        ...(content.caption === undefined ? {} : { caption: content.caption }),
-      };
-      return { type: content.type, message: content.caption ?? null, params: JSON.stringify(params) };
-    }
-    case 'location':
-      // The same shape as an outgoing location's params.
-      return {
-        type: 'location',
-        message: null,
-        params: JSON.stringify({
-          location: { degreesLatitude: content.latitude, degreesLongitude: content.longitude },
-        }),
-      };
-    case 'list_reply':
-      return {
-        type: 'list_reply',
-        message: content.title,
-        params: JSON.stringify({ rowId: content.rowId, title: content.title }),
-      };
-    case 'button_reply':
-      return {
-        type: 'button_reply',
-        message: content.displayText,
-        params: JSON.stringify({ id: content.id, displayText: content.displayText }),
-      };
-    case 'unsupported':
-      // Kept with the network's own type name, so a receiver sees something came and what it was.
-      return { type: 'unsupported', message: null, params: JSON.stringify({ network_type: content.networkType }) };
-  }
-}
-
 /** How long a shutdown keeps retrying what it still holds while the store is out of service. */
 const CLOSE_GRACE_MS = 10_000;
 /** Incoming messages of one device written in one transaction at most. */
 const BATCH = 100;
 
 interface Heard {
-  readonly event: IncomingEvent;
+  readonly event: InboxEvent;
   /** When the gateway heard it: its `timestamp`, however late it gets stored. */
   readonly receivedAt: number;
 }
@@ -110,7 +79,9 @@ export class IncomingMessages {
 
   start(): void {
     this.unsubscribe = this.options.connections.onEvent((deviceId, event) => {
-      if (event.type === 'incoming_message') this.hear(deviceId, event);
+      if (event.type === 'incoming_message' || event.type === 'lid_resolved' || event.type === 'message_changed') {
+        this.hear(deviceId, event);
+      }
     });
   }
 
@@ -126,7 +97,7 @@ export class IncomingMessages {
    * only copy until it is stored. It waits in its device's inbox, and is
    * written (retried through a store outage) in order, behind the ones before it.
    */
-  private hear(deviceId: number, event: IncomingEvent): void {
+  private hear(deviceId: number, event: InboxEvent): void {
     let inbox = this.inboxes.get(deviceId);
     if (inbox === undefined) {
       inbox = { queue: [], writing: false };
@@ -165,7 +136,13 @@ export class IncomingMessages {
     } catch (error) {
       // Only at shutdown, with the store still out of service: say exactly what could not be kept.
       this.options.logger.error(
-        { err: error, deviceId, networkIds: inbox.queue.map((heard) => heard.event.id) },
+        {
+          err: error,
+          deviceId,
+          networkIds: inbox.queue.map(({ event }) =>
+            event.type === 'lid_resolved' ? event.lid : event.type === 'message_changed' ? event.target.id : event.id,
+          ),
+        },
         'incoming messages could not be stored before shutdown',
       );
       inbox.queue.length = 0;
@@ -179,15 +156,25 @@ export class IncomingMessages {
   private async store(trx: Transaction<Database>, deviceId: number, { event, receivedAt: now }: Heard) {
     const device = await devicesRepository.findById(trx, deviceId);
     if (device === undefined || device.deleted_at !== null || device.phone === null) return false;
+    if (event.type === 'lid_resolved') return reportResolved(trx, device, event.lid, event.phone, now);
+    if (event.type === 'message_changed') return recordMessageChange(trx, device, event, now, this.options.logger);
     const id = newUlid(now);
     const fresh = await eventsRepository.claimIncomingId(trx, deviceId, event.id, id, now);
     if (!fresh) return false;
     const fields = incomingFields(event.content);
-    // A message posted in a group names the group among its params.
+    await noteSender(trx, device, event, now);
+    // A message posted in a group names the group among its params; one from a sender with a LID names the LID;
+    // a reply names the message it quotes, and mentions are listed (incoming-fields.ts).
+    const reply = await replyParams(trx, device, event);
     const params =
-      event.group === undefined
+      event.group === undefined && event.fromLid === undefined && Object.keys(reply).length === 0
         ? fields.params
-        : JSON.stringify({ ...JSON.parse(fields.params), group_id: event.group });
+        : JSON.stringify({
+            ...JSON.parse(fields.params),
+            ...(event.group === undefined ? {} : { group_id: event.group }),
+            ...(event.fromLid === undefined ? {} : { from_lid: event.fromLid }),
+            ...reply,
+          });
     const row = await messagesRepository.insert(trx, {
       id,
       account_id: device.account_id,

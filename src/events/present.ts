@@ -7,7 +7,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
-import { Nullable } from '../http/schemas.js';
+import { Nullable } from '../shapes.js';
 import type { AttemptRow, EventRow } from './repository.js';
 import { WEBHOOK_FORMATS, renderBody, webhookFormat, type WebhookFormat } from './formats/index.js';
 

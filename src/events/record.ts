@@ -3,7 +3,7 @@
  * change that causes them, so an event exists exactly when its change does.
  *
  * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`
- * and the event types. Delivery is the deliverer's job.
+ * (the event types are in types.ts). Delivery is the deliverer's job.
  * Must never: record for a device without a webhook_url (there is nowhere to
  * deliver; setting a URL later does not replay history), nor an event its
  * webhook format does not carry (`whatspie_v1` carries incoming messages only,
@@ -18,20 +18,9 @@ import type { Database, Db } from '../store/schema.js';
 import { prepared } from '../store/prepared.js';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { carries, webhookFormat } from './formats/index.js';
+import type { EventType } from './types.js';
 
-export const EVENT_TYPES = [
-  'message.incoming',
-  'message.sent',
-  'message.delivered',
-  'message.read',
-  'message.failed',
-  'device.paired',
-  'device.disconnected',
-  'device.qr_expired',
-  'group.participants_added',
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from './types.js';
 
 export interface EventDevice {
   readonly id: number;

@@ -20,7 +20,7 @@
  * Must never: send anything but what the answer asked for, to anyone but the
  * incoming message's chat, or skip the messages service's checks.
  */
-import { ApiError, errorBody, type ErrorBody } from '../http/errors.js';
+import { ApiError, errorBody, type ErrorBody } from '../errors.js';
 import type { ReactionRequest } from '../messages/reaction.js';
 import { readReplies, type ReplyRequest } from './reply-answer.js';
 import type { Answer } from './attempt.js';

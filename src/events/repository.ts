@@ -281,6 +281,24 @@ export const eventsRepository = {
   },
 
   /**
+   * Hands back the rows a failed claim may have leased: the claim's answer can be lost after the server
+   * committed it (a server frozen past the client's wait). Matched by the claim's lease end, which the
+   * claim wrote to both `locked_until` and `next_attempt_at`; an attempt's outcome clears the lease, so only
+   * rows still held by that claim match. Another process's claim ending in the same millisecond would be
+   * handed back too, and attempted twice: deliveries are at least once, and receivers dedupe by webhook-id.
+   */
+  releaseLease: async (db: Db, leaseUntil: number, now: number): Promise<number> => {
+    const result = await db
+      .updateTable('webhook_events')
+      .set({ locked_until: null, next_attempt_at: now })
+      .where('status', '=', 'pending')
+      .where('locked_until', '=', leaseUntil)
+      .where('next_attempt_at', '=', leaseUntil)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  },
+
+  /**
    * Clears every lease. Only for a store one process owns (SQLite), at start-up:
    * leases left by a crash would otherwise hold their deliveries until they expire.
    */
@@ -354,14 +372,10 @@ export const eventsRepository = {
           .execute(),
 
   /**
-   * Due now, whatever its state (a failed one too). A delivery in flight keeps
-   * its lease (and the lease's end as its due time): the attempt under way
-   * finishes and writes its own outcome, so it is never attempted twice at once.
-   */
-  /**
-   * A manual retry: the delivery becomes `pending`, due now. If an attempt is
-   * in flight (leased), it is not interrupted nor sent twice at once: the row
-   * is marked `retry_requested`, and the attempt's outcome sends it back here.
+   * A manual retry: the delivery becomes `pending`, due now, whatever its state (a failed one too). If an
+   * attempt is in flight (leased), it keeps its lease (and the lease's end as its due time) and is neither
+   * interrupted nor sent twice at once: the row is marked `retry_requested`, and the attempt's outcome sends
+   * it back here.
    */
   dueNow: (db: Db, accountId: number, deviceId: number, id: string, now: number): Promise<EventRow | undefined> =>
     db

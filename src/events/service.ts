@@ -14,7 +14,7 @@
 import type { Clock } from '../clock.js';
 import { newWebhookSecret } from '../devices/service.js';
 import { devicesRepository, type DeviceRow } from '../devices/repository.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { presentDelivery, type DeliveryJson } from './present.js';
 import { webhookFormat } from './formats/index.js';

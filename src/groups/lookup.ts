@@ -8,12 +8,12 @@
  * Must never: decide what may be done to the group (service.ts), or find a group of another account,
  * one its device has left, or one of a deleted device.
  */
-import { ApiError } from '../http/errors.js';
-import { GROUP_JID_PATTERN } from '../http/schemas.js';
+import { ApiError } from '../errors.js';
+import { GROUP_JID_PATTERN } from '../shapes.js';
 import type { Db } from '../store/schema.js';
 import { groupsRepository, type GroupWithDevice } from './repository.js';
 
-export { GROUP_REF_PATTERN } from '../http/schemas.js';
+export { GROUP_REF_PATTERN } from '../shapes.js';
 
 export const isGroupJid = (value: unknown): value is string =>
   typeof value === 'string' && GROUP_JID_PATTERN.test(value);

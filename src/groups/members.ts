@@ -27,25 +27,15 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { devicesRepository } from '../devices/repository.js';
 import { recordEvent } from '../events/record.js';
-import { ApiError } from '../http/errors.js';
-import { isPhoneNumber } from '../http/schemas.js';
-import type { AddParticipantErrorCode, AddParticipantOutcome } from '../network/network.js';
+import { ApiError } from '../errors.js';
+import { isPhoneNumber } from '../shapes.js';
+import type { AddParticipantOutcome } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import { MAX_PARTICIPANTS_PER_REQUEST, admit, utcDay, windowStart, type Admission } from './limits.js';
 import type { AddedMember, FailedMember, MembersAddResult } from './present.js';
 import { groupsRepository } from './repository.js';
 import type { Acting, GroupRefresher, GroupsService } from './service.js';
-
-/** What each failure code tells the client (spec 7.3). */
-const FAILURE_TEXT: Record<AddParticipantErrorCode, string> = {
-  USER_NOT_FOUND: 'Number not registered on the network',
-  USER_BLOCKED: 'User has blocked the device',
-  ALREADY_MEMBER: 'User is already in the group',
-  PRIVACY_SETTINGS: "User's privacy settings prevent adding",
-  GROUP_FULL: 'Group reached its member maximum',
-  RATE_LIMITED: 'Too many addition requests',
-  INVALID_NUMBER: 'Number format invalid: digits only, country code first, no +, no leading 0',
-};
+import { failure } from './failures.js';
 
 /** A failure the gateway decides itself, before or instead of the network. */
 const DAILY_BUDGET_TEXT = 'Too many addition requests: the group’s daily limit of additions is reached';
@@ -198,10 +188,6 @@ export class MembersService {
     });
     if (eventId !== null) this.options.onEventsRecorded?.();
   }
-}
-
-export function failure(phone: string, code: AddParticipantErrorCode, text = FAILURE_TEXT[code]): FailedMember {
-  return { phone, status: 'failed', error: text, error_code: code };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
-import { Nullable } from '../http/schemas.js';
+import { Nullable } from '../shapes.js';
 import type { ParticipantRole } from '../network/network.js';
 import type { GroupRow } from './repository.js';
 import { DISAPPEARING_DURATIONS, durationOf } from './settings.js';

@@ -13,8 +13,8 @@
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { devicesRepository } from '../devices/repository.js';
-import { ApiError } from '../http/errors.js';
-import { isPhoneNumber } from '../http/schemas.js';
+import { ApiError } from '../errors.js';
+import { isPhoneNumber } from '../shapes.js';
 import type { SendAnswer } from '../messages/acceptance.js';
 import {
   NetworkForbiddenError,
@@ -25,7 +25,7 @@ import {
   type NetworkGroup,
 } from '../network/network.js';
 import type { Store } from '../store/store.js';
-import { failure } from './members.js';
+import { failure } from './failures.js';
 import {
   presentGroup,
   presentGroupDetail,

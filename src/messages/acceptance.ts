@@ -19,6 +19,9 @@ import type { Database } from '../store/schema.js';
 import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
 import type { QuotedMessage } from '../network/network.js';
 import { messagesRepository, type MessageRow } from './repository.js';
+import { idempotencyRepository } from './idempotency-repository.js';
+import { messageMediaRepository } from './media-repository.js';
+import { quotaRepository } from './quota-repository.js';
 import type { ValidatedMessage } from './validate.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -79,7 +82,7 @@ export class AcceptanceWriter {
         followers.set(i, leader);
         continue;
       }
-      const claim = await messagesRepository.claimIdempotencyKey(
+      const claim = await idempotencyRepository.claimIdempotencyKey(
         trx,
         item.accountId,
         item.idempotencyKey,
@@ -93,7 +96,7 @@ export class AcceptanceWriter {
 
     const deviceIds = [...new Set(items.map((item) => item.device.id))];
     const left = new Map<number, number>();
-    for (const row of await messagesRepository.lockQuotas(trx, deviceIds)) {
+    for (const row of await quotaRepository.lockQuotas(trx, deviceIds)) {
       left.set(row.id, row.quota_limit < 0 ? Infinity : Math.max(0, row.quota_limit - row.quote_used));
     }
     const taken = new Map<number, number>();
@@ -104,7 +107,7 @@ export class AcceptanceWriter {
       if (remaining <= 0) {
         outcomes[i] = { kind: 'quota' };
         if (item.idempotencyKey !== undefined) {
-          await messagesRepository.releaseIdempotencyKey(trx, item.accountId, item.idempotencyKey);
+          await idempotencyRepository.releaseIdempotencyKey(trx, item.accountId, item.idempotencyKey);
         }
         continue;
       }
@@ -121,17 +124,17 @@ export class AcceptanceWriter {
       outcomes[i] = { kind: 'ok', answer };
     }
 
-    if (taken.size > 0) await messagesRepository.addQuotaUsed(trx, taken);
+    if (taken.size > 0) await quotaRepository.addQuotaUsed(trx, taken);
     await messagesRepository.insertMany(trx, rows);
     if (taken.size > 0) await this.announce(trx, [...taken.keys()]);
     for (const [i, item] of items.entries()) {
       const outcome = outcomes[i];
       if (outcome?.kind !== 'ok') continue;
       if (item.media !== null) {
-        await messagesRepository.insertMedia(trx, outcome.answer.data.id, item.media.mimetype, item.media.mediaId);
+        await messageMediaRepository.insertMedia(trx, outcome.answer.data.id, item.media.mimetype, item.media.mediaId);
       }
       if (item.idempotencyKey !== undefined) {
-        await messagesRepository.saveIdempotentResponse(
+        await idempotencyRepository.saveIdempotentResponse(
           trx,
           item.accountId,
           item.idempotencyKey,
@@ -190,5 +193,7 @@ function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
     failed_at: null,
     rendered_as: null,
     quoted: item.quoted === undefined ? null : JSON.stringify(item.quoted),
+    edited_at: null,
+    deleted_at: null,
   };
 }

@@ -1,11 +1,11 @@
 // Owns running the message schemas (src/messages/schemas.ts) and turning what the validator finds
 // into findings: a dotted field path, the contract's error code and the words a client reads. The
 // rules JSON Schema cannot express are implemented here once, as validator keywords (`x-text`,
-// `x-check`, `x-unique`, `x-max-total`, `x-one-of-fields`). It must never do I/O, never let its work
+// `x-check`, `x-unique`, `x-max-total`, `x-one-of-fields`, `x-distinct`, `x-at-most-count`). It must never do I/O, never let its work
 // grow with the input beyond the limits it checks (items of an array over its count limit are not
 // checked one by one), and never put a value taken from the request into a field path.
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
-import { isPhoneNumber, typeWords } from '../http/schemas.js';
+import { isPhoneNumber, typeWords } from '../shapes.js';
 import { fileNameProblem, mimetypeProblem, urlFormProblem } from './forms.js';
 import { CALL_NUMBER_RULE, type CheckName, type CheckRule, type TextRule, type ViolationCode } from './schemas.js';
 import { exceedsCharacters, isBlank } from './text.js';
@@ -169,6 +169,47 @@ const unique = keyword('x-unique', (field: string, data, parent, cxt) => {
   return errors;
 });
 
+/**
+ * `x-distinct` on an array of texts (poll options): each repeat is named where it comes again, with the place
+ * of its first use. Only an array within its count limit is looked at.
+ */
+const distinct = keyword('x-distinct', (_on: true, data, parent, cxt) => {
+  if (!Array.isArray(data)) return [];
+  if (typeof parent.maxItems === 'number' && data.length > parent.maxItems) return [];
+  const base = cxt?.instancePath ?? '';
+  const seen = new Map<string, number>();
+  const errors: KeywordError[] = [];
+  data.forEach((value, i) => {
+    if (typeof value !== 'string') return;
+    const first = seen.get(value);
+    if (first === undefined) seen.set(value, i);
+    else {
+      errors.push({
+        instancePath: pointer(base, i),
+        message: 'must be different from every other option (the same as %s)',
+        params: { firstAt: pointer(base, first) },
+      });
+    }
+  });
+  return errors;
+});
+
+/** `x-at-most-count` on an object: its integer `field`, when given, is at most the length of its array `of`. */
+const atMostCount = keyword('x-at-most-count', (rule: { field: string; of: string }, data, _parent, cxt) => {
+  if (!isRecord(data)) return [];
+  const value = data[rule.field];
+  const list = data[rule.of];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || !Array.isArray(list)) return [];
+  if (value <= list.length) return [];
+  return [
+    {
+      instancePath: pointer(cxt?.instancePath ?? '', rule.field),
+      message: `must be at most the number of ${rule.of} (${list.length})`,
+      params: {},
+    },
+  ];
+});
+
 const ajv = new Ajv({
   allErrors: true,
   verbose: true,
@@ -184,6 +225,8 @@ ajv.addKeyword({ keyword: 'x-check', errors: true, validate: check });
 ajv.addKeyword({ keyword: 'x-one-of-fields', type: 'object', errors: true, validate: oneOfFields });
 ajv.addKeyword({ keyword: 'x-max-total', type: 'array', errors: true, validate: maxTotal });
 ajv.addKeyword({ keyword: 'x-unique', errors: true, validate: unique });
+ajv.addKeyword({ keyword: 'x-distinct', type: 'array', errors: true, validate: distinct });
+ajv.addKeyword({ keyword: 'x-at-most-count', type: 'object', errors: true, validate: atMostCount });
 for (const name of ['x-code', 'x-messages']) ajv.addKeyword({ keyword: name });
 
 /**

@@ -6,7 +6,7 @@
  * Owns: the example bodies only. Must never: use a field value that a real request could not
  * send as it is (a placeholder such as "string", a message id that does not exist).
  */
-import type { MessageType } from './schemas.js';
+import type { MessageType } from './message-types.js';
 
 /** The number every example sends from and to. */
 const PHONE = '6281234567890';
@@ -62,6 +62,15 @@ const PARAMS: Record<MessageType, { summary: string; params: Record<string, unkn
         address: 'Gambir, Central Jakarta',
       },
     },
+  },
+  sticker: { summary: 'Sticker', params: { sticker: { url: 'https://example.com/stickers/thanks.webp' } } },
+  contact: {
+    summary: 'Contact card',
+    params: { contacts: [{ name: 'Siti Rahma', phone: '6281298765432', organization: 'Toko Maju' }] },
+  },
+  poll: {
+    summary: 'Poll',
+    params: { name: 'Which delivery day suits you?', options: ['Monday', 'Wednesday', 'Friday'], selectable_count: 1 },
   },
   template: {
     summary: 'Text with buttons',

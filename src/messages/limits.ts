@@ -50,3 +50,9 @@ export const MENTIONS_MAX = 1024;
 
 /** A quoted message's id: ours are 26 characters, the network's shorter; room for other networks' forms. */
 export const QUOTED_ID_MAX = 128;
+
+/** Contact cards of one message (DECISIONS 15). Lengths in user-perceived characters (the name and company: ours). */
+export const CONTACT_LIMITS = { contacts: 10, name: 256, organization: 256 } as const;
+
+/** Polls (DECISIONS 15). Lengths in user-perceived characters. */
+export const POLL_LIMITS = { name: 255, minOptions: 2, maxOptions: 12, option: 100 } as const;

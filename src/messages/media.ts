@@ -1,4 +1,4 @@
-// Owns what a valid media message (image, video, audio, file) becomes: its size limit, the
+// Owns what a valid media message (image, video, audio, file, sticker) becomes: its size limit, the
 // download it asks for, and what is echoed back as `params` (the rules of its params are in
 // src/messages/schemas.ts). It must never fetch anything or judge the address a URL points to: it
 // only describes the download for the code that does it (src/outbound), which also decides the
@@ -6,7 +6,7 @@
 import { parse as parseDisposition } from 'content-disposition';
 import { fileNameProblem } from './forms.js';
 
-export type MediaKind = 'image' | 'video' | 'audio' | 'file';
+export type MediaKind = 'image' | 'video' | 'audio' | 'file' | 'sticker';
 
 const MiB = 1024 * 1024;
 
@@ -16,6 +16,7 @@ export const MEDIA_LIMITS: Record<MediaKind, number> = {
   video: 64 * MiB,
   audio: 16 * MiB,
   file: 100 * MiB,
+  sticker: 1 * MiB,
 };
 
 export interface MediaRequest {
@@ -34,7 +35,13 @@ export interface MediaRequest {
 }
 
 /** The params field holding `{url}`, and the fields each kind takes besides it. */
-const CONTAINER: Record<MediaKind, string> = { image: 'image', video: 'video', audio: 'audio', file: 'document' };
+const CONTAINER: Record<MediaKind, string> = {
+  image: 'image',
+  video: 'video',
+  audio: 'audio',
+  file: 'document',
+  sticker: 'sticker',
+};
 
 export interface BuiltMedia {
   /** Normalised params: the URL container, then the optional fields that were given. */
@@ -89,8 +96,8 @@ export function buildMedia(kind: MediaKind, params: Record<string, unknown>): Bu
   const url = (params[container] as { url: string }).url;
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   const fileName = kind === 'file' ? (text(params.fileName) ?? fileNameFromUrl(url) ?? undefined) : undefined;
-  const mimetype = kind === 'image' ? undefined : text(params.mimetype);
-  const caption = kind === 'audio' ? undefined : text(params.caption);
+  const mimetype = kind === 'image' || kind === 'sticker' ? undefined : text(params.mimetype);
+  const caption = kind === 'audio' || kind === 'sticker' ? undefined : text(params.caption);
   const viewOnce = kind === 'image' || kind === 'video' ? (params.viewOnce as boolean | undefined) : undefined;
 
   const echoed: Record<string, unknown> = { [container]: { url } };

@@ -5,7 +5,9 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
-import { Nullable } from '../http/schemas.js';
+import { Nullable } from '../shapes.js';
+import type { ReactionRow } from './reactions.js';
+import type { ReceiptRow } from './receipts.js';
 import type { MessageRow } from './repository.js';
 
 const Time = Nullable(Type.String({ format: 'date-time' }));
@@ -23,10 +25,28 @@ export const MessageSchema = Type.Object(
     direction: Type.Union([Type.Literal('outgoing'), Type.Literal('incoming')]),
     device: Type.String({ description: 'The device’s number' }),
     receiver: Type.String({ description: 'Recipient number (outgoing) or the device’s number (incoming)' }),
-    sender: Nullable(Type.String({ description: 'Incoming only: who sent it' })),
+    sender: Nullable(
+      Type.String({
+        description:
+          'Incoming only: who sent it: a phone number, or on WhatsApp the sender’s LID (`12345@lid`) while no number is known for it',
+      }),
+    ),
+    from_lid: Type.Optional(
+      Type.String({
+        description:
+          'Incoming only, on WhatsApp: the sender’s LID (`12345@lid`) when the network named one; equal to `sender` while no number is known (docs/whatsapp.md, Senders known by LID)',
+      }),
+    ),
     message: Nullable(Type.String({ description: 'Chat text, or the caption' })),
     file_url: Nullable(Type.String({ description: 'Media messages: the URL the media was fetched from' })),
-    params: Type.Object({}, { additionalProperties: true }),
+    params: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          'The content by type (docs/webhooks.md, Incoming messages); an incoming reply also has `quoted: {message_id, network_id}` (`message_id` null when the gateway does not have the quoted message), one that mentions people `mentions: [phones]`',
+      },
+    ),
     simulate_typing: Type.Integer(),
     timestamp: Type.String({ format: 'date-time' }),
     sent_at: Time,
@@ -34,6 +54,49 @@ export const MessageSchema = Type.Object(
     read_at: Time,
     failed_at: Time,
     failed_reason: Nullable(Type.String()),
+    receipts: Type.Optional(
+      Type.Array(
+        Type.Object({
+          phone: Type.String({
+            description:
+              'The member’s number; the network’s own id for the member (`…@lid`) while its number is unknown',
+          }),
+          delivered_at: Time,
+          read_at: Time,
+        }),
+        {
+          description:
+            'Outgoing group messages only: each member whose phone has receipted it. The message is `delivered` (and has `read_at`) from the first member’s receipt on',
+        },
+      ),
+    ),
+    reactions: Type.Optional(
+      Type.Array(
+        Type.Object({
+          from: Type.String({
+            description: 'The reacting phone’s number (on WhatsApp its LID form while no number is known)',
+          }),
+          emoji: Type.String(),
+        }),
+        {
+          description:
+            'The reactions phones show on the message, one per phone, oldest first; absent when there are none (docs/webhooks.md, Reactions, edits and deletes)',
+        },
+      ),
+    ),
+    edited_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When its author edited it on the network (`message` and `params` show the new text); absent when never',
+      }),
+    ),
+    deleted_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When its author deleted it for everyone on the network (its content is kept); absent when never',
+      }),
+    ),
     rendered_as: Type.Optional(
       Type.Literal('text', {
         description:
@@ -48,8 +111,29 @@ export type MessageJson = Static<typeof MessageSchema>;
 
 const at = (ms: number | null) => (ms === null ? null : iso(ms));
 
-/** `params` may be given when the caller holds them already parsed (acceptance), to skip a JSON round trip. */
-export function presentMessage(row: MessageRow, params?: Record<string, unknown>): MessageJson {
+/** Whether the message object carries `receipts`: an outgoing message to a group. */
+export const hasMemberReceipts = (row: Pick<MessageRow, 'direction' | 'receiver'>): boolean =>
+  row.direction === 'outgoing' && row.receiver.endsWith('@g.us');
+
+function withoutFromLid(params: Record<string, unknown>): Record<string, unknown> {
+  const { from_lid: _shownBeside, ...rest } = params;
+  return rest;
+}
+
+/**
+ * `params` may be given when the caller holds them already parsed (acceptance), to skip a JSON round trip.
+ * `receipts`, the group members' (receipts.ts), are shown when given for an outgoing group message;
+ * `reactions` (reactions.ts) when given and not empty.
+ */
+export function presentMessage(
+  row: MessageRow,
+  params?: Record<string, unknown>,
+  receipts?: ReadonlyArray<ReceiptRow>,
+  reactions?: ReadonlyArray<ReactionRow>,
+): MessageJson {
+  const stored = params ?? (JSON.parse(row.params) as Record<string, unknown>);
+  // Kept among the params as `group_id` is (events/incoming.ts), shown beside `sender`.
+  const fromLid = row.direction === 'incoming' ? stored.from_lid : undefined;
   return {
     id: row.id,
     status: row.status as MessageJson['status'],
@@ -58,9 +142,10 @@ export function presentMessage(row: MessageRow, params?: Record<string, unknown>
     device: row.device_phone,
     receiver: row.receiver,
     sender: row.sender,
+    ...(typeof fromLid === 'string' ? { from_lid: fromLid } : {}),
     message: row.message,
     file_url: row.file_url,
-    params: params ?? (JSON.parse(row.params) as Record<string, unknown>),
+    params: typeof fromLid === 'string' ? withoutFromLid(stored) : stored,
     simulate_typing: row.simulate_typing,
     timestamp: iso(row.created_at),
     sent_at: at(row.sent_at),
@@ -68,6 +153,16 @@ export function presentMessage(row: MessageRow, params?: Record<string, unknown>
     read_at: at(row.read_at),
     failed_at: at(row.failed_at),
     failed_reason: row.failed_reason,
+    ...(receipts !== undefined && hasMemberReceipts(row)
+      ? {
+          receipts: receipts.map((r) => ({ phone: r.phone, delivered_at: at(r.delivered_at), read_at: at(r.read_at) })),
+        }
+      : {}),
+    ...(reactions !== undefined && reactions.length > 0
+      ? { reactions: reactions.map((r) => ({ from: r.from, emoji: r.emoji })) }
+      : {}),
+    ...(row.edited_at === null || row.edited_at === undefined ? {} : { edited_at: iso(row.edited_at) }),
+    ...(row.deleted_at === null || row.deleted_at === undefined ? {} : { deleted_at: iso(row.deleted_at) }),
     ...(row.rendered_as === 'text' ? { rendered_as: 'text' as const } : {}),
   };
 }
@@ -81,4 +176,7 @@ export const SUCCESS_MESSAGES: Record<string, string> = {
   audio: 'Audio sent successfully',
   location: 'Location sent successfully',
   template: 'Template message sent successfully',
+  sticker: 'Sticker sent successfully',
+  contact: 'Contact sent successfully',
+  poll: 'Poll sent successfully',
 };

@@ -4,7 +4,7 @@
 // names every failing field when it is `Validation failed`, or every field of its kind otherwise.
 // It must never do I/O, never throw anything but an ApiError, and never report more than
 // MAX_REPORTED_PATHS paths.
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { Finding } from './checks.js';
 import type { ViolationCode } from './schemas.js';
 
@@ -15,6 +15,8 @@ const PRIORITY = [
   'INVALID_IMAGE_URL',
   'INVALID_MEDIA_URL',
   'INVALID_LIST',
+  'INVALID_CONTACT',
+  'INVALID_POLL',
   'MESSAGE_TOO_LONG',
 ] as const satisfies readonly ViolationCode[];
 

@@ -5,10 +5,11 @@
 // the field), never sent without its quote, since a client that asked for a reply must not believe
 // it got one; a message of ours that failed never reached anyone, so it cannot be answered either.
 // It must never find a message of another device or account, and never write.
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { QuotedMessage } from '../network/network.js';
 import type { Db } from '../store/schema.js';
 import { messagesRepository, type MessageRow } from './repository.js';
+import { incomingIdsRepository } from './incoming-ids-repository.js';
 
 export const UNKNOWN_QUOTE = 'is not a message this device sent or received';
 export const FAILED_QUOTE = 'is a message that failed to send: it cannot be replied to';
@@ -40,10 +41,10 @@ export async function resolveQuote(db: Db, accountId: number, deviceId: number, 
       if (own.status === 'failed') throw refused(FAILED_QUOTE);
       return { id: own.id, fromMe: true, chat: own.receiver, ...textOf(own) };
     }
-    const networkId = await messagesRepository.incomingNetworkId(db, deviceId, own.id);
+    const networkId = await incomingIdsRepository.incomingNetworkId(db, deviceId, own.id);
     if (networkId !== undefined) return incoming(own, networkId);
   }
-  const received = await messagesRepository.findIncomingByNetworkId(db, deviceId, id);
+  const received = await incomingIdsRepository.findIncomingByNetworkId(db, deviceId, id);
   if (received !== undefined && received.account_id === accountId) return incoming(received, id);
   throw refused(UNKNOWN_QUOTE);
 }

@@ -10,7 +10,7 @@
  * as the message it quotes, so acceptance resolves the target as it resolves a reply's quote.
  * Must never: do I/O, or throw anything but an ApiError.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import type { ValidatedMessage } from './validate.js';
 
 export const NOT_ONE_EMOJI = 'must be exactly one emoji';

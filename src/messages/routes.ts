@@ -9,7 +9,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { CodeEnvelope, Nullable, errorResponses } from '../http/schemas.js';
 import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from './present.js';

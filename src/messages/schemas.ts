@@ -4,12 +4,13 @@
 // oneOf keyed on `type`). Rules JSON Schema cannot say are named here as annotations the validator
 // implements once: `x-text` (a text limit in user-perceived characters), `x-check` (URL, media
 // type, file name and call-number forms), `x-unique` (row ids, button indexes), `x-max-total`
-// (rows across sections), `x-one-of-fields` (one button kind). `x-code` names the contract's error
+// (rows across sections), `x-one-of-fields` (one button kind), `x-distinct` (poll options), `x-at-most-count`
+// (a poll's selectable count against its options). `x-code` names the contract's error
 // for a malformed value and `x-messages` the words for a keyword. It must never hold logic: a rule
 // changes here, once.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { GROUP_JID_PATTERN, PHONE_PATTERN, PHONE_RULE } from '../http/schemas.js';
-import { FILE_NAME_MAX, URL_MAX_LENGTH } from './forms.js';
+import { GROUP_JID_PATTERN, PHONE_PATTERN, PHONE_RULE } from '../shapes.js';
+import { FILE_NAME_MAX } from './forms.js';
 import {
   LIST_LIMITS,
   LOCATION_TEXT_MAX,
@@ -20,69 +21,25 @@ import {
   type ListLimits,
 } from './limits.js';
 import { GROUP_SEND_EXAMPLES, SEND_EXAMPLES } from './examples.js';
+import { CALL_NUMBER_RULE, HttpUrl, MediaContainer, Phone, Text, plural } from './schema-parts.js';
+import { ContactParams, PollParams, StickerParams } from './schemas-sticker-contact-poll.js';
+import { MESSAGE_TYPES, type MessageType } from './message-types.js';
 
-export const MESSAGE_TYPES = ['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template'] as const;
-export type MessageType = (typeof MESSAGE_TYPES)[number];
+export { MESSAGE_TYPES, type MessageType } from './message-types.js';
 
-/** The codes a body can be refused with besides INVALID_MESSAGE_TYPE, most structural first. */
-export type ViolationCode =
-  | 'VALIDATION_FAILED'
-  | 'INVALID_PHONE'
-  | 'INVALID_IMAGE_URL'
-  | 'INVALID_MEDIA_URL'
-  | 'INVALID_LIST'
-  | 'MESSAGE_TOO_LONG';
-
-export interface TextRule {
-  /** Limit in user-perceived characters. */
-  readonly max: number;
-  readonly required: boolean;
-  /** Code for a value over `max` (default: the code of the field's region). */
-  readonly tooLong?: ViolationCode;
-  /** Identifiers (row ids, reply ids) need only be non-empty; texts shown to a person must be visible too. */
-  readonly identifier?: boolean;
-}
-
-export type CheckName = 'url' | 'mimetype' | 'fileName' | 'callNumber';
-
-/** A form check, and the code of the value it refuses (default: the code of the field's region). */
-export type CheckRule = CheckName | { readonly name: CheckName; readonly code: ViolationCode };
-
-export { PHONE_RULE };
-
-export const CALL_NUMBER_RULE = 'must be a phone number in international format: country code first, digits only';
-
-const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
-
-/** A text with a limit in user-perceived characters (emoji with modifiers count once). */
-export const Text = (rule: TextRule, description?: string) =>
-  Type.String({
-    'x-text': rule,
-    description: [description, `At most ${rule.max} characters (user-perceived).`].filter(Boolean).join(' '),
-  });
-
-const Phone = (description: string) =>
-  Type.String({
-    pattern: PHONE_PATTERN.source,
-    description,
-    examples: ['6281234567890'],
-    'x-code': 'INVALID_PHONE',
-    'x-messages': { '*': PHONE_RULE },
-  });
-
-const HttpUrl = (code: ViolationCode, description: string) =>
-  Type.String({
-    'x-check': { name: 'url', code },
-    description: `${description}; at most ${URL_MAX_LENGTH} characters`,
-    format: 'uri',
-  });
-
-/** `{url}`: where the gateway downloads the media from when the message is accepted. */
-const MediaContainer = (code: ViolationCode, what: string) =>
-  Type.Object(
-    { url: HttpUrl(code, `Absolute http(s) URL of the ${what}; fetched when the message is accepted`) },
-    { 'x-messages': { type: 'must be an object with a url' } },
-  );
+export {
+  CALL_NUMBER_RULE,
+  HttpUrl,
+  MediaContainer,
+  PHONE_RULE,
+  Phone,
+  Text,
+  plural,
+  type CheckName,
+  type CheckRule,
+  type TextRule,
+  type ViolationCode,
+} from './schema-parts.js';
 
 const Caption = Text({ max: TEXT_MAX, required: false, tooLong: 'MESSAGE_TOO_LONG' }, 'Shown under the media.');
 const ViewOnce = Type.Boolean({ description: 'The recipient can open it once' });
@@ -95,6 +52,12 @@ const Mimetype = Type.String({
 
 export const ChatParams = Type.Object({
   text: Text({ max: TEXT_MAX, required: true, tooLong: 'MESSAGE_TOO_LONG' }, 'The text; *bold*, _italic_, ~strike~.'),
+  link_preview: Type.Optional(
+    Type.Boolean({
+      description:
+        'false: no preview of the first link in the text (default true: its title, description and image, fetched when the message is sent; a page that cannot be read sends no preview)',
+    }),
+  ),
 });
 
 export const ImageParams = Type.Object({
@@ -253,6 +216,9 @@ export const PARAMS: Record<MessageType, TSchema> = {
   audio: AudioParams,
   location: LocationParams,
   template: TemplateParams,
+  sticker: StickerParams,
+  contact: ContactParams,
+  poll: PollParams,
 };
 
 // --- replies and mentions (docs/internals.md, Whatspie compatibility), beside every type's own params --------------------
@@ -298,6 +264,9 @@ export const REPLY_PARAMS: Record<MessageType, TSchema> = {
   audio: replyParams('audio', false),
   location: replyParams('location', false),
   template: replyParams('template', true),
+  sticker: replyParams('sticker', false),
+  contact: replyParams('contact', false),
+  poll: replyParams('poll', false),
 };
 
 /**
@@ -372,6 +341,9 @@ const DESCRIPTIONS: Record<MessageType, string> = {
   audio: 'An audio message, fetched from its URL',
   location: 'A location pin',
   template: 'A text with up to 3 buttons (link, call, quick reply)',
+  sticker: 'A sticker (WebP, up to 1 MB), fetched from its URL',
+  contact: 'Contact cards (vCards), 1 to 10',
+  poll: 'A poll: a question and 2 to 12 answers to vote on',
 };
 
 function bodyOf(type: MessageType, common: typeof CommonFields | typeof GroupCommonFields) {
@@ -410,3 +382,4 @@ export type FileParamsBody = Static<typeof FileParams>;
 export type LocationParamsBody = Static<typeof LocationParams>;
 export type ListParamsBody = Static<typeof ListParams>;
 export type TemplateParamsBody = Static<typeof TemplateParams>;
+export { ContactParams, PollParams, StickerParams };

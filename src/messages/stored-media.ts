@@ -12,7 +12,7 @@
 import { mediaSource } from '../media/index.js';
 import type { MediaSource } from '../network/network.js';
 import type { Db } from '../store/schema.js';
-import { messagesRepository } from './repository.js';
+import { messageMediaRepository } from './media-repository.js';
 
 export interface StoredMedia {
   readonly mimetype: string;
@@ -21,7 +21,7 @@ export interface StoredMedia {
 
 /** The message's media as a source over the store, or undefined if it has none stored. */
 export async function storedMedia(db: Db, messageId: string): Promise<StoredMedia | undefined> {
-  const media = await messagesRepository.mediaOf(db, messageId);
+  const media = await messageMediaRepository.mediaOf(db, messageId);
   if (media === undefined) return undefined;
   const source = await mediaSource(db, media.mediaId);
   return source === undefined ? undefined : { mimetype: media.mimetype, source };

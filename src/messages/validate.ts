@@ -7,17 +7,25 @@
 // an unknown `type`, which is answered at once since it decides what the params must be.
 // It must never do I/O (media URLs are checked for form only; fetching happens in src/outbound),
 // never look at devices, quota or the store, and never throw anything but an ApiError.
-import { ApiError } from '../http/errors.js';
-import { formValueAs } from '../http/form-types.js';
-import { isFormBody } from '../http/forms.js';
+import { ApiError } from '../errors.js';
+import { formValueAs, isFormBody } from '../forms.js';
 import type { NetworkMessageContent } from '../network/network.js';
 import { canonicalBody, isMessageType, isRecord } from './canonical.js';
 import { compile, findings, type Finding } from './checks.js';
+import { buildContact, buildPoll } from './contact-poll.js';
 import { buildList } from './list.js';
 import { buildLocation } from './location.js';
 import { buildMedia, type MediaKind, type MediaRequest } from './media.js';
 import { refusal } from './problems.js';
-import { CommonFields, MESSAGE_TYPES, PARAMS, REPLY_PARAMS, SenderFields, type MessageType } from './schemas.js';
+import {
+  CommonFields,
+  MESSAGE_TYPES,
+  PARAMS,
+  REPLY_PARAMS,
+  SenderFields,
+  type MessageType,
+  type ViolationCode,
+} from './schemas.js';
 import { buildTemplate } from './template.js';
 import type { TSchema } from '@sinclair/typebox';
 
@@ -61,14 +69,31 @@ for (const schema of [CommonFields, SenderFields, ...Object.values(PARAMS), ...O
   compile(schema);
 }
 
-const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaKind>(['image', 'video', 'audio', 'file']);
+const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaKind>(['image', 'video', 'audio', 'file', 'sticker']);
+
+/** Types whose params are refused with their own code, the paths shown relative to `params` (docs/api.md). */
+const OWN_CODES: Partial<Record<MessageType, ViolationCode>> = {
+  list: 'INVALID_LIST',
+  contact: 'INVALID_CONTACT',
+  poll: 'INVALID_POLL',
+};
 
 type Built = Pick<ValidatedMessage, 'message' | 'params' | 'media' | 'content'>;
 
 function build(type: MessageType, params: Record<string, unknown>): Built {
   if (type === 'chat') {
     const text = params.text as string;
-    return { message: text, params: { text }, media: null, content: { type: 'chat', text } };
+    // Only `false` is kept: a preview is the default, decided when the message is sent.
+    const noPreview = params.link_preview === false ? { link_preview: false } : {};
+    return { message: text, params: { text, ...noPreview }, media: null, content: { type: 'chat', text } };
+  }
+  if (type === 'contact') {
+    const contact = buildContact(params);
+    return { message: null, params: contact.params, media: null, content: contact.content };
+  }
+  if (type === 'poll') {
+    const poll = buildPoll(params);
+    return { message: poll.content.name, params: poll.params, media: null, content: poll.content };
   }
   if (MEDIA_TYPES.has(type)) {
     const { params: echoed, media, message } = buildMedia(type as MediaKind, params);
@@ -89,12 +114,12 @@ function build(type: MessageType, params: Record<string, unknown>): Built {
 function paramsFindings(type: MessageType, params: unknown): Finding[] {
   if (params === undefined) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'is required' }];
   if (!isRecord(params)) return [{ path: 'params', code: 'VALIDATION_FAILED', message: 'must be an object' }];
-  const list = type === 'list';
+  const own = OWN_CODES[type];
   return [
     ...findings(PARAMS[type], params, {
       at: 'params',
-      code: list ? 'INVALID_LIST' : 'VALIDATION_FAILED',
-      relative: list,
+      code: own ?? 'VALIDATION_FAILED',
+      relative: own !== undefined,
     }),
     ...findings(REPLY_PARAMS[type], params, { at: 'params', code: 'VALIDATION_FAILED' }),
   ];
@@ -109,7 +134,7 @@ function replyFields(params: Record<string, unknown>): Pick<ValidatedMessage, 'm
 }
 
 /**
- * A form body's texts read as the schemas of its type place them (src/http/form-types.ts), once it
+ * A form body's texts read as the schemas of its type place them (src/forms.ts), once it
  * is canonical, so a location sent as `params[lat]=-6.2` is a number like `degreesLatitude` is.
  */
 function fromForm(body: Record<string, unknown>, type: MessageType, common: TSchema): Record<string, unknown> {

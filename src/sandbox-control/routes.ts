@@ -1,6 +1,6 @@
 /**
  * The sandbox control API (docs/internals.md, The network seam and the sandbox): scan a QR, manage virtual phones,
- * make phones send and read, create network groups, drop or log out a device.
+ * make phones send, read, react, edit and delete, create network groups, drop or log out a device.
  *
  * Owns: the `/sandbox/...` paths. Registered whenever the network has the
  * sandbox capability: when the sandbox is the network, and beside WhatsApp for
@@ -9,15 +9,18 @@
  * (service.ts holds those rules).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../errors.js';
 import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
-import { SandboxControlError, type SandboxControl } from '../network/sandbox/control.js';
+import type { MessageChange } from '../network/network.js';
+import { SandboxControlError, type SandboxControl } from '../network/sandbox-control.js';
 import type { AccountsService } from '../accounts/service.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
 import type { Store } from '../store/store.js';
+import { PhoneMessageBody } from './phone-message.js';
+import { SandboxChanges } from './changes.js';
 import { SandboxControlService } from './service.js';
 
 const Phone = Type.String({
@@ -73,6 +76,53 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     sandbox,
     (accountId) => accounts.isSandbox(accountId),
     (deviceIds) => pairing.recorded(deviceIds),
+  );
+  const changes = new SandboxChanges(store, sandbox, (accountId) => accounts.isSandbox(accountId));
+  // A phone's reaction, edit or delete (issue 26): `message_id` is the gateway's id, of either direction.
+  const changeRoute = (
+    path: 'reactions' | 'edits' | 'deletes',
+    summary: string,
+    fields: Record<string, TSchema>,
+    toChange: (body: Record<string, unknown>) => MessageChange,
+    answer: string,
+  ) =>
+    app.post(
+      `/sandbox/phones/:phone/${path}`,
+      {
+        schema: {
+          tags,
+          summary,
+          params: PhoneParams,
+          body: Type.Object({ message_id: Type.String({ minLength: 1, maxLength: 200 }), ...fields }),
+          response: { 200: CodeEnvelope(Type.Null()), ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => {
+        const { message_id: messageId, ...rest } = request.body as { message_id: string } & Record<string, unknown>;
+        await control(() => changes.change(accountOf(request), request.params.phone, messageId, toChange(rest)));
+        return { code: 200, status: 200, message: answer, data: null };
+      },
+    );
+  changeRoute(
+    'reactions',
+    'The phone reacts to a message (`emoji` "" takes its reaction away); the device gets `message.reaction`',
+    { emoji: Type.String({ maxLength: 32, description: 'The emoji, or "" to take the reaction away' }) },
+    (body) => ({ kind: 'reaction', emoji: body.emoji as string }),
+    'Reaction sent',
+  );
+  changeRoute(
+    'edits',
+    'The phone edits a message it sent to a device; the device gets `message.edited`',
+    { text: Type.String({ minLength: 1, maxLength: 4096 }) },
+    (body) => ({ kind: 'edited', text: body.text as string }),
+    'Message edited',
+  );
+  changeRoute(
+    'deletes',
+    'The phone deletes a message it sent to a device, for everyone; the device gets `message.deleted`',
+    {},
+    () => ({ kind: 'deleted' }),
+    'Message deleted',
   );
   app.get(
     '/sandbox/devices/:id/qr',
@@ -188,18 +238,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     {
       schema: {
         tags,
-        summary: 'The phone sends a text to a device (it arrives as an incoming message)',
+        summary:
+          'The phone sends a message of any incoming kind to a device (it arrives as an incoming message): text, media, location, contacts, a poll, optionally as a reply',
         params: PhoneParams,
-        body: Type.Object({ to: Phone, text: Type.String({ minLength: 1, maxLength: 4096 }) }),
+        body: PhoneMessageBody,
         response: { 200: CodeEnvelope(Type.Object({ message_id: Type.String() })), ...errorResponses(400, 401, 404) },
       },
       config: { fieldErrors: { to: 'INVALID_PHONE' } },
     },
     async (request) => {
       const { phone } = request.params;
-      const data = await control(() =>
-        owned.sendFromPhone(accountOf(request), phone, request.body.to, request.body.text),
-      );
+      const data = await control(() => owned.sendFromPhone(accountOf(request), phone, request.body));
       return { code: 200, status: 200, message: 'Message sent', data };
     },
   );

@@ -15,10 +15,14 @@
  * Must never: know about HTTP or write SQL; pass another account's data or
  * device to the sandbox.
  */
-import { ApiError } from '../http/errors.js';
-import type { SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox/control.js';
+import { ApiError } from '../errors.js';
+import type { SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox-control.js';
 import type { NetworkGroup } from '../network/network.js';
 import type { Store } from '../store/store.js';
+import { incomingIdsRepository } from '../messages/incoming-ids-repository.js';
+import { FAILED_QUOTE } from '../messages/quotes.js';
+import { messagesRepository } from '../messages/repository.js';
+import { phoneMessageContent, type PhoneMessageBody } from './phone-message.js';
 import { sandboxControlRepository as repo } from './repository.js';
 
 /** The account's own view of the sandbox's phones: the same name its devices connect with (devices/connections.ts). */
@@ -27,6 +31,7 @@ function viewOf(accountId: number): string {
 }
 
 const FOREIGN_NUMBER = 'this number belongs to a device of another account';
+const UNKNOWN_REPLY = 'is not a message the receiving device sent or received';
 const NOT_ON_SANDBOX = 'this account is not a sandbox account: its devices are on the real network';
 
 export class SandboxControlService {
@@ -71,8 +76,11 @@ export class SandboxControlService {
     return this.ownView(accountId, await this.sandbox.getPhone(phone, viewOf(accountId)));
   }
 
-  async sendFromPhone(accountId: number, phone: string, to: string, text: string): Promise<{ message_id: string }> {
+  /** The phone sends a message of any incoming kind to one of the caller's devices (phone-message.ts). */
+  async sendFromPhone(accountId: number, phone: string, body: PhoneMessageBody): Promise<{ message_id: string }> {
+    const content = phoneMessageContent(body);
     await this.requireOnSandbox(accountId);
+    const { to } = body;
     const devices = await repo.devicesOf(this.store.db, accountId);
     // The paired number wins over the one given at creation, as everywhere a device is found by number.
     const device =
@@ -80,7 +88,23 @@ export class SandboxControlService {
     if (device === undefined || device.network_session === null) {
       throw new ApiError('DEVICE_NOT_FOUND', { error: `no device of this account is paired with ${to}` });
     }
-    return this.sandbox.sendFromPhone(phone, to, text, { session: device.network_session }, viewOf(accountId));
+    const replyTo = body.reply_to === undefined ? undefined : await this.replyTo(accountId, device.id, body.reply_to);
+    const message = { content, ...(replyTo === undefined ? {} : { replyTo }) };
+    return this.sandbox.sendFromPhone(phone, to, message, { session: device.network_session }, viewOf(accountId));
+  }
+
+  /** The message `reply_to` names, as the device knows it: ours by our id, a received one by the network's id. */
+  private async replyTo(accountId: number, deviceId: number, id: string): Promise<{ id: string; fromMe: boolean }> {
+    const refused = (why: string) => new ApiError('VALIDATION_FAILED', { errors: { reply_to: [why] } });
+    const row = await messagesRepository.find(this.store.db, accountId, id);
+    if (row === undefined || row.device_id !== deviceId) throw refused(UNKNOWN_REPLY);
+    if (row.direction === 'outgoing') {
+      if (row.status === 'failed') throw refused(FAILED_QUOTE);
+      return { id: row.id, fromMe: true };
+    }
+    const networkId = await incomingIdsRepository.incomingNetworkId(this.store.db, deviceId, row.id);
+    if (networkId === undefined) throw refused(UNKNOWN_REPLY);
+    return { id: networkId, fromMe: false };
   }
 
   async readMessage(accountId: number, phone: string, messageId: string): Promise<void> {

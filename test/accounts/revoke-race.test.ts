@@ -44,4 +44,41 @@ describe.skipIf(noStoreAvailable)('revoking a token while it is being checked', 
     expect(await accounts.authenticate(header)).toBeNull();
     expect((await gw.request('GET', '/devices', undefined, created.body.data.token)).status).toBe(401);
   });
+
+  it('does not cache a check that began after the revocation started but read the token before it committed', async () => {
+    const accounts = gw.app.services.accounts;
+    const created = await gw.request('POST', '/tokens', { name: 'raced after' });
+    const header = `Bearer ${created.body.data.token}`;
+    const owner = await accounts.findAccount('default');
+    // What a read before the commit finds, taken from a real check (the cache is then emptied).
+    const lookup = tokensRepository.findActiveByHash;
+    let stillValid: Awaited<ReturnType<typeof lookup>>;
+    const spy = vi.spyOn(tokensRepository, 'findActiveByHash').mockImplementationOnce(async (db, hash) => {
+      stillValid = await lookup(db, hash);
+      return stillValid;
+    });
+    expect(await accounts.authenticate(header)).not.toBeNull();
+    expect(stillValid).toBeDefined();
+    accounts.revokedElsewhere();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let read!: () => void;
+    const wasRead = new Promise<void>((resolve) => (read = resolve));
+    spy.mockImplementationOnce(async () => {
+      read();
+      await gate;
+      return stillValid;
+    });
+
+    // The revocation starts first; the check starts while it is under way, has read the still valid token, and
+    // finishes after the commit and after the revocation dropped the cached entries.
+    const revoking = accounts.revokeToken(owner.id, created.body.data.id);
+    const checking = accounts.authenticate(header);
+    await wasRead;
+    expect(await revoking).toBe(true);
+    release();
+    expect(await checking).not.toBeNull();
+    expect(accounts.authenticateCached(header)).toBeUndefined();
+    expect(await accounts.authenticate(header)).toBeNull();
+  });
 });

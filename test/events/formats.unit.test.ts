@@ -55,6 +55,12 @@ describe('whatspie_v1', () => {
     });
   });
 
+  it('a sender known only by LID (WhatsApp): from and from_user name the LID, the jid is the LID itself', () => {
+    const lid = '77001122334455@lid';
+    const body = render('whatspie_v1', 'message.incoming', incoming({ sender: lid, from_lid: lid }));
+    expect(body).toMatchObject({ from: lid, from_user: { name: lid, jid: lid } });
+  });
+
   it.each([
     ['image', 'imageMessage'],
     ['video', 'videoMessage'],

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/clock.js';
+import { systemClock, type Clock, type Timer } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
@@ -19,6 +19,9 @@ class OffsetClock implements Clock {
   offset = 0;
   now(): number {
     return Date.now() + this.offset;
+  }
+  after(ms: number, fn: () => void): Timer {
+    return systemClock.after(ms, fn);
   }
 }
 

@@ -338,8 +338,12 @@ describe.skipIf(noStoreAvailable)('reply by response across a restart', () => {
       { what: 'the reply and the reaction sent' },
     );
     expect(reaction).toMatchObject({ type: 'reaction', content: { emoji: '👍' } });
-    const [delivery] = await deliveries(first, paired.id);
-    expect(delivery.status).toBe('delivered');
+    // The phone may have the replies a moment before the attempt's outcome is written.
+    const [delivery] = await waitFor(
+      () => deliveries(first, paired.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'the delivery recorded as delivered' },
+    );
     await first.close({ keepStore: true });
 
     // What a crash between the queued replies and the recorded outcome leaves: the replies are stored

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { endQueueBatch } from '../../src/messages/end-queue.js';
 import { messagesRepository } from '../../src/messages/repository.js';
+import { messageStatusRepository } from '../../src/messages/status-repository.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { waitFor } from '../helpers/wait.js';
 import { noStoreAvailable, storeKind, startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -74,7 +75,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('a message fails o
     const failedUncommitted = new Promise<void>((resolve) => (sendFailed = resolve));
     // The send's failure holds the row (uncommitted) while the queue end reads the pending ones and waits.
     const send = store.db.transaction().execute(async (trx) => {
-      expect(await messagesRepository.markFailed(trx, id, Date.now(), 'refused by the network')).toBeDefined();
+      expect(await messageStatusRepository.markFailed(trx, id, Date.now(), 'refused by the network')).toBeDefined();
       sendFailed();
       await sendHolds;
     });

@@ -2,7 +2,7 @@
 // one's answer is the answer of every other (they wait for it), one message is
 // stored and sent, one unit of quota is taken; never a 500.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messagesRepository } from '../../src/messages/repository.js';
+import { idempotencyRepository } from '../../src/messages/idempotency-repository.js';
 import { TEST_TOKEN, noStoreAvailable, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
@@ -106,17 +106,17 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('Idempotency-Key c
     let firstClaimed!: () => void;
     const claimed = new Promise<void>((resolve) => (firstClaimed = resolve));
     const first = db.transaction().execute(async (trx) => {
-      const claim = await messagesRepository.claimIdempotencyKey(trx, 1, 'two-nodes', 'hash-a', Date.now(), 0);
+      const claim = await idempotencyRepository.claimIdempotencyKey(trx, 1, 'two-nodes', 'hash-a', Date.now(), 0);
       firstClaimed();
       await firstHolds;
-      await messagesRepository.saveIdempotentResponse(trx, 1, 'two-nodes', '{"code":200}');
+      await idempotencyRepository.saveIdempotentResponse(trx, 1, 'two-nodes', '{"code":200}');
       return claim;
     });
     await claimed;
     let secondDone = false;
     const second = db
       .transaction()
-      .execute((trx) => messagesRepository.claimIdempotencyKey(trx, 1, 'two-nodes', 'hash-b', Date.now(), 0))
+      .execute((trx) => idempotencyRepository.claimIdempotencyKey(trx, 1, 'two-nodes', 'hash-b', Date.now(), 0))
       .finally(() => (secondDone = true));
     // The second claim is held by the first transaction's uncommitted row.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -2,42 +2,16 @@
 // on by the network's own word arriving late: a late ack makes it `sent` (with message.sent), a delivery or read
 // receipt `delivered`. A message the network refused after taking it stays failed (test/messages/refused.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Network, NetworkEvent, NetworkEventHandler } from '../../src/network/network.js';
-import { createSandboxNetwork } from '../../src/network/sandbox/index.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createPairedDevice } from '../helpers/pairing.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
+import { startInjectedGateway, type Inject } from '../helpers/injected-sandbox.js';
 import { waitFor } from '../helpers/wait.js';
-
-function sandboxWithInjection() {
-  const sandbox = createSandboxNetwork({ deliveryDelayMs: 5, readDelayMs: 5 });
-  const handlers = new Map<number, NetworkEventHandler>();
-  const network: Network = {
-    description: sandbox.description,
-    sandbox: sandbox.sandbox,
-    close: () => sandbox.close(),
-    connect: (options, onEvent) => {
-      handlers.set(options.deviceId, onEvent);
-      return sandbox.connect(options, onEvent);
-    },
-  };
-  const inject = (deviceId: number, event: NetworkEvent) => handlers.get(deviceId)!(event);
-  return { network, inject };
-}
 
 describe.skipIf(noStoreAvailable)('an acknowledgement or receipt after the send was given up', () => {
   let gw: TestGateway;
   let device: { id: number; phone: string };
-  let inject: (deviceId: number, event: NetworkEvent) => void;
+  let inject: Inject;
   beforeAll(async () => {
-    const made = sandboxWithInjection();
-    inject = made.inject;
-    gw = await startGateway({
-      build: { network: made.network },
-      config: { sendIntervalMs: 0, allowPrivateUrls: true },
-    });
-    device = await createPairedDevice(gw, '6281700000101');
-    const patched = await gw.request('PATCH', `/devices/${device.id}`, { webhook_url: 'http://127.0.0.1:9/hook' });
-    expect(patched.status).toBe(200);
+    ({ gw, device, inject } = await startInjectedGateway('6281700000101'));
   });
   afterAll(() => gw?.close());
 

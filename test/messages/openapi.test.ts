@@ -61,8 +61,9 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
       const params = shape.properties.params.properties;
       expect(params.quotedMessageId).toMatchObject({ type: 'string', maxLength: 128 });
       const type = shape.properties.type.enum[0] as string;
-      // Audio and locations have no text: `mentions` is refused (test/messages/replies.test.ts), so it is not offered.
-      if (type === 'audio' || type === 'location') {
+      // Audio, locations, stickers, contacts and polls have no text: `mentions` is refused
+      // (test/messages/replies.test.ts), so it is not offered.
+      if (['audio', 'location', 'sticker', 'contact', 'poll'].includes(type)) {
         expect(params.mentions).toBeUndefined();
         expect(shape.properties.params.description).toContain('`mentions` is not allowed');
       } else
@@ -100,6 +101,9 @@ describe.skipIf(noStoreAvailable)('the send bodies in the OpenAPI document', () 
       audio: { audio: { url: URL_OK } },
       location: { location: { degreesLatitude: 1, degreesLongitude: 2 } },
       template: { text: 't', templateButtons: [{ index: 1, quickReplyButton: { displayText: 'Yes', id: 'y' } }] },
+      sticker: { sticker: { url: 'https://example.com/a.webp' } },
+      contact: { contacts: [{ name: 'Ani', phone: '+6281234567891', organization: 'Toko' }] },
+      poll: { name: 'Q', options: ['A', 'B'], selectable_count: 2 },
     };
     const shapes = bodyOf('/messages').content['application/json'].schema.oneOf;
     for (const shape of shapes) {

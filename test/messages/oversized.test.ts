@@ -2,7 +2,7 @@
 // text, so it never holds up other requests. Against the gateway as its own process (so that the
 // test's own work of sending megabytes does not count against it): while bodies of about 1 MB (a
 // chat text, an emoji text, a caption, each far over its limit) are being refused, three at a
-// time, /healthz keeps answering within 200 ms.
+// time, /healthz keeps answering about as fast as it does with nothing refused.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newStoreLocation, noStoreAvailable, TEST_TOKEN, type StoreLocation } from '../helpers/gateway.js';
@@ -79,8 +79,18 @@ describe.skipIf(noStoreAvailable)('oversized texts', () => {
     }
   });
 
-  it('keeps /healthz answering within 200 ms while they are refused', async () => {
+  it('keeps /healthz answering while they are refused about as fast as without them', async () => {
     const payloads = [bodies.chat(), bodies.emoji(), bodies.caption()];
+    const healthz = async () => {
+      const started = performance.now();
+      const res = await fetch(`${base}/healthz`);
+      await res.text();
+      expect(res.status).toBe(200);
+      return performance.now() - started;
+    };
+    // The same host, the same moment, nothing refused: what /healthz takes here and now.
+    const quiet: number[] = [];
+    for (let i = 0; i < 40; i++) quiet.push(await healthz());
     const latencies: number[] = [];
     let refusing = true;
     const refusals = (async () => {
@@ -95,20 +105,14 @@ describe.skipIf(noStoreAvailable)('oversized texts', () => {
         refusing = false;
       }
     })();
-    while (refusing) {
-      const started = performance.now();
-      const res = await fetch(`${base}/healthz`);
-      await res.text();
-      latencies.push(performance.now() - started);
-      expect(res.status).toBe(200);
-    }
+    while (refusing) latencies.push(await healthz());
     await refusals;
     expect(latencies.length).toBeGreaterThanOrEqual(40);
-    // The median, not the maximum: on the shared 2-core host this suite runs on, an idle gateway's
-    // /healthz itself had a worst case of 339 ms in 1,600 requests, and under a loaded run of the
-    // suite even its 90th percentile can pass 200 ms (scheduling, not the gateway). Before the fix
-    // every answer given during a refusal waited for it (seconds), so the median was seconds too.
-    const sorted = [...latencies].sort((a, b) => a - b);
-    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(200);
+    // The median against the quiet run's 90th percentile, measured just before on the same host: a loaded machine
+    // (this suite runs four files at a time on 2 cores) slows both alike, and a fixed bound of 200 ms failed there.
+    // Before the fix every answer given during a refusal waited for it (seconds), so the median was seconds too,
+    // many times any quiet figure; 200 ms stays the floor of the bound, so a quiet host is held to it.
+    const at = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * q)]!;
+    expect(at(latencies, 0.5)).toBeLessThan(Math.max(200, 3 * at(quiet, 0.9)));
   });
 });

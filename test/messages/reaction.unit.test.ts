@@ -2,7 +2,7 @@
 // flag or a keycap included, however many code points it takes; anything else is refused naming
 // `body`, never sent. The request stored for it names the reacted-to message as its quote.
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { isOneEmoji, NOT_ONE_EMOJI, validateReaction } from '../../src/messages/reaction.js';
 
 describe('a reaction is exactly one emoji', () => {

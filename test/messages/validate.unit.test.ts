@@ -3,7 +3,7 @@
 // reported, and a property that no input makes it throw anything but a well-formed 400 ApiError.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiError, errorBody, type ErrorCode } from '../../src/http/errors.js';
+import { ApiError, errorBody, type ErrorCode } from '../../src/errors.js';
 import {
   countCharacters,
   LIST_LIMITS,
@@ -113,7 +113,7 @@ describe('type', () => {
   });
 
   it.each([
-    ['sticker'],
+    ['Sticker'],
     ['reaction'],
     ['CHAT'],
     ['Chat'],
@@ -127,11 +127,25 @@ describe('type', () => {
   ])('refuses %j as an invalid message type, listing the valid ones', (type) => {
     const error = expectRefused(body(type, { text: 'hi' }), 'INVALID_MESSAGE_TYPE');
     expect(error.message).toBe('Invalid message type');
-    expect(error.detail.error).toBe('type must be one of: chat, image, list, file, video, audio, location, template');
+    expect(error.detail.error).toBe(
+      'type must be one of: chat, image, list, file, video, audio, location, template, sticker, contact, poll',
+    );
   });
 
-  it('accepts exactly the eight types', () => {
-    expect([...MESSAGE_TYPES]).toEqual(['chat', 'image', 'list', 'file', 'video', 'audio', 'location', 'template']);
+  it('accepts exactly the eleven types', () => {
+    expect([...MESSAGE_TYPES]).toEqual([
+      'chat',
+      'image',
+      'list',
+      'file',
+      'video',
+      'audio',
+      'location',
+      'template',
+      'sticker',
+      'contact',
+      'poll',
+    ]);
   });
 });
 
@@ -635,7 +649,13 @@ describe('video, audio and file', () => {
   });
 
   it('has the documented size limits', () => {
-    expect(MEDIA_LIMITS).toEqual({ image: 16 * MiB, video: 64 * MiB, audio: 16 * MiB, file: 100 * MiB });
+    expect(MEDIA_LIMITS).toEqual({
+      image: 16 * MiB,
+      video: 64 * MiB,
+      audio: 16 * MiB,
+      file: 100 * MiB,
+      sticker: 1 * MiB,
+    });
   });
 
   it('makes mimetype optional', () => {
@@ -1507,7 +1527,7 @@ const params = fc.record(
 );
 const shapedBody = fc.record(
   {
-    type: maybe(fc.constantFrom(...MESSAGE_TYPES, 'sticker')),
+    type: maybe(fc.constantFrom(...MESSAGE_TYPES, 'button')),
     device: maybe(phone),
     receiver: maybe(phone),
     simulate_typing: maybe(fc.constantFrom(0, 1, true, false, 2, '1')),

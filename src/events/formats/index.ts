@@ -9,7 +9,7 @@
  * Must never: touch the store or the network; know about HTTP beyond the
  * body's bytes.
  */
-import type { EventType } from '../record.js';
+import type { EventType, StoredEvent } from '../types.js';
 import { renderStandard } from './standard.js';
 import { WHATSPIE_V1_TYPES, renderWhatspieV1 } from './whatspie-v1.js';
 import { WHATSPIE_V2_TYPES, renderWhatspieV2 } from './whatspie-v2.js';
@@ -18,14 +18,7 @@ export const WEBHOOK_FORMATS = ['standard', 'whatspie_v1', 'whatspie_v2'] as con
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 export const DEFAULT_WEBHOOK_FORMAT: WebhookFormat = 'standard';
 
-/** A stored event as the renderers read it: the Standard Webhooks body (record.ts). */
-export interface StoredEvent {
-  readonly id: string;
-  readonly type: string;
-  readonly device: { readonly id: number; readonly phone: string | null };
-  readonly created_at: string;
-  readonly data: Record<string, unknown>;
-}
+export type { StoredEvent } from '../types.js';
 
 export function isWebhookFormat(value: unknown): value is WebhookFormat {
   return typeof value === 'string' && (WEBHOOK_FORMATS as readonly string[]).includes(value);

@@ -17,8 +17,7 @@
  * network gives the gateway no display name.
  * Must never: add a field the stored event does not justify.
  */
-import type { EventType } from '../record.js';
-import type { StoredEvent } from './index.js';
+import type { EventType, StoredEvent } from '../types.js';
 
 export const WHATSPIE_V1_TYPES: ReadonlySet<EventType> = new Set<EventType>(['message.incoming']);
 
@@ -32,7 +31,8 @@ const MEDIA_TYPES: Readonly<Record<string, string>> = {
 const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** The personal JID Whatspie's receivers expect beside a number. */
-export const personalJid = (phone: string): string => `${phone}@s.whatsapp.net`;
+/** A number's personal JID; a sender stored as a LID form (`12345@lid`, WhatsApp) is already one. */
+export const personalJid = (phone: string): string => (phone.endsWith('@lid') ? phone : `${phone}@s.whatsapp.net`);
 
 /** The v1 body of an incoming message (also the `data` of v2's `message_incoming`). */
 export function whatspieIncoming(message: Record<string, unknown>): Record<string, unknown> {

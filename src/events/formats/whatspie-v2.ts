@@ -13,8 +13,7 @@
  * Other event types have no v2 body.
  * Must never: add a field the stored event does not justify.
  */
-import type { EventType } from '../record.js';
-import type { StoredEvent } from './index.js';
+import type { EventType, StoredEvent } from '../types.js';
 import { whatspieIncoming } from './whatspie-v1.js';
 
 export const WHATSPIE_V2_TYPES: ReadonlySet<EventType> = new Set<EventType>([

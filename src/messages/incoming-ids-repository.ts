@@ -1,0 +1,32 @@
+/**
+ * SQL for `incoming_message_ids`: the network's id of each incoming message, by the gateway's id of it (a reply
+ * quotes a message by either).
+ *
+ * Owns: the look-ups through that table (its rows are written with the incoming message, by src/events/repository.ts).
+ * Must never: decide what a reply quotes (quotes.ts does).
+ */
+import type { Db } from '../store/schema.js';
+import type { MessageRow } from './repository.js';
+
+export const incomingIdsRepository = {
+  /** The network id of an incoming message of the device, by the gateway's id of it. */
+  incomingNetworkId: async (db: Db, deviceId: number, messageId: string): Promise<string | undefined> => {
+    const row = await db
+      .selectFrom('incoming_message_ids')
+      .select('network_id')
+      .where('message_id', '=', messageId)
+      .where('device_id', '=', deviceId)
+      .executeTakeFirst();
+    return row?.network_id;
+  },
+
+  /** An incoming message of the device, by the network's id of it. */
+  findIncomingByNetworkId: (db: Db, deviceId: number, networkId: string): Promise<MessageRow | undefined> =>
+    db
+      .selectFrom('incoming_message_ids')
+      .innerJoin('messages', 'messages.id', 'incoming_message_ids.message_id')
+      .selectAll('messages')
+      .where('incoming_message_ids.device_id', '=', deviceId)
+      .where('incoming_message_ids.network_id', '=', networkId)
+      .executeTakeFirst(),
+};

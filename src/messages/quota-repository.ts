@@ -1,0 +1,118 @@
+/**
+ * SQL for the devices' message quota: the `quota_limit` / `quote_used` counters on `devices`.
+ *
+ * Owns: taking a unit, giving units back, locking a batch's devices to allot it exactly, adding a batch's counts.
+ * Batches are one statement with the whole list in one parameter (an array read with `unnest` / `= any` on
+ * PostgreSQL, JSON read with `json_each` on SQLite): one shape for any size, nothing padded.
+ * Must never: decide whether a message may be accepted (acceptance.ts does), or touch another column of `devices`.
+ */
+import { sql } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
+import type { Db } from '../store/schema.js';
+
+export interface LockedQuota {
+  readonly id: number;
+  readonly quota_limit: number;
+  readonly quote_used: number;
+}
+
+// Statements run once per message or acceptance batch: built once, then only bound (see store/prepared.ts).
+
+const takeQuotaStatement = prepared(1, (db, deviceId: number) =>
+  db
+    .updateTable('devices')
+    .set((eb) => ({ quote_used: eb('quote_used', '+', 1) }))
+    .where('id', '=', deviceId)
+    .where((eb) => eb.or([eb('quota_limit', '<', 0), eb('quote_used', '<', eb.ref('quota_limit'))]))
+    .returning('id'),
+);
+
+/** Gives back up to `units` (never below zero). */
+const giveBackStatement = prepared(2, (db, deviceId: number, units: number) =>
+  db
+    .updateTable('devices')
+    .set((eb) => ({
+      quote_used: eb
+        .case()
+        .when('quote_used', '>', units)
+        .then(eb('quote_used', '-', units))
+        .else(0)
+        .end(),
+    }))
+    .where('id', '=', deviceId)
+    .where('quote_used', '>', 0),
+);
+
+// A no-op UPDATE: a row lock on PostgreSQL; SQLite's write transaction already excludes others.
+const lockPostgres = prepared(1, (db, ids: readonly number[]) =>
+  compiled(
+    db,
+    sql<LockedQuota>`update devices set quote_used = quote_used where id = any(${ids}::bigint[])
+      returning id, quota_limit, quote_used`,
+  ),
+);
+const lockSqlite = prepared(1, (db, idsJson: string) =>
+  compiled(
+    db,
+    sql<LockedQuota>`update devices set quote_used = quote_used where id in (select value from json_each(${idsJson}))
+      returning id, quota_limit, quote_used`,
+  ),
+);
+
+const addPostgres = prepared(2, (db, ids: readonly number[], units: readonly number[]) =>
+  compiled(
+    db,
+    sql`update devices set quote_used = quote_used + u.n
+      from unnest(${ids}::bigint[], ${units}::bigint[]) as u(id, n) where devices.id = u.id`,
+  ),
+);
+/** Pairs as JSON: `[[id, n], ...]`. */
+const addSqlite = prepared(1, (db, pairsJson: string) =>
+  compiled(
+    db,
+    sql`update devices set quote_used = quote_used + u.n
+      from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as n from json_each(${pairsJson})) as u
+      where devices.id = u.id`,
+  ),
+);
+
+export const quotaRepository = {
+  /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
+  takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
+    (await takeQuotaStatement(db, deviceId)).length === 1,
+
+  /** One unit back (a message that never reached the network). */
+  giveBackQuota: async (db: Db, deviceId: number): Promise<void> => {
+    await giveBackStatement(db, deviceId, 1);
+  },
+
+  /** `units` back at once (a queue ended before any of it was sent). */
+  giveBackUnits: async (db: Db, deviceId: number, units: number): Promise<void> => {
+    if (units > 0) await giveBackStatement(db, deviceId, units);
+  },
+
+  /**
+   * Locks the devices' rows for the rest of the transaction and reads their quota, so a whole batch can be allotted
+   * exactly. Each device asked for comes back once.
+   */
+  lockQuotas: async (db: Db, deviceIds: readonly number[]): Promise<LockedQuota[]> => {
+    if (deviceIds.length === 0) return [];
+    return onPostgres(db) ? lockPostgres(db, deviceIds) : lockSqlite(db, JSON.stringify(deviceIds));
+  },
+
+  /** Adds each device's count to its quota used, in one statement. */
+  addQuotaUsed: async (db: Db, units: ReadonlyMap<number, number>): Promise<void> => {
+    if (units.size === 0) return;
+    const entries = [...units];
+    if (onPostgres(db)) {
+      await addPostgres(
+        db,
+        entries.map(([id]) => id),
+        entries.map(([, n]) => n),
+      );
+    } else {
+      await addSqlite(db, JSON.stringify(entries));
+    }
+  },
+};

@@ -1,0 +1,296 @@
+/**
+ * SQL for the outbound state machine of `messages` (src/dispatch/dispatcher.ts): a retry's schedule, `sent`,
+ * `failed`, a refusal after `sent`, and the network's receipts. Every change only moves a message forward.
+ *
+ * Owns: those status changes, one at a time (each prepared twice: reading the row back, for a webhook event, or
+ * only whether it moved) and in batches. A batch is one statement with each column's values in one parameter (an
+ * array read with `unnest` on PostgreSQL, JSON read with `json_each` on SQLite): one shape for any size, nothing
+ * padded.
+ * Must never: decide which change a message gets (the dispatcher does), or change a message backwards.
+ */
+import { sql, type ExpressionBuilder, type UpdateQueryBuilder, type UpdateResult } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
+import type { Database, Db } from '../store/schema.js';
+import { messageMediaRepository } from './media-repository.js';
+import type { MessageRow } from './repository.js';
+
+/**
+ * A status change, prepared twice: reading the changed row back (to announce
+ * it in a webhook event) or only its id (whether it moved). Reading all 22
+ * columns back made a status write three times as costly in SQLite, and
+ * most devices have no webhook to announce it to.
+ */
+function statusChange<A extends readonly unknown[]>(
+  arity: A['length'],
+  build: (db: Db, ...args: A) => UpdateQueryBuilder<Database, 'messages', 'messages', UpdateResult>,
+) {
+  return {
+    row: prepared(arity, (db, ...args: A) => build(db, ...args).returningAll()),
+    moved: prepared(arity, (db, ...args: A) => build(db, ...args).returning('id')),
+  };
+}
+
+const markSentChange = statusChange(3, (db, id: string, at: number, renderedAs: string | null) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', sent_at: at, rendered_as: renderedAs })
+    .where('id', '=', id)
+    .where('status', '=', 'pending'),
+);
+
+const markFailedStatement = prepared(3, (db, id: string, at: number, reason: string) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'failed', failed_at: at, failed_reason: reason })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll(),
+);
+
+/** The network refused a message it had taken: sent (or still pending here) → failed. Never undoes a delivery. */
+const markRefusedStatement = prepared(4, (db, id: string, deviceId: number, at: number, reason: string) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'failed', failed_at: at, failed_reason: reason })
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('status', 'in', ['pending', 'sent'])
+    .returningAll(),
+);
+
+/**
+ * Rows a network receipt may move: those in `from`, and a message given up as failed that never reached `sent` (its
+ * ack came too late, docs/whatsapp.md, Acknowledgements). A message the network refused after `sent` stays failed.
+ */
+function revivable(from: ReadonlyArray<'pending' | 'sent' | 'delivered'>) {
+  return (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb.or([eb('status', 'in', from), eb.and([eb('status', '=', 'failed'), eb('sent_at', 'is', null)])]);
+}
+
+/**
+ * The network acknowledged a send after its wait had run out (docs/whatsapp.md, Acknowledgements): pending (a retry
+ * queued) or failed (retries given up) → sent. The network's word that it took the message wins over the guess.
+ */
+const markAckedLateChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', sent_at: at, failed_at: null, failed_reason: null })
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where(revivable(['pending'])),
+);
+
+/** A delivery receipt; also for a message given up as failed, which the phone has after all. */
+const markDeliveredChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({
+      status: 'delivered',
+      delivered_at: at,
+      sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+      failed_at: null,
+      failed_reason: null,
+    }))
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where(revivable(['pending', 'sent'])),
+);
+
+const markReadChange = statusChange(3, (db, id: string, deviceId: number, at: number) =>
+  db
+    .updateTable('messages')
+    .set((eb) => ({
+      status: 'delivered',
+      read_at: at,
+      delivered_at: eb.fn.coalesce('delivered_at', eb.val(at)),
+      sent_at: eb.fn.coalesce('sent_at', eb.val(at)),
+      failed_at: null,
+      failed_reason: null,
+    }))
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('read_at', 'is', null)
+    .where(revivable(['pending', 'sent', 'delivered'])),
+);
+
+const neverSentStatement = prepared(2, (db, id: string, deviceId: number) =>
+  db
+    .selectFrom('messages')
+    .select('id')
+    .where('id', '=', id)
+    .where('device_id', '=', deviceId)
+    .where('sent_at', 'is', null),
+);
+
+/** What a status change answers: the changed row (or undefined) when read back, else whether it changed. */
+export type StatusChanged<R extends boolean> = R extends true ? MessageRow | undefined : boolean;
+
+function outcome<R extends boolean>(changed: readonly unknown[], readBack: R): StatusChanged<R> {
+  return (readBack ? changed[0] : changed.length > 0) as StatusChanged<R>;
+}
+
+/** A receipt's status change for one device's message; `readBack` as for markSent. */
+function receipt(change: ReturnType<typeof statusChange<readonly [id: string, deviceId: number, at: number]>>) {
+  return async <R extends boolean>(
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    readBack: R,
+  ): Promise<StatusChanged<R>> => outcome(await (readBack ? change.row : change.moved)(db, id, deviceId, at), readBack);
+}
+
+/** A change of a batch: `sent` (no media, no read-back) or a receipt, for a device with no webhook to announce it. */
+export interface BatchedChange {
+  readonly id: string;
+  readonly deviceId: number;
+  readonly at: number;
+  readonly renderedAs?: string | null;
+}
+export type BatchedKind = 'sent' | 'delivered' | 'read';
+
+/**
+ * Each kind's SET and extra WHERE, written once for both dialects over the joined batch row `c`
+ * (columns id, device_id, at, rendered_as). A receipt may revive a message given up as failed that never reached
+ * `sent` (its ack came too late); one the network refused after `sent` stays failed.
+ */
+const REVIVABLE = (from: string) =>
+  `(messages.status in (${from}) or (messages.status = 'failed' and messages.sent_at is null))`;
+const BATCHED: Record<BatchedKind, { set: string; where: string }> = {
+  sent: { set: `status = 'sent', sent_at = c.at, rendered_as = c.rendered_as`, where: `messages.status = 'pending'` },
+  delivered: {
+    set: `status = 'delivered', delivered_at = c.at, sent_at = coalesce(messages.sent_at, c.at),
+      failed_at = null, failed_reason = null`,
+    where: REVIVABLE(`'pending', 'sent'`),
+  },
+  read: {
+    set: `status = 'delivered', read_at = c.at, delivered_at = coalesce(messages.delivered_at, c.at),
+      sent_at = coalesce(messages.sent_at, c.at), failed_at = null, failed_reason = null`,
+    where: `messages.read_at is null and ${REVIVABLE(`'pending', 'sent', 'delivered'`)}`,
+  },
+};
+
+function batchedStatements(kind: BatchedKind) {
+  const { set, where } = BATCHED[kind];
+  const tail = sql.raw(`messages.id = c.id and messages.device_id = c.device_id and ${where}`);
+  return {
+    postgres: prepared(
+      4,
+      (db, ids: readonly string[], devices: readonly number[], ats: readonly number[], rendered: readonly unknown[]) =>
+        compiled(
+          db,
+          sql`update messages set ${sql.raw(set)}
+          from unnest(${ids}::text[], ${devices}::bigint[], ${ats}::bigint[], ${rendered}::text[])
+            as c(id, device_id, at, rendered_as)
+          where ${tail}`,
+        ),
+    ),
+    /** Rows as JSON: `[[id, deviceId, at, renderedAs], ...]`. */
+    sqlite: prepared(1, (db, rowsJson: string) =>
+      compiled(
+        db,
+        sql`update messages set ${sql.raw(set)}
+        from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as device_id,
+            json_extract(value, '$[2]') as at, json_extract(value, '$[3]') as rendered_as
+          from json_each(${rowsJson})) as c
+        where ${tail}`,
+      ),
+    ),
+  };
+}
+
+const batched = {
+  sent: batchedStatements('sent'),
+  delivered: batchedStatements('delivered'),
+  read: batchedStatements('read'),
+};
+
+export const messageStatusRepository = {
+  scheduleRetry: async (db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> => {
+    await db.updateTable('messages').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+  },
+
+  /**
+   * pending → sent; the media is no longer needed. With `readBack`, answers
+   * the changed row (undefined when the message had moved on already);
+   * without, only whether it changed. `renderedAs`: how the network delivered
+   * it when not in its own form (docs/internals.md, WhatsApp and sandbox accounts), else null.
+   */
+  markSent: async <R extends boolean>(
+    db: Db,
+    id: string,
+    at: number,
+    hasMedia: boolean,
+    readBack: R,
+    renderedAs: string | null = null,
+  ): Promise<StatusChanged<R>> => {
+    const changed = await (readBack ? markSentChange.row : markSentChange.moved)(db, id, at, renderedAs);
+    if (hasMedia) await messageMediaRepository.deleteMedia(db, id);
+    return outcome(changed, readBack);
+  },
+
+  /** pending → failed; the media is no longer needed. */
+  markFailed: async (db: Db, id: string, at: number, reason: string): Promise<MessageRow | undefined> => {
+    const [row] = await markFailedStatement(db, id, at, reason);
+    await messageMediaRepository.deleteMedia(db, id);
+    return row;
+  },
+
+  /**
+   * The network refused the message after taking it (docs/internals.md, WhatsApp and sandbox accounts). Its quota unit is not given back:
+   * it reached the network. The media, if still held, goes as for any final state.
+   */
+  markRefused: async (
+    db: Db,
+    deviceId: number,
+    id: string,
+    at: number,
+    reason: string,
+  ): Promise<MessageRow | undefined> => {
+    const [row] = await markRefusedStatement(db, id, deviceId, at, reason);
+    if (row !== undefined) await messageMediaRepository.deleteMedia(db, id);
+    return row;
+  },
+
+  /**
+   * Whether the message has never been `sent` (no `sent_at`): a receipt that moves it now overtook the send's own
+   * write, and `message.sent` is still to be recorded.
+   */
+  neverSent: async (db: Db, deviceId: number, id: string): Promise<boolean> => {
+    const row = await neverSentStatement(db, id, deviceId);
+    return row.length > 0;
+  },
+
+  /** pending|failed → sent: an ack after the send's wait ran out. `readBack` as for markSent. */
+  markAckedLate: receipt(markAckedLateChange),
+
+  /** pending|sent|failed → delivered (a receipt may overtake the `sent` write). `readBack` as for markSent. */
+  markDelivered: receipt(markDeliveredChange),
+
+  /**
+   * The same changes as markSent (no media, no read-back), markDelivered and markRead, for many messages in one
+   * statement. A message named twice changes once, by its first change (as one at a time would).
+   */
+  changeMany: async (db: Db, kind: BatchedKind, changes: readonly BatchedChange[]): Promise<void> => {
+    const firsts = new Map<string, BatchedChange>();
+    for (const change of changes) if (!firsts.has(change.id)) firsts.set(change.id, change);
+    if (firsts.size === 0) return;
+    const rows = [...firsts.values()];
+    const statements = batched[kind];
+    if (onPostgres(db)) {
+      await statements.postgres(
+        db,
+        rows.map((c) => c.id),
+        rows.map((c) => c.deviceId),
+        rows.map((c) => c.at),
+        rows.map((c) => c.renderedAs ?? null),
+      );
+    } else {
+      await statements.sqlite(db, JSON.stringify(rows.map((c) => [c.id, c.deviceId, c.at, c.renderedAs ?? null])));
+    }
+  },
+
+  /** A read receipt: read_at set once; reading implies delivery. `readBack` as for markSent. */
+  markRead: receipt(markReadChange),
+};

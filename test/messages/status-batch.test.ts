@@ -1,0 +1,119 @@
+// messageStatusRepository.changeMany: the `sent`, delivery and read changes of devices with no webhook, written as
+// one statement with each column's values in one parameter (unnest on PostgreSQL, json_each on SQLite). Each change
+// moves a message only forward, only for its own device, once even when named twice; on both stores, for batches
+// past the 256 the padded statements were cut at.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { messagesRepository, type MessageRow } from '../../src/messages/repository.js';
+import { messageStatusRepository } from '../../src/messages/status-repository.js';
+import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+
+describe.skipIf(noStoreAvailable)('status changes in one statement', () => {
+  let gw: TestGateway;
+  let deviceId: number;
+  let accountId: number;
+  let n = 0;
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'batches' });
+    deviceId = created.body.data.id;
+    const device = await gw.app.store.db
+      .selectFrom('devices')
+      .select('account_id')
+      .where('id', '=', deviceId)
+      .executeTakeFirstOrThrow();
+    accountId = Number(device.account_id);
+  });
+  afterAll(() => gw?.close());
+
+  async function message(fields: Partial<MessageRow> = {}): Promise<string> {
+    const id = `batch-${String(++n).padStart(5, '0')}`;
+    await messagesRepository.insert(gw.app.store.db, {
+      id,
+      account_id: accountId,
+      device_id: deviceId,
+      direction: 'outgoing',
+      type: 'chat',
+      message: 'hi',
+      params: JSON.stringify({ text: 'hi' }),
+      device_phone: '4915100000081',
+      receiver: '4917600000082',
+      sender: '4915100000081',
+      file_url: null,
+      simulate_typing: 0,
+      status: 'pending',
+      failed_reason: null,
+      attempts: 0,
+      next_attempt_at: 1,
+      created_at: 1,
+      sent_at: null,
+      delivered_at: null,
+      read_at: null,
+      failed_at: null,
+      rendered_as: null,
+      ...fields,
+    });
+    return id;
+  }
+
+  async function row(id: string): Promise<MessageRow> {
+    return gw.app.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  it('marks 300 pending messages sent, each with its own time and rendering, and nothing already sent', async () => {
+    const ids = await Promise.all(Array.from({ length: 300 }, () => message()));
+    const already = await message({ status: 'sent', sent_at: 5 });
+    const changes = ids.map((id, i) => ({ id, deviceId, at: 1_000 + i, renderedAs: i % 2 === 0 ? 'text' : null }));
+    await messageStatusRepository.changeMany(gw.app.store.db, 'sent', [
+      ...changes,
+      { id: already, deviceId, at: 9_999, renderedAs: 'text' },
+    ]);
+    for (const [i, id] of ids.entries()) {
+      expect(await row(id)).toMatchObject({
+        status: 'sent',
+        sent_at: 1_000 + i,
+        rendered_as: i % 2 === 0 ? 'text' : null,
+      });
+    }
+    expect(await row(already)).toMatchObject({ status: 'sent', sent_at: 5, rendered_as: null });
+  });
+
+  it('records deliveries forward only, for the message’s own device, the first of two for one message', async () => {
+    const sent = await message({ status: 'sent', sent_at: 10 });
+    const pending = await message();
+    const late = await message({ status: 'failed', failed_at: 20, failed_reason: 'gave up' });
+    const refused = await message({ status: 'failed', sent_at: 10, failed_at: 20, failed_reason: 'refused' });
+    const other = await message({ status: 'sent', sent_at: 10 });
+    await messageStatusRepository.changeMany(gw.app.store.db, 'delivered', [
+      { id: sent, deviceId, at: 100 },
+      { id: sent, deviceId, at: 200 },
+      { id: pending, deviceId, at: 101 },
+      { id: late, deviceId, at: 102 },
+      { id: refused, deviceId, at: 103 },
+      { id: other, deviceId: deviceId + 1_000, at: 104 },
+    ]);
+    expect(await row(sent)).toMatchObject({ status: 'delivered', delivered_at: 100, sent_at: 10 });
+    expect(await row(pending)).toMatchObject({ status: 'delivered', delivered_at: 101, sent_at: 101 });
+    expect(await row(late)).toMatchObject({ status: 'delivered', sent_at: 102, failed_at: null, failed_reason: null });
+    expect(await row(refused)).toMatchObject({ status: 'failed', delivered_at: null, failed_reason: 'refused' });
+    expect(await row(other)).toMatchObject({ status: 'sent', delivered_at: null });
+  });
+
+  it('records reads once, implying delivery', async () => {
+    const delivered = await message({ status: 'delivered', sent_at: 10, delivered_at: 20 });
+    const sent = await message({ status: 'sent', sent_at: 10 });
+    const read = await message({ status: 'delivered', sent_at: 10, delivered_at: 20, read_at: 30 });
+    await messageStatusRepository.changeMany(gw.app.store.db, 'read', [
+      { id: delivered, deviceId, at: 300 },
+      { id: sent, deviceId, at: 301 },
+      { id: read, deviceId, at: 302 },
+    ]);
+    expect(await row(delivered)).toMatchObject({ status: 'delivered', delivered_at: 20, read_at: 300 });
+    expect(await row(sent)).toMatchObject({ status: 'delivered', delivered_at: 301, read_at: 301, sent_at: 10 });
+    expect(await row(read)).toMatchObject({ read_at: 30 });
+  });
+
+  it('does nothing for an empty batch', async () => {
+    await messageStatusRepository.changeMany(gw.app.store.db, 'read', []);
+  });
+});
