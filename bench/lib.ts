@@ -61,10 +61,17 @@ export async function startGateway(env: Record<string, string> = {}): Promise<Ru
   });
 }
 
-export async function api(base: string, method: string, path: string, body?: unknown): Promise<any> {
+export async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<any> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
+      ...headers,
       authorization: `Bearer ${TOKEN}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },

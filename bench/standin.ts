@@ -5,6 +5,7 @@
 // built-in sandbox network with the same devices and messages, in the same run.
 //
 //   npm run build && node --import tsx bench/standin.ts [devices] [messages] [concurrency]
+import { createWriteStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import jsQRModule from 'jsqr';
@@ -63,18 +64,39 @@ async function pool<T>(items: readonly T[], width: number, task: (item: T, i: nu
 
 /** Sends `total` chat messages from the devices (round robin) and times them until all are `delivered`. */
 async function endToEnd(base: string, store: BenchStore, phones: readonly string[], receivers: readonly string[]) {
+  let notConnected = 0;
+  let resentAfterFailedConnection = 0;
   const before = await store.delivered();
   const started = Date.now();
   await pool(
     Array.from({ length: total }, (_, n) => n),
     concurrency,
     async (n) => {
-      await api(base, 'POST', '/messages', {
+      const body = {
         device: phones[n % phones.length],
         receiver: receivers[n % receivers.length],
         type: 'chat',
         params: { text: `message ${n}` },
-      });
+      };
+      // A device that is reconnecting answers 400 `Device not connected`, as the contract says; a client sends
+      // again once it is back. A request whose connection failed (reset while the gateway was busy) is sent again
+      // under the same Idempotency-Key, so it is accepted once however often it is sent. Both counted, and given up
+      // after 5 minutes.
+      const deadline = Date.now() + 300_000;
+      const key = { 'idempotency-key': `bench-${started}-${n}` };
+      for (;;) {
+        try {
+          await api(base, 'POST', '/messages', body, key);
+          return;
+        } catch (error) {
+          const failedConnection = error instanceof TypeError; // fetch's "fetch failed": no HTTP answer
+          if (!(failedConnection || /Device not connected/.test((error as Error).message)) || Date.now() > deadline)
+            throw error;
+          if (failedConnection) resentAfterFailedConnection += 1;
+          else notConnected += 1;
+          await sleep(500);
+        }
+      }
     },
   );
   const acceptedAt = Date.now();
@@ -84,6 +106,8 @@ async function endToEnd(base: string, store: BenchStore, phones: readonly string
     acceptance_seconds: (acceptedAt - started) / 1000,
     accepted_to_all_delivered_seconds: seconds,
     end_to_end_rate: Math.round(total / seconds),
+    sent_again_after_device_not_connected: notConnected,
+    sent_again_after_a_failed_connection: resentAfterFailedConnection,
   };
 }
 
@@ -97,12 +121,22 @@ async function startGateway(store: BenchStore, env: Record<string, string>): Pro
     PORT: '0',
     LOG_LEVEL: 'info', // startProcess waits for the "Server listening" line, logged at info
     GATEWAY_SEND_INTERVAL_MS: '0',
+    // Node.js flags for the gateway alone (e.g. --heapsnapshot-near-heap-limit=1), not for the stand-in or this script.
+    ...(process.env.BENCH_GATEWAY_NODE_OPTIONS === undefined
+      ? {}
+      : { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS }),
     ...env,
   });
   const started = Date.now();
   // The last lines it logged, printed if it exits: a crash says why there.
   const last: string[] = [];
+  // BENCH_GATEWAY_LOG=<prefix>: each gateway's whole log also goes to <prefix>-<pid>.log, to read after a run.
+  const logFile =
+    process.env.BENCH_GATEWAY_LOG === undefined
+      ? null
+      : createWriteStream(`${process.env.BENCH_GATEWAY_LOG}-${running.child.pid}.log`);
   running.child.stdout?.on('data', (chunk: Buffer) => {
+    logFile?.write(chunk);
     last.push(
       ...chunk
         .toString('utf8')
@@ -126,7 +160,7 @@ try {
   // The WhatsApp connector against the stand-in.
   const store = await openBenchStore('sqlite');
   stores.push(store);
-  store.cli('migrate');
+  store.cli('migrate', '--create');
   const whatsappEnv = {
     GATEWAY_NETWORK: 'whatsapp',
     GATEWAY_NETWORK_KEY: Buffer.alloc(32, 0x42).toString('base64'),
@@ -141,6 +175,7 @@ try {
   const rssEmpty = await rssKb(gateway.child.pid!);
   const phones = Array.from({ length: devices }, (_, i) => phoneOf(i));
   const pairingStarted = Date.now();
+  let paired = 0;
   await pool(phones, 10, async (phone) => {
     const id = (await api(gateway.url, 'POST', '/devices', { package: 'STARTUP240K', name: `bench ${phone}` })).data.id;
     const qr = await until(async () => {
@@ -156,6 +191,15 @@ try {
       async () => ((await api(gateway.url, 'GET', `/devices/${id}`)).data.connected ? true : undefined),
       `${phone} connected`,
     );
+    paired += 1;
+    // A line every 50 devices: how the gateway's memory grows while pairing, and the host's load meanwhile.
+    if (paired % 50 === 0) {
+      const rss = await rssKb(gateway.child.pid!).catch(() => 0);
+      const seconds = ((Date.now() - pairingStarted) / 1000).toFixed(0);
+      console.error(
+        `paired ${paired} in ${seconds} s: gateway RSS ${Math.round(rss / 1024)} MB, load ${loadAverage()[0]}`,
+      );
+    }
   });
   const pairingSeconds = (Date.now() - pairingStarted) / 1000;
   const rssPaired = await rssKb(gateway.child.pid!);
@@ -181,7 +225,7 @@ try {
   // The sandbox with the same devices and messages, in its own store.
   const sandboxStore = await openBenchStore('sqlite');
   stores.push(sandboxStore);
-  sandboxStore.cli('migrate');
+  sandboxStore.cli('migrate', '--create');
   const sandbox = await startGateway(sandboxStore, {});
   running.push(sandbox);
   sandboxStore.cli('accounts', 'set-limit', 'default', String(devices));
