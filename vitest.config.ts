@@ -36,7 +36,7 @@ export default defineConfig({
           // One process runs the unit files one after another, keeping what it loaded: a fresh process a file paid
           // its imports again (the whole unit project: 103 s of import before, 40 s after; docs/testing.md, Where
           // the suite's time goes). The setup file (the leak check) still runs for each file, and the files that
-          // mock restore their mocks. The integration projects keep a process a file: see docs/testing.md for why.
+          // mock restore their mocks. The integration projects keep a process a file (docs/testing.md says why).
           isolate: false,
         },
       },
