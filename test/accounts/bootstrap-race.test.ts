@@ -10,10 +10,11 @@
 //
 // As an operator starts them: three gateway processes started at once on an
 // empty database, with a configured token and with a printed one.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '../../src/accounts/service.js';
 import { systemClock } from '../../src/clock.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
@@ -79,6 +80,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('bootstrap raced i
 });
 
 describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('three gateway processes at once (PostgreSQL)', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   const running: GatewayProcess[] = [];
   afterEach(async () => {
     await Promise.all(running.splice(0).map((g) => g.kill()));

@@ -8,10 +8,9 @@
 // CLI process starts (which can take longer than the cache's lifetime on a loaded machine): only
 // the revocation can end it.
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
+import { BUILD_TIMEOUT_MS, BUILT_CLI, ensureBuilt } from '../helpers/built.js';
 import {
   newStoreLocation,
   noStoreAvailable,
@@ -22,8 +21,6 @@ import {
 } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** What the issue allows between a revocation elsewhere and the first refusal. */
 const REACH_MS = 1_000;
 
@@ -31,7 +28,7 @@ const REACH_MS = 1_000;
 function runCliProcess(location: StoreLocation, ...argv: string[]): Promise<{ code: number | null; out: string }> {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, GATEWAY_DATA_DIR: location.dataDir };
   if (location.databaseUrl !== null) env.DATABASE_URL = location.databaseUrl;
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...argv], {
+  const child = spawn(process.execPath, [BUILT_CLI, ...argv], {
     cwd: location.dataDir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,6 +62,7 @@ async function refusedWithinReach(gw: TestGateway, token: string, since: number)
 }
 
 describe.skipIf(noStoreAvailable)('token revocation reaches every process', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   let location: StoreLocation;
   let gw: TestGateway;
   beforeAll(async () => {

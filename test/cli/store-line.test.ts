@@ -6,16 +6,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, BUILT_CLI, ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const PASSWORD = 'not-shown-anywhere';
 
 interface Exit {
@@ -25,7 +22,7 @@ interface Exit {
 }
 
 function run(args: string[], env: Record<string, string>, cwd: string): Promise<Exit> {
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
+  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,6 +65,7 @@ async function gatewayTablesIn(location: StoreLocation): Promise<boolean> {
 }
 
 describe.skipIf(noStoreAvailable)('the CLI names its store and creates one only when told', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const step of cleanup.splice(0)) await step();

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { Agent } from 'undici';
 import { newStoreLocation, noStoreAvailable, storeKind, type StoreLocation } from '../helpers/gateway.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startSandboxProcess, type SandboxProcess } from '../helpers/sandbox-process.js';
 import { waitFor } from '../helpers/wait.js';
@@ -23,6 +24,7 @@ const devicePhone = (i: number) => `62811${String(700100 + i)}`;
 const recipient = (i: number) => `62812${String(700100 + i)}`;
 
 describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('a cluster of three nodes', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   let location: StoreLocation;
   let sandbox: SandboxProcess;
   let db: pg.Client;

@@ -10,8 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Agent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newStoreLocation, noStoreAvailable, startGateway, type StoreLocation } from '../helpers/gateway.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { deviceRow } from '../helpers/rows.js';
@@ -49,6 +50,7 @@ async function fakeWhatsApp(): Promise<FakeWhatsApp> {
 }
 
 describe.skipIf(noStoreAvailable)('a device keeps the network it paired on', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();

@@ -2,14 +2,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { startSandboxProcess, type SandboxProcess } from '../helpers/sandbox-process.js';
 
 const fast = { connections: { reconnectBaseMs: 50, reconnectMaxMs: 300 } };
 
 describe.skipIf(noStoreAvailable)('pairing with the sandbox as its own process', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const step of cleanup.splice(0).reverse()) await step();

@@ -1,14 +1,13 @@
-// Runs the gateway the way an operator does, as its own process (`src/main.ts`
-// through tsx), on a test store, and talks to it over real HTTP. For tests
-// that must kill the process (crash safety) rather than close an app.
+// Runs the gateway the way an operator does, as its own process (the build, as `npm start` runs it), on a test
+// store, and talks to it over real HTTP. For tests that must kill the process (crash safety) rather than close an app.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request, type Agent } from 'undici';
+import { BUILT_MAIN, ensureBuilt } from './built.js';
 import { TEST_TOKEN, type StoreLocation } from './gateway.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface GatewayProcess {
@@ -28,14 +27,18 @@ export interface HttpAnswer<T = any> {
 }
 
 /**
- * Starts `node --import tsx src/main.ts` (or, with `built`, the build: `node dist/main.js`, see ensureBuilt in
- * built.ts) on the store with the test token; resolves once it listens.
+ * Starts the build, `node dist/main.js` (made current by ensureBuilt in built.ts: a file calls it in a `beforeAll`
+ * with BUILD_TIMEOUT_MS, since a build takes longer than a test may), on the store with the test token; resolves once
+ * it listens. With `built: false`, `node --import tsx src/main.ts` instead, for a test about running the sources:
+ * tsx costs about 3 s of CPU a start (docs/testing.md, Where the suite's time goes).
  */
 export async function startGatewayProcess(
   location: StoreLocation,
   env: Record<string, string> = {},
-  { timeoutMs = 45_000, built = false } = {},
+  { timeoutMs = 45_000, built = true } = {},
 ): Promise<GatewayProcess> {
+  // A no-op once the file's beforeAll made the build current.
+  if (built) ensureBuilt();
   const settings: NodeJS.ProcessEnv = {};
   // Only the parent's basics; no setting of the gateway leaks in from the test runner.
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'SYSTEMROOT']) {

@@ -1,15 +1,17 @@
 // Runs the sandbox network as its own process, the way an operator would:
-// `gateway sandbox serve`, started through the CLI entry.
+// `gateway sandbox serve`, started through the built CLI entry (`npm run cli`; a file calls ensureBuilt from built.ts
+// in a `beforeAll` with BUILD_TIMEOUT_MS first).
 //
-// The process is ready when it prints its JSON line with `url` on stdout. Compiling and loading the CLI through tsx
-// takes about a second on an idle machine and more than 20 s with several of them starting at a load average of
-// 17, so no fixed start-up limit of its own is right: it waits for as long as the running test may run (its own
+// The process is ready when it prints its JSON line with `url` on stdout. Loading the CLI takes under a second on an
+// idle machine and more than 20 s with several of them starting at a load average of 17, so no fixed start-up limit
+// of its own is right: it waits for as long as the running test may run (its own
 // timeout, which then fails the test as any slow step would). A start that fails (the process exits, or the test
 // ends first) says why with what the process wrote on stderr, and never leaves the process running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { onTestFinished } from 'vitest';
 import { getCurrentTest } from 'vitest/suite';
+import { BUILT_CLI, ensureBuilt } from './built.js';
 
 export interface SandboxProcess {
   readonly url: string;
@@ -23,11 +25,11 @@ const HOOK_TIMEOUT_MS = 60_000;
 const STDERR_KEPT = 8_000;
 
 export async function startSandboxProcess(args: string[] = []): Promise<SandboxProcess> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', 'serve', '--port', '0', ...args],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  // A no-op once the file's beforeAll made the build current.
+  ensureBuilt();
+  const child: ChildProcess = spawn(process.execPath, [BUILT_CLI, 'sandbox', 'serve', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => {

@@ -10,10 +10,11 @@
 // src/main.ts, and several client loops send as fast as they can until the
 // gateway is killed under them.
 import { Agent } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { connectSandboxNetwork } from '../../src/network/sandbox/index.js';
 import { openStore } from '../../src/store/store.js';
 import { newStoreLocation, noStoreAvailable } from '../helpers/gateway.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { httpClient, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { startSandboxProcess } from '../helpers/sandbox-process.js';
 import { waitFor } from '../helpers/wait.js';
@@ -58,6 +59,7 @@ async function storedIds(call: Client): Promise<Set<string>> {
 }
 
 describe.skipIf(noStoreAvailable)('crash safety', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   it('loses no answered message to a SIGKILL, and the phones see each exactly once, in order', async () => {
     const location = await newStoreLocation();
     const sandbox = await startSandboxProcess();

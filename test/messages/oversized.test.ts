@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newStoreLocation, noStoreAvailable, TEST_TOKEN, type StoreLocation } from '../helpers/gateway.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 
 const DEVICE = '6281234567890';
@@ -39,6 +40,7 @@ function post(base: string, body: Buffer): Promise<{ status: number; body: any }
 }
 
 describe.skipIf(noStoreAvailable)('oversized texts', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   let location: StoreLocation;
   let gateway: GatewayProcess;
   let base: string;

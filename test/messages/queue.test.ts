@@ -7,9 +7,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type StartOptions, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, waitForDevice } from '../helpers/pairing.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { startSandboxProcess, type SandboxProcess } from '../helpers/sandbox-process.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -24,6 +25,7 @@ interface InboxEntry {
 }
 
 describe.skipIf(noStoreAvailable)('the outbound queue across drops and restarts', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   const gateways: TestGateway[] = [];
   const sandboxes: SandboxProcess[] = [];
   const dirs: string[] = [];

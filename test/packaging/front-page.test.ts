@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newStoreLocation, noStoreAvailable, TEST_TOKEN, type StoreLocation } from '../helpers/gateway.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -23,6 +24,7 @@ function firstMessageLines(): string[] {
 
 // On both stores: `POST /sandbox/scan` answers once the pairing is recorded, so the send that follows it finds the device.
 describe.skipIf(noStoreAvailable)('README: a first message in five lines of curl', () => {
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   let location: StoreLocation;
   let gateway: GatewayProcess;
 

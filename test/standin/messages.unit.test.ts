@@ -1,10 +1,12 @@
 // Messages through the stand-in with the pinned library as the linked device and the stand-in's fake phones on
 // the other side: text each way with server acks, delivery and read receipts, LID addressing, media of every
-// kind (the same bytes on both ends), and groups with sender keys. Each scenario runs in its own process.
-import { describe, expect, it } from 'vitest';
-import { runScenario } from './scenario.js';
+// kind (the same bytes on both ends), and groups with sender keys. The scenarios run in a process of their own.
+import { afterAll, describe, expect, it } from 'vitest';
+import { runScenario, stopScenarios } from './scenario.js';
 
 describe('the WhatsApp stand-in: messages', () => {
+  afterAll(() => stopScenarios());
+
   it('carries text both ways, with delivery and read receipts and the phone number beside the LID', async () => {
     const r = await runScenario('messages');
     expect(r.received).toMatchObject({ from: '15550100010', type: 'text', text: 'hello phone' });

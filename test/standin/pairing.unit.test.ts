@@ -1,10 +1,10 @@
-// The stand-in's handshake and pairing with the pinned library, unmodified, as the client (each scenario runs in
-// a process of its own, see run-scenario.ts): QR and code pairing end in the 515 restart and a login with a LID.
+// The stand-in's handshake and pairing with the pinned library, unmodified, as the client (the scenarios run in
+// a process of their own, see run-scenario.ts): QR and code pairing end in the 515 restart and a login with a LID.
 import { createRequire } from 'node:module';
 import { proto } from 'baileys';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { makeNoiseIdentity } from '../../standin/certs.js';
-import { runScenario } from './scenario.js';
+import { runScenario, stopScenarios } from './scenario.js';
 
 // libsignal's own check, which returns false for a bad signature (the library's Curve.verify drops that result).
 const curve = createRequire(import.meta.url)('libsignal/src/curve.js') as {
@@ -13,6 +13,8 @@ const curve = createRequire(import.meta.url)('libsignal/src/curve.js') as {
 const withType = (key: Uint8Array) => Buffer.concat([Buffer.from([5]), key]);
 
 describe('the WhatsApp stand-in: handshake and pairing', () => {
+  afterAll(() => stopScenarios());
+
   it('certifies its static key with a chain that verifies against its own root and no other', () => {
     const identity = makeNoiseIdentity();
     const chain = proto.CertChain.decode(identity.chain);

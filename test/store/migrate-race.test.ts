@@ -5,12 +5,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/store.js';
+import { BUILD_TIMEOUT_MS, ensureBuilt } from '../helpers/built.js';
 import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpers/gateway.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SCRIPT = fileURLToPath(new URL('./fixtures/migrate-once.ts', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('./fixtures/migrate-once.js', import.meta.url));
 const CHILD_TIMEOUT_MS = 15_000;
 
 interface Outcome {
@@ -32,7 +33,7 @@ function start(location: StoreLocation): Child {
   const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_DATA_DIR: location.dataDir };
   delete env.DATABASE_URL;
   if (location.databaseUrl !== null) env.DATABASE_URL = location.databaseUrl;
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { cwd: ROOT, env, stdio: 'pipe' });
+  const child = spawn(process.execPath, [SCRIPT], { cwd: ROOT, env, stdio: 'pipe' });
   running.add(child);
   let stdout = '';
   let stderr = '';
@@ -83,6 +84,8 @@ afterEach(async () => {
 });
 
 describe.skipIf(noStoreAvailable)('migrations from two processes at once', () => {
+  // The children run the build's store (fixtures/migrate-once.js).
+  beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   it.each([[1], [2], [3]])('race %i: both succeed and every migration runs exactly once', async () => {
     const location = await newStoreLocation();
     try {
