@@ -52,6 +52,14 @@ export interface SandboxInboxEntry {
   readonly quoted?: { readonly message_id: string; readonly from: PhoneNumber; readonly text?: string };
 }
 
+/** What a device told a phone of its presence, or its chat state in a chat with the phone (`group_id`: a group's). */
+export interface SandboxSeenPresence {
+  readonly from: PhoneNumber;
+  readonly state: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+  readonly group_id?: string;
+  readonly at: string;
+}
+
 export interface SandboxPhone {
   readonly phone: PhoneNumber;
   readonly name: string | null;
@@ -62,6 +70,8 @@ export interface SandboxPhone {
   readonly blocks_everyone: boolean;
   readonly rate_limited: boolean;
   readonly inbox: ReadonlyArray<SandboxInboxEntry>;
+  /** The presence and chat states devices told the phone, oldest first. */
+  readonly presence: ReadonlyArray<SandboxSeenPresence>;
 }
 
 /** A control-API failure with the HTTP status and message the gateway should answer with. */
