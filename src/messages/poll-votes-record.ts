@@ -4,7 +4,7 @@
  *
  * Owns: finding the poll a vote names (one this device sent, by our id; one it received, e.g. a member's poll in a
  * group, by the network's id), keeping only the poll's own options (in its order, each once, at most
- * `selectable_count`), and recording the vote (`poll_votes`) with its event in the same transaction. Called by
+ * `selectable_count`; a network that names them by hash, poll-options.ts, matched to their texts), and recording the vote (`poll_votes`) with its event in the same transaction. Called by
  * events/incoming.ts for the votes that pass the device's inbox, so a vote is written after the poll it names.
  * A vote on a message the gateway does not have, or on one that is not a poll, or naming an option the poll does
  * not have or more options than it allows, is dropped with a debug log. The same vote again is not announced again.
@@ -15,6 +15,7 @@ import type { Transaction } from 'kysely';
 import type { DeviceRow } from '../devices/repository.js';
 import { recordEvent } from '../events/record.js';
 import type { NetworkEvent } from '../network/network.js';
+import { optionsForHashes } from '../network/poll-options.js';
 import type { Database } from '../store/schema.js';
 import { incomingIdsRepository } from './incoming-ids-repository.js';
 import { pollVotesRepository } from './poll-votes.js';
@@ -76,9 +77,11 @@ export async function recordPollVote(
   if (row === undefined) return dropped('the gateway does not have the poll');
   const poll = storedPoll(row);
   if (poll === null) return dropped('the message is not a poll');
-  const problem = voteProblem(poll, event.selected);
+  const named = event.hashed === true ? optionsForHashes(poll.options, event.selected) : event.selected;
+  if (named === null) return dropped('a hash names no option of the poll');
+  const problem = voteProblem(poll, named);
   if (problem !== null) return dropped(problem);
-  const selected = poll.options.filter((o) => event.selected.includes(o));
+  const selected = poll.options.filter((o) => named.includes(o));
   if (!(await pollVotesRepository.vote(trx, row.id, event.from, selected, now))) return false;
   await recordEvent(trx, device, 'poll.vote', { message_id: row.id, from: event.from, selected }, now);
   return true;

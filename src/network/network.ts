@@ -290,7 +290,8 @@ export type NetworkEvent =
   /**
    * Someone voted on a poll (docs/webhooks.md, Poll votes): `target` names the poll as a change names its message,
    * `selected` the option texts now chosen, in the poll's order (empty when the vote was withdrawn). A later vote of
-   * the same voter replaces the earlier one. `from`, `fromLid` and `group` as for `message_changed`.
+   * the same voter replaces the earlier one. `from`, `fromLid` and `group` as for `message_changed`. With `hashed`,
+   * `selected` holds the options' SHA-256 (poll-options.ts) instead of their texts: the gateway matches them.
    */
   | {
       readonly type: 'poll_vote';
@@ -299,6 +300,7 @@ export type NetworkEvent =
       readonly fromLid?: string;
       readonly group?: NetworkGroupId;
       readonly selected: ReadonlyArray<string>;
+      readonly hashed?: true;
       readonly at: Date;
     }
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
