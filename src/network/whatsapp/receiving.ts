@@ -20,7 +20,7 @@ import { resolveMentions } from './incoming-context.js';
 import { MAX_CHOICE_REPLY, OFFER_TTL_MS, decodeOffer, pickChoice } from './interactive.js';
 import { resolveSender } from './lid.js';
 import { translateChange, type Changed } from './message-changes.js';
-import { readPollSecret } from './poll-secrets.js';
+import { keepReceivedPollSecret, readPollSecret } from './poll-secrets.js';
 import { isPollVote, readPollVote, type PollVoted } from './poll-votes.js';
 
 const STATUS = proto.WebMessageInfo.Status;
@@ -59,7 +59,10 @@ export class Receiving {
         continue;
       }
       const event = translateIncoming(message);
-      if (typeof event !== 'string') this.inbound = this.inbound.then(() => this.deliver(event));
+      if (typeof event !== 'string' && event.content.type === 'poll') {
+        // Its secret first: a vote on it, handed over next, is read with it.
+        this.inbound = this.inbound.then(() => this.keepSecretOf(message)).then(() => this.deliver(event));
+      } else if (typeof event !== 'string') this.inbound = this.inbound.then(() => this.deliver(event));
       else if (event === 'unresolved sender') {
         this.ctx.deps.logger.warn({ id: message.key?.id }, 'incoming message skipped: sender has no phone number');
       }
@@ -70,6 +73,18 @@ export class Receiving {
   private ownJids(): string[] {
     const user = this.ctx.socket()?.user;
     return [user?.id, user?.lid].filter((jid): jid is string => typeof jid === 'string');
+  }
+
+  /** Keeps the secret an incoming poll carries (poll-secrets.ts); a failure is logged, never holds the poll. */
+  private async keepSecretOf(message: WAMessage): Promise<void> {
+    const secret = message.message?.messageContextInfo?.messageSecret;
+    const writer = this.ctx.writer();
+    const id = message.key?.id;
+    if (!secret || secret.length === 0 || writer === null || typeof id !== 'string') return;
+    const place = { writer, sealer: this.ctx.deps.sealer, session: this.ctx.session };
+    await keepReceivedPollSecret(place, id, new Uint8Array(secret)).catch((error: unknown) => {
+      this.ctx.deps.logger.warn({ err: error, id }, 'keeping a received poll’s secret failed');
+    });
   }
 
   /** Decrypts a vote (poll-votes.ts) and passes it on like a change; one that cannot be read is left out. */
