@@ -90,9 +90,9 @@ export class Receiving {
   /** Decrypts a vote (poll-votes.ts) and passes it on like a change; one that cannot be read is left out. */
   private async deliverVote(message: WAMessage): Promise<void> {
     const writer = this.ctx.writer();
-    const place = { writer: writer!, sealer: this.ctx.deps.sealer, session: this.ctx.session };
+    const { sealer } = this.ctx.deps;
     const read = await readPollVote(message, this.ownJids(), (id) =>
-      writer === null ? Promise.resolve(null) : readPollSecret(place, id),
+      writer === null ? Promise.resolve(null) : readPollSecret({ writer, sealer, session: this.ctx.session }, id),
     ).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
     if (typeof read === 'string') {
       this.ctx.deps.logger.debug({ id: message.key?.id, why: read }, 'poll vote left out');
