@@ -22,6 +22,7 @@ import { openStore, type Store } from './store/store.js';
 import { AccountsService } from './accounts/service.js';
 import { tokenRoutes } from './accounts/routes.js';
 import { deviceRoutes } from './devices/routes.js';
+import { DevicePresence } from './devices/presence.js';
 import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { messageRoutes } from './messages/routes.js';
@@ -249,6 +250,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
   const { devices, connections, network, networks, messages, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
+  const devicePresence = new DevicePresence({ store, devices, connections });
   app.decorate('services', services);
 
   // A device's `server.status`: the cluster's view of its node (with one node: this one is up).
@@ -278,7 +280,14 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           serverName: config.serverName,
           accounts,
         });
-        await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp, networks });
+        await api.register(deviceRoutes, {
+          devices,
+          pairing,
+          serverName: config.serverName,
+          serverUp,
+          networks,
+          presence: devicePresence,
+        });
         await api.register(messageRoutes, { messages });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });

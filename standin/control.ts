@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CHANGE_ROUTES, phoneChanges, type ChangeRoute } from './changes.js';
+import { phoneVotes } from './votes.js';
 import { linkedProfilesNotification } from './lid-mappings.js';
 import { ControlError } from './pairing.js';
 import { buildPhoneMessage } from './phone-content.js';
@@ -58,9 +59,9 @@ export async function handleControl(hub: StandinHub, req: IncomingMessage, res: 
 
 async function route(hub: StandinHub, method: string, path: string, req: IncomingMessage): Promise<unknown> {
   const world = hub.world;
-  const phoneRoute = /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink|reveal|reactions|edits|deletes))?$/.exec(
-    path,
-  );
+  const phoneRoute =
+    /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink|reveal|reactions|edits|deletes|votes))?$/.exec(path);
+  if (method === 'GET' && path === '/control/presence') return { presence: hub.presence };
   if (method === 'GET' && path === '/control/stats') return { ...world.stats, waiting: world.waitingMessages() };
   if (method === 'GET' && phoneRoute !== null && phoneRoute[2] === undefined) {
     const account = world.accounts.get(digits(decodeURIComponent(phoneRoute[1]!), 'phone'));
@@ -124,6 +125,7 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
     if (!phoneReads(hub, account, body.message_id)) throw new ControlError(404, 'the phone has no such message');
     return { read: true };
   }
+  if (phoneRoute[2] === 'votes') return phoneVotes(hub, account, body);
   // A reaction, edit or delete (changes.ts).
   if ((CHANGE_ROUTES as readonly string[]).includes(phoneRoute[2] ?? ''))
     return phoneChanges(hub, account, phoneRoute[2] as ChangeRoute, body);

@@ -103,6 +103,8 @@ export class Phone {
   readonly repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository({ creds: this.creds, keys: this.keys }, silent);
   readonly inbox: InboxEntry[] = [];
   readonly sent: SentEntry[] = [];
+  /** The secrets of the polls the phone received, by message id: its votes on them are sealed with them (votes.ts). */
+  readonly pollSecrets = new Map<string, Uint8Array>();
   private readonly freePreKeys: number[] = [];
   private ready: Promise<void>;
 

@@ -125,6 +125,8 @@ export async function phoneReceives(
   const entry = await describe(ctx, content);
   const { type: detailedType, ...details } = contentDetails(content);
   const quoted = quotedIn(content);
+  const pollSecret = message.messageContextInfo?.messageSecret;
+  if (details.poll !== undefined && pollSecret) phone.pollSecrets.set(incoming.id, new Uint8Array(pollSecret));
   const mentions = mentionsOf(content);
   phone.inbox.push({
     id: incoming.id,

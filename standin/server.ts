@@ -20,6 +20,7 @@ import { sendInitialHistory } from './history.js';
 import { ackFromCompanion, fromCompanion, receiptFromCompanion, type RoutingContext } from './routing.js';
 import { Stream, type Hub } from './stream.js';
 import { World, lidDeviceJid } from './world.js';
+import { recordPresence, type SeenPresence } from './chatstates.js';
 
 export interface StandinOptions {
   readonly port?: number;
@@ -47,6 +48,8 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
   readonly media = new Map<string, Buffer>();
   readonly pairing = new Pairing(this.world);
   readonly groups = new Groups(this);
+  /** Presence and chat states devices told (chatstates.ts), for `GET /control/presence`. */
+  readonly presence: SeenPresence[] = [];
   mediaHost = '';
 
   constructor(
@@ -123,8 +126,13 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
           else this.world.refused(stream.companion, node.attrs.id);
         }
         return;
+      case 'presence':
+      case 'chatstate':
+        // Nothing to answer; kept for the control API.
+        if (stream.companion !== undefined) recordPresence(this.presence, stream.companion, node);
+        return;
       default:
-        // presence, chatstate, ib: nothing to answer.
+        // ib: nothing to answer.
         return;
     }
   }

@@ -57,6 +57,8 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     ['POST /devices/:id/pairing-code', { find: byDeviceParam }],
     ['POST /devices/:id/logout', { find: byDeviceParam }],
     ['POST /devices/:id/restart', { find: byDeviceParam }],
+    ['POST /devices/:id/presence', { find: byDeviceParam }],
+    ['POST /devices/:id/typing', { find: byDeviceParam }],
     // The holder logs the device out of the network; with none, it is deleted here all the same (as an offline one).
     ['DELETE /devices/:id', { find: byDeviceParam, anywhere: true }],
     ['POST /contacts/check', { find: byDeviceNumber }],

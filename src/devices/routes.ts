@@ -13,6 +13,7 @@ import {
   IdParams,
   NameString,
   NoFieldsBody,
+  CodeEnvelope,
   Nullable,
   PageMeta,
   PageQuery,
@@ -23,6 +24,7 @@ import { DeviceSchema, presentDevice } from './present.js';
 import type { DevicesService } from './service.js';
 import type { PairingService } from './pairing.js';
 import type { DeviceNetworks } from './networks.js';
+import { PresenceBody, TypingBody, type DevicePresence } from './presence.js';
 
 export interface DeviceRoutesOptions {
   readonly devices: DevicesService;
@@ -32,6 +34,8 @@ export interface DeviceRoutesOptions {
   readonly serverUp?: (name: string) => boolean;
   /** Which network a device is on (its `network`). */
   readonly networks: Pick<DeviceNetworks, 'ofDevice'>;
+  /** Presence and typing (presence.ts). */
+  readonly presence: DevicePresence;
 }
 
 const QrQuery = Type.Object({
@@ -134,7 +138,7 @@ const tags = ['Devices'];
 
 export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = async (
   app,
-  { devices, pairing, serverName, serverUp, networks },
+  { devices, pairing, serverName, serverUp, networks, presence },
 ) => {
   const present = async (row: Parameters<typeof presentDevice>[0]) =>
     presentDevice(row, await networks.ofDevice(row), serverName, serverUp);
@@ -296,6 +300,42 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<DeviceRoutesOptions> = asyn
     async (request) => {
       const row = await pairing.logout(accountOf(request), request.params.id);
       return { code: 200, status: 200, message: 'Device logged out', data: await present(row) };
+    },
+  );
+
+  app.post(
+    '/devices/:id/presence',
+    {
+      schema: {
+        tags,
+        summary: 'Show the device online (`available`) or offline (`unavailable`) on the network',
+        params: IdParams,
+        body: PresenceBody,
+        response: { 200: CodeEnvelope(Type.Null()), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      await presence.presence(accountOf(request), request.params.id, request.body);
+      return { code: 200, status: 200, message: 'Presence sent', data: null };
+    },
+  );
+
+  app.post(
+    '/devices/:id/typing',
+    {
+      schema: {
+        tags,
+        summary: 'Show typing (`composing`), recording a voice note (`recording`) or stopped (`paused`) in a chat',
+        params: IdParams,
+        body: TypingBody,
+        response: { 200: CodeEnvelope(Type.Null()), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      await presence.typing(accountOf(request), request.params.id, request.body);
+      return { code: 200, status: 200, message: 'Typing sent', data: null };
     },
   );
 

@@ -12,7 +12,7 @@
  * named by LID its `from_lid` (lid-reports.ts notes or reports that LID in the
  * same transaction; a `lid_resolved` from the network passes through the same
  * inbox, so it never overtakes the message it concerns; so does a `message_changed`, a reaction, edit or delete
- * recorded by message-changes.ts).
+ * recorded by message-changes.ts, and a `poll_vote` recorded by messages/poll-votes-record.ts).
  * A message the network handed over is never dropped: while the store cannot
  * take it, it waits in memory, in order, and its write is retried until it
  * commits (only a shutdown during an outage ends that, logged with the ids).
@@ -25,6 +25,7 @@ import type { ConnectionManager } from '../devices/connections.js';
 import { devicesRepository } from '../devices/repository.js';
 import { newUlid } from '../ids.js';
 import { presentMessage } from '../messages/present.js';
+import { recordPollVote, type PollVoteEvent } from '../messages/poll-votes-record.js';
 import { messagesRepository } from '../messages/repository.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { Transaction } from 'kysely';
@@ -42,7 +43,7 @@ type IncomingEvent = Extract<NetworkEvent, { type: 'incoming_message' }>;
 /** Passed through the same inbox as the messages, so a report never overtakes the message it concerns. */
 type LidResolvedEvent = Extract<NetworkEvent, { type: 'lid_resolved' }>;
 /** What passes a device's inbox, in the order the network handed it over. */
-type InboxEvent = IncomingEvent | LidResolvedEvent | MessageChangedEvent;
+type InboxEvent = IncomingEvent | LidResolvedEvent | MessageChangedEvent | PollVoteEvent;
 
 export interface IncomingOptions {
   readonly batcher: WriteBatcher;
@@ -79,7 +80,12 @@ export class IncomingMessages {
 
   start(): void {
     this.unsubscribe = this.options.connections.onEvent((deviceId, event) => {
-      if (event.type === 'incoming_message' || event.type === 'lid_resolved' || event.type === 'message_changed') {
+      if (
+        event.type === 'incoming_message' ||
+        event.type === 'lid_resolved' ||
+        event.type === 'message_changed' ||
+        event.type === 'poll_vote'
+      ) {
         this.hear(deviceId, event);
       }
     });
@@ -140,7 +146,7 @@ export class IncomingMessages {
           err: error,
           deviceId,
           networkIds: inbox.queue.map(({ event }) =>
-            event.type === 'lid_resolved' ? event.lid : event.type === 'message_changed' ? event.target.id : event.id,
+            event.type === 'lid_resolved' ? event.lid : 'target' in event ? event.target.id : event.id,
           ),
         },
         'incoming messages could not be stored before shutdown',
@@ -158,6 +164,7 @@ export class IncomingMessages {
     if (device === undefined || device.deleted_at !== null || device.phone === null) return false;
     if (event.type === 'lid_resolved') return reportResolved(trx, device, event.lid, event.phone, now);
     if (event.type === 'message_changed') return recordMessageChange(trx, device, event, now, this.options.logger);
+    if (event.type === 'poll_vote') return recordPollVote(trx, device, event, now, this.options.logger);
     const id = newUlid(now);
     const fresh = await eventsRepository.claimIncomingId(trx, deviceId, event.id, id, now);
     if (!fresh) return false;

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'message.reaction',
   'message.edited',
   'message.deleted',
+  'poll.vote',
   'device.paired',
   'device.disconnected',
   'device.qr_expired',

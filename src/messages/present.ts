@@ -6,6 +6,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { Nullable } from '../shapes.js';
+import { pollTally, type PollVoteRow } from './poll-votes.js';
+import { storedPoll } from './poll-votes-record.js';
 import type { ReactionRow } from './reactions.js';
 import type { ReceiptRow } from './receipts.js';
 import type { MessageRow } from './repository.js';
@@ -84,6 +86,27 @@ export const MessageSchema = Type.Object(
         },
       ),
     ),
+    poll: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String(),
+          options: Type.Array(Type.String()),
+          selectable_count: Type.Integer({ minimum: 1 }),
+          tally: Type.Array(
+            Type.Object({
+              option: Type.String(),
+              count: Type.Integer({ minimum: 0 }),
+              voters: Type.Array(Type.String(), { description: 'Who chose it, in the order they voted' }),
+            }),
+            { description: 'Every option, in the poll’s order, with each voter’s current vote counted' },
+          ),
+        },
+        {
+          description:
+            'Polls only (ours and incoming): the poll and its votes so far (docs/webhooks.md, Poll votes); a voter’s later vote replaces the earlier one',
+        },
+      ),
+    ),
     edited_at: Type.Optional(
       Type.String({
         format: 'date-time',
@@ -123,13 +146,14 @@ function withoutFromLid(params: Record<string, unknown>): Record<string, unknown
 /**
  * `params` may be given when the caller holds them already parsed (acceptance), to skip a JSON round trip.
  * `receipts`, the group members' (receipts.ts), are shown when given for an outgoing group message;
- * `reactions` (reactions.ts) when given and not empty.
+ * `reactions` (reactions.ts) when given and not empty; a poll its `poll` with the tally of `votes` (none when not given).
  */
 export function presentMessage(
   row: MessageRow,
   params?: Record<string, unknown>,
   receipts?: ReadonlyArray<ReceiptRow>,
   reactions?: ReadonlyArray<ReactionRow>,
+  votes?: ReadonlyArray<PollVoteRow>,
 ): MessageJson {
   const stored = params ?? (JSON.parse(row.params) as Record<string, unknown>);
   // Kept among the params as `group_id` is (events/incoming.ts), shown beside `sender`.
@@ -161,10 +185,23 @@ export function presentMessage(
     ...(reactions !== undefined && reactions.length > 0
       ? { reactions: reactions.map((r) => ({ from: r.from, emoji: r.emoji })) }
       : {}),
+    ...pollOf(row, stored, votes),
     ...(row.edited_at === null || row.edited_at === undefined ? {} : { edited_at: iso(row.edited_at) }),
     ...(row.deleted_at === null || row.deleted_at === undefined ? {} : { deleted_at: iso(row.deleted_at) }),
     ...(row.rendered_as === 'text' ? { rendered_as: 'text' as const } : {}),
   };
+}
+
+function pollOf(
+  row: MessageRow,
+  stored: Record<string, unknown>,
+  votes: ReadonlyArray<PollVoteRow> = [],
+): { poll?: MessageJson['poll'] } {
+  const poll = storedPoll(row);
+  if (poll === null) return {};
+  const name = typeof stored.name === 'string' ? stored.name : (row.message ?? '');
+  const tally = pollTally(poll.options, votes);
+  return { poll: { name, options: poll.options, selectable_count: poll.selectableCount, tally } };
 }
 
 export const SUCCESS_MESSAGES: Record<string, string> = {

@@ -9,6 +9,7 @@
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { hasMemberReceipts, presentMessage, type MessageJson } from './present.js';
+import { pollVotesRepository } from './poll-votes.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
 import { messagesRepository, type MessageRow } from './repository.js';
@@ -55,6 +56,10 @@ export class MessageReads {
       db,
       rows.map((row) => row.id),
     );
+    const votes = await pollVotesRepository.forMessages(
+      db,
+      rows.filter((row) => row.type === 'poll').map((row) => row.id),
+    );
     return Promise.all(
       rows.map(async (row) => {
         const own = receipts.get(row.id) ?? [];
@@ -62,7 +67,7 @@ export class MessageReads {
           (row.delivered_at === null && own.some((r) => r.delivered_at !== null)) ||
           (row.read_at === null && own.some((r) => r.read_at !== null));
         const current = behind ? ((await messagesRepository.find(db, accountId, row.id)) ?? row) : row;
-        return presentMessage(current, undefined, own, reactions.get(row.id));
+        return presentMessage(current, undefined, own, reactions.get(row.id), votes.get(row.id));
       }),
     );
   }

@@ -10,6 +10,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/schema.js';
 import { messageMediaRepository } from './media-repository.js';
+import { pollVotesRepository } from './poll-votes.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
 
@@ -34,6 +35,7 @@ export const messageRetentionRepository = {
     await messageMediaRepository.deleteMediaOf(db, ids);
     await receiptsRepository.deleteOf(db, ids);
     await reactionsRepository.deleteOf(db, ids);
+    await pollVotesRepository.deleteOf(db, ids);
     const deleted = await db
       .deleteFrom('messages')
       .where('id', 'in', ids)

@@ -13,12 +13,30 @@
 import type { IncomingContent, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
-import type { ChangedMessage, MessageChange, NetworkGroup, NetworkGroupId, PhoneNumber } from './values.js';
+import type {
+  ChangedMessage,
+  GroupChanges,
+  GroupSettingName,
+  MessageChange,
+  NetworkGroup,
+  NetworkGroupId,
+  PhoneNumber,
+} from './values.js';
+
+export {
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSendError,
+  NetworkSettingRefusedError,
+  NetworkUnavailableError,
+} from './errors.js';
 
 export type { IncomingContactCard, IncomingContent, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
   ChangedMessage,
+  GroupChanges,
+  GroupSettingName,
   GroupSettings,
   NetworkGroup,
   NetworkGroupId,
@@ -134,6 +152,9 @@ export type TemplateButton =
   | { readonly index: number; readonly callButton: { readonly displayText: string; readonly phoneNumber: string } }
   | { readonly index: number; readonly quickReplyButton: { readonly displayText: string; readonly id: string } };
 
+/** What `sendPresence` tells: the device's presence, or (with a chat) its chat state there. */
+export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+
 export interface OutgoingNetworkMessage {
   /** Caller-chosen id. Sending the same id twice must not show the message twice to the recipient. */
   readonly id: string;
@@ -164,40 +185,6 @@ export interface QuotedMessage {
 }
 
 /**
- * Why a send did not go through. `transient` failures are retried by the gateway
- * (same id); `permanent` ones end the message as failed.
- */
-export class NetworkSendError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'transient' | 'permanent',
-  ) {
-    super(message);
-    this.name = 'NetworkSendError';
-  }
-}
-
-/** The connection is not open (never connected, dropped, or logged out). Transient from the sender's view. */
-export class NetworkUnavailableError extends Error {
-  constructor(message = 'device is not connected to the network') {
-    super(message);
-    this.name = 'NetworkUnavailableError';
-  }
-}
-
-/** What `updateGroup` may change; each absent field stays as it is. */
-export interface GroupChanges {
-  readonly subject?: string;
-  readonly description?: string;
-  readonly onlyAdminsCanSend?: boolean;
-  readonly onlyAdminsCanEdit?: boolean;
-  /** 0 turns disappearing messages off. */
-  readonly disappearingSeconds?: number;
-}
-
-export type GroupSettingName = keyof GroupChanges;
-
-/**
  * The order in which a network applies the changes of one `updateGroup` call. The network stops at the
  * first refusal: the changes before it are applied, the rest are not.
  */
@@ -226,37 +213,6 @@ export type AddParticipantErrorCode =
 export type AddParticipantOutcome =
   | { readonly phone: PhoneNumber; readonly ok: true; readonly name?: string }
   | { readonly phone: PhoneNumber; readonly ok: false; readonly code: AddParticipantErrorCode; readonly error: string };
-
-/** The acting device is not allowed to do this to the group (not an admin). */
-export class NetworkForbiddenError extends Error {
-  constructor(message = 'not an administrator of the group') {
-    super(message);
-    this.name = 'NetworkForbiddenError';
-  }
-}
-
-/** The group does not exist, or the device is not a member of it. */
-export class NetworkNotFoundError extends Error {
-  constructor(message = 'group not found') {
-    super(message);
-    this.name = 'NetworkNotFoundError';
-  }
-}
-
-/**
- * The network refused one change of an `updateGroup` call after it had applied others (`applied`), or
- * refused a change for a reason other than the device's rights. Changes after it were not tried.
- */
-export class NetworkSettingRefusedError extends Error {
-  constructor(
-    readonly setting: GroupSettingName,
-    readonly applied: readonly GroupSettingName[],
-    message: string,
-  ) {
-    super(message);
-    this.name = 'NetworkSettingRefusedError';
-  }
-}
 
 /** What a network tells the gateway about one device connection. */
 export type NetworkEvent =
@@ -331,6 +287,22 @@ export type NetworkEvent =
       readonly change: MessageChange;
       readonly at: Date;
     }
+  /**
+   * Someone voted on a poll (docs/webhooks.md, Poll votes): `target` names the poll as a change names its message,
+   * `selected` the option texts now chosen, in the poll's order (empty when the vote was withdrawn). A later vote of
+   * the same voter replaces the earlier one. `from`, `fromLid` and `group` as for `message_changed`. With `hashed`,
+   * `selected` holds the options' SHA-256 (poll-options.ts) instead of their texts: the gateway matches them.
+   */
+  | {
+      readonly type: 'poll_vote';
+      readonly target: ChangedMessage;
+      readonly from: PhoneNumber;
+      readonly fromLid?: string;
+      readonly group?: NetworkGroupId;
+      readonly selected: ReadonlyArray<string>;
+      readonly hashed?: true;
+      readonly at: Date;
+    }
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
@@ -374,6 +346,11 @@ export interface NetworkConnection {
   sendMessage(message: OutgoingNetworkMessage): Promise<void>;
   /** Shows the typing indicator to `to` for about `durationMs`. */
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void>;
+  /**
+   * Tells the network the device's presence (`available`/`unavailable`, without `to`), or its chat state in the
+   * chat with `to` (a phone number or a group id): typing, recording a voice note, or stopped.
+   */
+  sendPresence(state: PresenceState, to?: PhoneNumber | NetworkGroupId): Promise<void>;
   listGroups(): Promise<NetworkGroup[]>;
   getGroup(groupId: NetworkGroupId): Promise<NetworkGroup>;
   /** The device creates a group and becomes its superadmin; participants the network refuses are left out (`notAdded`). */

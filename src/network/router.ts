@@ -56,6 +56,7 @@ function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): Netw
   return {
     sendMessage: refuse,
     sendTyping: refuse,
+    sendPresence: refuse,
     listGroups: refuse,
     getGroup: refuse,
     createGroup: refuse,
@@ -113,6 +114,7 @@ class RoutedConnection implements NetworkConnection {
 
   sendMessage: NetworkConnection['sendMessage'] = async (message) => (await this.target()).sendMessage(message);
   sendTyping: NetworkConnection['sendTyping'] = async (to, ms) => (await this.target()).sendTyping(to, ms);
+  sendPresence: NetworkConnection['sendPresence'] = async (state, to) => (await this.target()).sendPresence(state, to);
   listGroups: NetworkConnection['listGroups'] = async () => (await this.target()).listGroups();
   getGroup: NetworkConnection['getGroup'] = async (id) => (await this.target()).getGroup(id);
   createGroup: NetworkConnection['createGroup'] = async (subject, phones) =>

@@ -52,6 +52,14 @@ export interface SandboxInboxEntry {
   readonly quoted?: { readonly message_id: string; readonly from: PhoneNumber; readonly text?: string };
 }
 
+/** What a device told a phone of its presence, or its chat state in a chat with the phone (`group_id`: a group's). */
+export interface SandboxSeenPresence {
+  readonly from: PhoneNumber;
+  readonly state: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+  readonly group_id?: string;
+  readonly at: string;
+}
+
 export interface SandboxPhone {
   readonly phone: PhoneNumber;
   readonly name: string | null;
@@ -62,6 +70,8 @@ export interface SandboxPhone {
   readonly blocks_everyone: boolean;
   readonly rate_limited: boolean;
   readonly inbox: ReadonlyArray<SandboxInboxEntry>;
+  /** The presence and chat states devices told the phone, oldest first. */
+  readonly presence: ReadonlyArray<SandboxSeenPresence>;
 }
 
 /** A control-API failure with the HTTP status and message the gateway should answer with. */
@@ -91,7 +101,15 @@ export interface RecipientScope {
  * the device knows it (ours by our id, the phone's own by the network's id), the group it is in when it is
  * one of the phone's own group messages, and what is done to it.
  */
-export type SandboxPhoneChange = { readonly target: ChangedMessage; readonly group?: string } & MessageChange;
+export type SandboxPhoneChange = { readonly target: ChangedMessage; readonly group?: string } & (
+  MessageChange | PhoneVote
+);
+
+/** A phone's vote on a poll: the option texts it chooses now (none: the vote withdrawn). */
+export interface PhoneVote {
+  readonly kind: 'vote';
+  readonly selected: ReadonlyArray<string>;
+}
 
 export interface SandboxControl {
   /**
@@ -123,7 +141,7 @@ export interface SandboxControl {
     view?: string,
   ): Promise<{ message_id: string }>;
   /**
-   * The phone reacts to a message, or edits or deletes one of its own; the device holding `recipient`'s session
+   * The phone reacts to a message, edits or deletes one of its own, or votes on a poll; the device holding `recipient`'s session
    * is told. 404 'Message not found' when the message is the device's and the phone did not receive it,
    * 404 'Device not found' for an unknown session, 400 for a malformed change or an unregistered phone.
    */

@@ -54,3 +54,15 @@ export type MessageChange =
   | { readonly kind: 'reaction'; readonly emoji: string }
   | { readonly kind: 'edited'; readonly text: string }
   | { readonly kind: 'deleted' };
+
+/** What `updateGroup` may change; each absent field stays as it is. */
+export interface GroupChanges {
+  readonly subject?: string;
+  readonly description?: string;
+  readonly onlyAdminsCanSend?: boolean;
+  readonly onlyAdminsCanEdit?: boolean;
+  /** 0 turns disappearing messages off. */
+  readonly disappearingSeconds?: number;
+}
+
+export type GroupSettingName = keyof GroupChanges;

@@ -12,7 +12,8 @@ import { incomingIdsRepository } from '../messages/incoming-ids-repository.js';
 import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import { PHONE_PATTERN } from '../phone-number.js';
 import type { MessageChange } from '../network/network.js';
-import type { SandboxControl } from '../network/sandbox-control.js';
+import type { PhoneVote, SandboxControl } from '../network/sandbox-control.js';
+import { storedPoll, voteProblem } from '../messages/poll-votes-record.js';
 import type { Store } from '../store/store.js';
 import { sandboxControlRepository as repo } from './repository.js';
 
@@ -31,7 +32,7 @@ export class SandboxChanges {
   ) {}
 
   /** `phone` makes `change` to the account's message `messageId`. */
-  async change(accountId: number, phone: string, messageId: string, change: MessageChange): Promise<void> {
+  async change(accountId: number, phone: string, messageId: string, change: MessageChange | PhoneVote): Promise<void> {
     if (!PHONE_PATTERN.test(phone))
       throw new ApiError('INVALID_PHONE', { errors: { phone: ['digits only, country code first'] } });
     if (!(await this.isSandboxAccount(accountId))) throw new ApiError('MESSAGE_NOT_FOUND', { error: NOT_ON_SANDBOX });
@@ -42,17 +43,19 @@ export class SandboxChanges {
     if (device?.network_session === null || device?.network_session === undefined) {
       throw new ApiError('DEVICE_NOT_FOUND', { error: 'the message’s device is not paired' });
     }
+    if (change.kind === 'vote') checkVote(row, change);
     const recipient = { session: device.network_session };
     const view = String(accountId);
     if (row.direction === 'outgoing') {
       // The network checks that the phone received it; only its author could edit or delete it.
-      if (change.kind !== 'reaction') throw notTheirs(phone, 'sent by the device, not by');
+      if (change.kind !== 'reaction' && change.kind !== 'vote') throw notTheirs(phone, 'sent by the device, not by');
       return this.sandbox.changeFromPhone(phone, { target: { id: row.id, fromMe: true }, ...change }, recipient, view);
     }
     const group = groupOf(row);
     const own = row.sender === phone;
-    if (!own && (change.kind !== 'reaction' || group === undefined)) {
-      throw notTheirs(phone, change.kind === 'reaction' ? 'in a chat without' : 'not sent by');
+    const anyMember = change.kind === 'reaction' || change.kind === 'vote';
+    if (!own && (!anyMember || group === undefined)) {
+      throw notTheirs(phone, anyMember ? 'in a chat without' : 'not sent by');
     }
     const networkId = await incomingIdsRepository.incomingNetworkId(db, device.id, row.id);
     if (networkId === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
@@ -62,6 +65,15 @@ export class SandboxChanges {
       recipient,
       view,
     );
+  }
+}
+
+/** A vote names options of the poll, each once, no more than it allows: else 400 `Invalid vote` saying why. */
+function checkVote(row: MessageRow, vote: PhoneVote): void {
+  const poll = storedPoll(row);
+  const problem = poll === null ? 'that message is not a poll' : voteProblem(poll, vote.selected);
+  if (problem !== null) {
+    throw new ApiError('SANDBOX_REJECTED', { error: problem }, { statusCode: 400, message: 'Invalid vote' });
   }
 }
 

@@ -14,7 +14,7 @@ import { accountOf } from '../http/auth.js';
 import { ApiError } from '../errors.js';
 import { CodeEnvelope, IdParams, errorResponses } from '../http/schemas.js';
 import type { MessageChange } from '../network/network.js';
-import { SandboxControlError, type SandboxControl } from '../network/sandbox-control.js';
+import { SandboxControlError, type PhoneVote, type SandboxControl } from '../network/sandbox-control.js';
 import type { AccountsService } from '../accounts/service.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
@@ -80,10 +80,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   const changes = new SandboxChanges(store, sandbox, (accountId) => accounts.isSandbox(accountId));
   // A phone's reaction, edit or delete (issue 26): `message_id` is the gateway's id, of either direction.
   const changeRoute = (
-    path: 'reactions' | 'edits' | 'deletes',
+    path: 'reactions' | 'edits' | 'deletes' | 'votes',
     summary: string,
     fields: Record<string, TSchema>,
-    toChange: (body: Record<string, unknown>) => MessageChange,
+    toChange: (body: Record<string, unknown>) => MessageChange | PhoneVote,
     answer: string,
   ) =>
     app.post(
@@ -123,6 +123,20 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     {},
     () => ({ kind: 'deleted' }),
     'Message deleted',
+  );
+  changeRoute(
+    'votes',
+    'The phone votes on a poll (ours, or one posted in a group it is in); the device gets `poll.vote`',
+    {
+      options: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: 12,
+        description:
+          'The texts of the options chosen, at most the poll’s `selectable_count`; `[]` withdraws the vote. A later vote replaces the earlier one',
+        examples: [['Yes']],
+      }),
+    },
+    (body) => ({ kind: 'vote', selected: body.options as string[] }),
+    'Vote sent',
   );
   app.get(
     '/sandbox/devices/:id/qr',

@@ -171,6 +171,16 @@ export interface MessageReactionsTable {
   reacted_at: number;
 }
 
+/** A voter's current vote on a poll (011c; src/messages/poll-votes.ts). */
+export interface PollVotesTable {
+  message_id: string;
+  /** The voter's number (or, on WhatsApp, its LID form while no number is known). */
+  voter: string;
+  /** JSON array of the chosen option texts, in the poll's order; empty when the vote was withdrawn. */
+  selected: string;
+  voted_at: number;
+}
+
 /** A group member's receipt of an outgoing group message (009e; src/messages/receipts.ts). */
 export interface MessageReceiptsTable {
   message_id: string;
@@ -212,6 +222,7 @@ export interface Database {
   message_media: MessageMediaTable;
   message_receipts: MessageReceiptsTable;
   message_reactions: MessageReactionsTable;
+  poll_votes: PollVotesTable;
   media_chunks: MediaChunksTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;

@@ -45,6 +45,7 @@ class ScriptedNetwork implements Network {
     return {
       sendMessage: unavailable,
       sendTyping: unavailable,
+      sendPresence: unavailable,
       listGroups: unavailable,
       getGroup: unavailable,
       createGroup: unavailable,

@@ -43,6 +43,7 @@ function recordingNetwork(closeFails = false) {
         capabilities: { interactive: 'text' },
         sendMessage: call('sendMessage'),
         sendTyping: call('sendTyping'),
+        sendPresence: call('sendPresence'),
         listGroups: call('listGroups'),
         getGroup: call('getGroup'),
         createGroup: call('createGroup'),

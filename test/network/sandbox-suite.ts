@@ -470,6 +470,39 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         ).rejects.toMatchObject({ status: 400, message: 'Invalid message' });
       });
 
+      it('tells the device of a phone’s vote, and the phone shows the presence and chat states it was told', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const poll = { type: 'poll', name: 'Q?', options: ['A', 'B'], selectableCount: 1 } as const;
+        await device.connection.sendMessage({ id: 'poll1', to: FRIEND, content: poll });
+        await device.recorder.wait('message_status', (e) => e.id === 'poll1' && e.status === 'delivered');
+        await network.sandbox.changeFromPhone(
+          FRIEND,
+          { target: { id: 'poll1', fromMe: true }, kind: 'vote', selected: ['B'] },
+          { session: device.session },
+        );
+        const vote = await device.recorder.wait('poll_vote', () => true);
+        expect(vote).toMatchObject({ target: { id: 'poll1', fromMe: true }, from: FRIEND, selected: ['B'] });
+        expect(vote.at).toBeInstanceOf(Date);
+        await expect(
+          network.sandbox.changeFromPhone(
+            FRIEND,
+            { target: { id: 'poll1', fromMe: true }, kind: 'vote', selected: 'B' } as never,
+            { session: device.session },
+          ),
+        ).rejects.toMatchObject({ status: 400, message: 'Invalid vote' });
+
+        await device.connection.sendPresence('recording', FRIEND);
+        await device.connection.sendPresence('available');
+        await expect(device.connection.sendPresence('composing')).rejects.toThrow(/needs a chat/);
+        await expect(device.connection.sendPresence('available', FRIEND)).rejects.toThrow(/not a chat state/);
+        const seen = (await network.sandbox.getPhone(FRIEND)).presence;
+        expect(seen.map(({ from, state }) => [from, state])).toEqual([
+          [DEVICE, 'recording'],
+          [DEVICE, 'available'],
+        ]);
+      });
+
       it('tells the device of a phone’s reaction, edit and delete, and refuses what the phone cannot do', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);

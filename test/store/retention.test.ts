@@ -181,6 +181,14 @@ describe.skipIf(noStoreAvailable)('retention', () => {
         { message_id: keptMessages[1]!, phone: '6289900000001', emoji: '❤️', reacted_at: now - 28 * DAY },
       ])
       .execute();
+    // So do the votes on them (011c).
+    await g.app.store.db
+      .insertInto('poll_votes')
+      .values([
+        { message_id: oldMessages[3]!, voter: '6289900000001', selected: '["A"]', voted_at: now - 44 * DAY },
+        { message_id: keptMessages[1]!, voter: '6289900000001', selected: '["B"]', voted_at: now - 28 * DAY },
+      ])
+      .execute();
 
     const report = await g.app.services.retention.sweep();
     expect(report).toMatchObject({ deliveries: 12, idempotencyKeys: 5, messages: 5 });
@@ -204,6 +212,9 @@ describe.skipIf(noStoreAvailable)('retention', () => {
     expect(await g.app.store.db.selectFrom('message_media').select('message_id').execute()).toEqual([]);
     expect(await g.app.store.db.selectFrom('media_chunks').select('media_id').execute()).toEqual([]);
     expect(await g.app.store.db.selectFrom('message_reactions').select('message_id').execute()).toEqual([
+      { message_id: keptMessages[1] },
+    ]);
+    expect(await g.app.store.db.selectFrom('poll_votes').select('message_id').execute()).toEqual([
       { message_id: keptMessages[1] },
     ]);
 

@@ -1,16 +1,16 @@
 /**
  * Phones changing messages in the sandbox (issue 26; docs/internals.md, The network seam and the sandbox):
- * a phone reacts to a message, or edits or deletes one of its own for everyone.
+ * a phone reacts to a message, edits or deletes one of its own for everyone, or votes on a poll.
  *
  * Owns: the rules the simulated network applies before it tells a device (the phone is well-formed and
  * registered; a device's message is named only by a phone that received it from that device) and the
- * `message_changed` event the device then gets, through its session like an incoming message (so it follows the
+ * `message_changed` (or `poll_vote`) event the device then gets, through its session like an incoming message (so it follows the
  * messages the phone sent before it).
  * Must never: change what a phone's inbox holds, or tell a device that does not hold the given session. Which of the
  * device's own messages a phone wrote is the gateway's to check: the network keeps no record of what phones sent.
  */
 import type { MessageChange, PhoneNumber } from '../network.js';
-import type { RecipientScope, SandboxPhoneChange } from '../sandbox-control.js';
+import type { PhoneVote, RecipientScope, SandboxPhoneChange } from '../sandbox-control.js';
 import { SandboxControlError } from '../sandbox-control.js';
 import { isWellFormedPhone, SHARED_VIEW, type PhoneView } from './phones.js';
 import type { WorldState } from './state.js';
@@ -20,9 +20,21 @@ const MAX_EMOJI = 32;
 /** Longest edited text, as a phone's message may be. */
 const MAX_TEXT = 4096;
 
+/** Most options one vote names: a poll has at most 12. */
+const MAX_VOTE_OPTIONS = 12;
+
 /** The change itself, checked: a call over the wire may carry anything. */
-function changeOf(given: SandboxPhoneChange): MessageChange {
+function changeOf(given: SandboxPhoneChange): MessageChange | PhoneVote {
   switch (given?.kind) {
+    case 'vote': {
+      const selected: unknown = given.selected;
+      const valid =
+        Array.isArray(selected) &&
+        selected.length <= MAX_VOTE_OPTIONS &&
+        selected.every((s) => typeof s === 'string' && s.length > 0 && s.length <= 100);
+      if (!valid) throw new SandboxControlError(400, 'Invalid vote', 'selected must be up to 12 option texts');
+      return { kind: 'vote', selected: [...(selected as string[])] };
+    }
     case 'reaction':
       if (typeof given.emoji !== 'string' || given.emoji.length > MAX_EMOJI) {
         throw new SandboxControlError(400, 'Invalid reaction', 'emoji must be one emoji, or "" to take it away');
@@ -36,7 +48,7 @@ function changeOf(given: SandboxPhoneChange): MessageChange {
     case 'deleted':
       return { kind: 'deleted' };
     default:
-      throw new SandboxControlError(400, 'Invalid change', 'kind must be "reaction", "edited" or "deleted"');
+      throw new SandboxControlError(400, 'Invalid change', 'kind must be "reaction", "edited", "deleted" or "vote"');
   }
 }
 
@@ -69,12 +81,14 @@ export function changeFromPhone(
     }
     group = received.entry.group_id;
   }
-  world.emitToSession(session.token, {
-    type: 'message_changed',
+  const about = {
     target: { id: target.id, fromMe: target.fromMe },
     from: phone,
     ...(group === undefined ? {} : { group }),
-    change,
-    at: new Date(),
-  });
+  };
+  if (change.kind === 'vote') {
+    world.emitToSession(session.token, { type: 'poll_vote', ...about, selected: change.selected, at: new Date() });
+    return;
+  }
+  world.emitToSession(session.token, { type: 'message_changed', ...about, change, at: new Date() });
 }

@@ -44,6 +44,7 @@ class InProcessConnection implements NetworkConnection {
     return settle(() => this.link.sendMessage(digested));
   };
   sendTyping: NetworkConnection['sendTyping'] = (to, ms) => settle(() => this.link.sendTyping(to, ms));
+  sendPresence: NetworkConnection['sendPresence'] = (state, to) => settle(() => this.link.sendPresence(state, to));
   listGroups: NetworkConnection['listGroups'] = () => settle(() => this.link.listGroups());
   getGroup: NetworkConnection['getGroup'] = (id) => settle(() => this.link.getGroup(id));
   createGroup: NetworkConnection['createGroup'] = (subject, phones) =>

@@ -9,7 +9,13 @@
  * events or know about device connections; the world decides who hears what.
  */
 import type { PhoneNumber } from '../network.js';
-import type { PhonePrivacy, SandboxInboxEntry, SandboxPhone, SandboxPhoneSettings } from '../sandbox-control.js';
+import type {
+  PhonePrivacy,
+  SandboxInboxEntry,
+  SandboxPhone,
+  SandboxPhoneSettings,
+  SandboxSeenPresence,
+} from '../sandbox-control.js';
 
 /** Digits only, 8-15 of them, no leading zero (spec 4.5 rule 1). */
 const PHONE_PATTERN = /^[1-9][0-9]{7,14}$/;
@@ -90,6 +96,8 @@ export class PhoneRecord {
   inbox: StoredEntry[] = [];
   /** Messages waiting for the phone to come online in their sender's view (bounded like the inbox). */
   pending: StoredEntry[] = [];
+  /** The presence and chat states devices told this phone, oldest first (bounded like the inbox). */
+  presence: Array<SandboxSeenPresence & { readonly view: PhoneView }> = [];
   /** Sender phone -> typing duration announced before its next message. */
   typing = new Map<PhoneNumber, number>();
 
@@ -130,6 +138,11 @@ export class PhoneRecord {
     if (this.pending.length > INBOX_LIMIT) this.pending.splice(0, this.pending.length - INBOX_LIMIT);
   }
 
+  seePresence(seen: SandboxSeenPresence, view: PhoneView): void {
+    this.presence.push({ ...seen, view });
+    if (this.presence.length > INBOX_LIMIT) this.presence.splice(0, this.presence.length - INBOX_LIMIT);
+  }
+
   /** Takes the typing indicator the sender announced, so only its next message carries it. */
   takeTyping(from: PhoneNumber): number | undefined {
     const ms = this.typing.get(from);
@@ -153,6 +166,9 @@ export class PhoneRecord {
       blocks_everyone: seen.blocksEveryone,
       rate_limited: seen.rateLimited,
       inbox: this.inbox.filter((s) => view === undefined || s.view === view).map((s) => structuredClone(s.entry)),
+      presence: this.presence
+        .filter((p) => view === undefined || p.view === view)
+        .map(({ view: _own, ...seen }) => seen),
     };
   }
 }

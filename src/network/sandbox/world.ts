@@ -16,6 +16,7 @@ import type {
   NetworkGroup,
   NetworkGroupId,
   PhoneNumber,
+  PresenceState,
 } from '../network.js';
 import type {
   PhoneMessage,
@@ -31,6 +32,7 @@ import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
 import * as pairing from './pairing.js';
 import { viewOf } from './phones.js';
+import { sendPresence } from './presence.js';
 import type { SandboxOptions } from './state.js';
 import { WorldState } from './state.js';
 
@@ -41,6 +43,7 @@ export interface SandboxLink {
   /** Media arrives already digested: the transport read the bytes (the world never sees them). */
   sendMessage(message: SandboxMessage): void;
   sendTyping(to: PhoneNumber | NetworkGroupId, durationMs: number): void;
+  sendPresence(state: PresenceState, to?: PhoneNumber | NetworkGroupId): void;
   listGroups(): NetworkGroup[];
   getGroup(groupId: NetworkGroupId): NetworkGroup;
   createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
@@ -68,6 +71,7 @@ export class SandboxWorld {
     return {
       sendMessage: (message) => messaging.sendMessage(w, link, message),
       sendTyping: (to, durationMs) => messaging.sendTyping(w, link, to, durationMs),
+      sendPresence: (state, to) => sendPresence(w, link, state, to),
       listGroups: () => groups.listGroups(w, link),
       getGroup: (groupId) => groups.getGroup(w, link, groupId),
       createGroup: (subject, participants) => groups.createGroupByLink(w, link, subject, participants),

@@ -91,6 +91,7 @@ class ClientConnection implements NetworkConnection {
     else await this.client.upload(frame, media);
   };
   sendTyping: NetworkConnection['sendTyping'] = (to, ms) => this.call('sendTyping', to, ms);
+  sendPresence: NetworkConnection['sendPresence'] = (state, to) => this.call('sendPresence', state, to);
   listGroups: NetworkConnection['listGroups'] = () => this.call<NetworkGroup[]>('listGroups');
   getGroup: NetworkConnection['getGroup'] = (id) => this.call('getGroup', id);
   createGroup: NetworkConnection['createGroup'] = (subject, phones) => this.call('createGroup', subject, phones);

@@ -38,6 +38,7 @@ export const MAX_CALL_FRAME_BYTES = 4 * 1024 * 1024;
 export const CONNECTION_OPS = [
   'sendMessage',
   'sendTyping',
+  'sendPresence',
   'listGroups',
   'getGroup',
   'createGroup',
@@ -135,7 +136,12 @@ export function decodeError(wire: WireError): Error {
 /** JSON turns the events' Dates into ISO strings; this turns them back. */
 export function decodeEvent(wire: unknown): NetworkEvent {
   const event = wire as NetworkEvent;
-  if (event.type === 'message_status' || event.type === 'incoming_message' || event.type === 'message_changed') {
+  if (
+    event.type === 'message_status' ||
+    event.type === 'incoming_message' ||
+    event.type === 'message_changed' ||
+    event.type === 'poll_vote'
+  ) {
     return { ...event, at: new Date(event.at as unknown as string) };
   }
   return event;

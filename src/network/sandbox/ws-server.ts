@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
-import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber } from '../network.js';
+import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber, PresenceState } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import type {
   PhoneMessage,
@@ -48,6 +48,8 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.sendMessage(a[0] as SandboxMessage);
     case 'sendTyping':
       return link.sendTyping(a[0] as string, a[1] as number);
+    case 'sendPresence':
+      return link.sendPresence(a[0] as PresenceState, (a[1] ?? undefined) as string | undefined);
     case 'listGroups':
       return link.listGroups();
     case 'getGroup':

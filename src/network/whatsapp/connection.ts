@@ -35,6 +35,7 @@ import {
   type GroupChanges,
   type OutgoingNetworkMessage,
   type PhoneNumber,
+  type PresenceState,
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
@@ -393,6 +394,8 @@ export class WhatsAppConnection implements NetworkConnection {
   readonly sendMessage = (message: OutgoingNetworkMessage): Promise<void> => this.sending.sendMessage(message);
   readonly sendTyping = (to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void> =>
     this.sending.sendTyping(to, durationMs);
+  readonly sendPresence = (state: PresenceState, to?: PhoneNumber | NetworkGroupId): Promise<void> =>
+    this.sending.sendPresence(state, to);
 
   // --- groups and numbers (connection-groups.ts) -------------------------------
 

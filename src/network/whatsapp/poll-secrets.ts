@@ -5,6 +5,9 @@
  * the same send takes the one kept instead of making another. Keys are kept as long as the session (they are not
  * pruned like the records of sent messages) and re-sealed with the rest when the sealing key changes.
  *
+ * The secret of a poll received from a phone (a member's poll in a group) is kept the same way when it arrives, so
+ * the votes others cast on it can be read too.
+ *
  * Owns: making, keeping and reading a poll's secret.
  * Must never: send a poll whose secret is not stored (the caller sends only after keepPollSecret resolved), or
  * keep a secret unsealed.
@@ -30,6 +33,16 @@ export async function readPollSecret(at: PollSecretPlace, networkId: string): Pr
   if (found === undefined) return null;
   // A copy of its own: the opened bytes may be a view of a larger buffer.
   return new Uint8Array(at.sealer.open(found, { session: at.session, kind: POLL_SECRET_KIND, id: networkId }).plain);
+}
+
+/**
+ * Keeps the secret a poll received from someone else carried (its votes are sealed with it), unless one is kept for
+ * `networkId` already (a poll is never re-keyed by a repeat of it).
+ */
+export async function keepReceivedPollSecret(at: PollSecretPlace, networkId: string, secret: Uint8Array) {
+  if ((await readPollSecret(at, networkId)) !== null) return;
+  const place = { session: at.session, kind: POLL_SECRET_KIND, id: networkId };
+  await at.writer.write({ keys: [{ kind: POLL_SECRET_KIND, id: networkId, value: at.sealer.seal(secret, place) }] });
 }
 
 /** The poll's secret: the one already kept for `networkId` (a retry), else a new one, kept before it is answered. */

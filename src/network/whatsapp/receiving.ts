@@ -4,12 +4,12 @@
  * Owns: passing incoming messages on one at a time in the order the library handed them over (a sender known by
  * LID alone named by its number when it can be, as are the LIDs it mentions, a reply that picks from what a list or
  * template offered read as the choice), reports that must not overtake the messages before them (a LID's number
- * learnt; a reaction, edit or delete: message-changes.ts), and turning the
+ * learnt; a reaction, edit or delete: message-changes.ts; a poll vote: poll-votes.ts), and turning the
  * library's status updates of sent messages into `message_status` events.
  * Must never: drop a message the library handed over (the network receipted it already: it is passed on even after
  * the connection ended), let a failed look-up hold or lose one, or keep message content once passed on.
  */
-import { proto, type BaileysEventMap } from 'baileys';
+import { proto, type BaileysEventMap, type WAMessage } from 'baileys';
 import type { NetworkEvent } from '../network.js';
 import type { ConnectionContext, Incoming } from './connection-context.js';
 import type { ConnectionGroups } from './connection-groups.js';
@@ -20,6 +20,8 @@ import { resolveMentions } from './incoming-context.js';
 import { MAX_CHOICE_REPLY, OFFER_TTL_MS, decodeOffer, pickChoice } from './interactive.js';
 import { resolveSender } from './lid.js';
 import { translateChange, type Changed } from './message-changes.js';
+import { keepReceivedPollSecret, readPollSecret } from './poll-secrets.js';
+import { isPollVote, readPollVote, type PollVoted } from './poll-votes.js';
 
 const STATUS = proto.WebMessageInfo.Status;
 
@@ -46,6 +48,10 @@ export class Receiving {
     // Messages that arrived while the device was offline come as `append`: they count the same.
     if (type !== 'notify' && type !== 'append') return;
     for (const message of messages) {
+      if (isPollVote(message)) {
+        this.inbound = this.inbound.then(() => this.deliverVote(message));
+        continue;
+      }
       const change = translateChange(message, this.ownJids());
       if (change !== null) {
         if (typeof change !== 'string') this.inbound = this.inbound.then(() => this.deliverChange(change));
@@ -53,7 +59,10 @@ export class Receiving {
         continue;
       }
       const event = translateIncoming(message);
-      if (typeof event !== 'string') this.inbound = this.inbound.then(() => this.deliver(event));
+      if (typeof event !== 'string' && event.content.type === 'poll') {
+        // Its secret first: a vote on it, handed over next, is read with it.
+        this.inbound = this.inbound.then(() => this.keepSecretOf(message)).then(() => this.deliver(event));
+      } else if (typeof event !== 'string') this.inbound = this.inbound.then(() => this.deliver(event));
       else if (event === 'unresolved sender') {
         this.ctx.deps.logger.warn({ id: message.key?.id }, 'incoming message skipped: sender has no phone number');
       }
@@ -66,8 +75,34 @@ export class Receiving {
     return [user?.id, user?.lid].filter((jid): jid is string => typeof jid === 'string');
   }
 
+  /** Keeps the secret an incoming poll carries (poll-secrets.ts); a failure is logged, never holds the poll. */
+  private async keepSecretOf(message: WAMessage): Promise<void> {
+    const secret = message.message?.messageContextInfo?.messageSecret;
+    const writer = this.ctx.writer();
+    const id = message.key?.id;
+    if (!secret || secret.length === 0 || writer === null || typeof id !== 'string') return;
+    const place = { writer, sealer: this.ctx.deps.sealer, session: this.ctx.session };
+    await keepReceivedPollSecret(place, id, new Uint8Array(secret)).catch((error: unknown) => {
+      this.ctx.deps.logger.warn({ err: error, id }, 'keeping a received poll’s secret failed');
+    });
+  }
+
+  /** Decrypts a vote (poll-votes.ts) and passes it on like a change; one that cannot be read is left out. */
+  private async deliverVote(message: WAMessage): Promise<void> {
+    const writer = this.ctx.writer();
+    const { sealer } = this.ctx.deps;
+    const read = await readPollVote(message, this.ownJids(), (id) =>
+      writer === null ? Promise.resolve(null) : readPollSecret({ writer, sealer, session: this.ctx.session }, id),
+    ).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+    if (typeof read === 'string') {
+      this.ctx.deps.logger.debug({ id: message.key?.id, why: read }, 'poll vote left out');
+      return;
+    }
+    await this.deliverChange(read);
+  }
+
   /** Passes a change on, its maker named by number when it can be, as an incoming message's sender is. */
-  private async deliverChange(heard: Changed): Promise<void> {
+  private async deliverChange(heard: Changed | PollVoted): Promise<void> {
     const { logger } = this.ctx.deps;
     const socket = this.ctx.socket();
     const named = await resolveSender(heard, socket?.signalRepository.lidMapping ?? null, logger);

@@ -15,6 +15,7 @@ import {
   type NetworkGroupId,
   type OutgoingNetworkMessage,
   type PhoneNumber,
+  type PresenceState,
   type QuotedMessage,
 } from '../network.js';
 import type { NetworkStateWriter } from '../state.js';
@@ -242,6 +243,17 @@ export class Sending {
     }, durationMs);
     timer.unref();
     this.typing.add(timer);
+  }
+
+  /**
+   * The device's presence, or its chat state in one chat. A chat state is shown only while the device is
+   * `available` (as for sendTyping), so one is told first; what the caller asked for is sent as asked, and stays.
+   */
+  async sendPresence(state: PresenceState, to?: PhoneNumber | NetworkGroupId): Promise<void> {
+    const socket = this.ctx.open();
+    if (to === undefined) return socket.sendPresenceUpdate(state);
+    if (state !== 'paused') await socket.sendPresenceUpdate('available');
+    await socket.sendPresenceUpdate(state, jidOf(to));
   }
 
   /** The connection ended: every wait fails with `error`, every typing timer stops. */
