@@ -25,6 +25,7 @@ import { deviceRoutes } from './devices/routes.js';
 import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { messageRoutes } from './messages/routes.js';
+import { messageActionRoutes } from './messages/actions-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
@@ -247,7 +248,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp });
   const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
-  const { devices, connections, network, networks, messages, cluster } = services;
+  const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   app.decorate('services', services);
 
@@ -280,6 +281,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp, networks });
         await api.register(messageRoutes, { messages });
+        await api.register(messageActionRoutes, { actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });

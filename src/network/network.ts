@@ -17,6 +17,13 @@ import type { ChangedMessage, MessageChange, NetworkGroup, NetworkGroupId, Phone
 
 export type { IncomingContactCard, IncomingContent, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
+export {
+  NetworkForbiddenError,
+  NetworkNotFoundError,
+  NetworkSendError,
+  NetworkSettingRefusedError,
+  NetworkUnavailableError,
+} from './errors.js';
 export type {
   ChangedMessage,
   GroupSettings,
@@ -110,7 +117,15 @@ export type NetworkMessageContent =
    * A reaction (reply by response, docs/internals.md, Whatspie compatibility): `emoji` shown on `target`, a message of the chat it
    * is sent to. Sent on its own: never with mentions or a quoted message.
    */
-  | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage };
+  | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage }
+  /**
+   * Message actions (docs/internals.md, Message actions), each sent to the chat of its target, on its own: `edit`
+   * replaces the text (or caption) of a message this device sent; `delete` deletes one it sent for everyone; `read`
+   * marks messages it received read (read receipts; `targets` are of one chat, oldest first).
+   */
+  | { readonly type: 'edit'; readonly text: string; readonly target: QuotedMessage }
+  | { readonly type: 'delete'; readonly target: QuotedMessage }
+  | { readonly type: 'read'; readonly targets: ReadonlyArray<QuotedMessage> };
 
 /** A person's card in a contact message. `phone`: country code first, maybe with a leading `+`. */
 export interface SharedContact {
@@ -144,6 +159,8 @@ export interface OutgoingNetworkMessage {
   readonly mentions?: ReadonlyArray<PhoneNumber>;
   /** The message this one answers: it is shown as a reply to it (docs/internals.md, Whatspie compatibility). */
   readonly quoted?: QuotedMessage;
+  /** The message is a copy of another (`POST /messages/{id}/forward`): the recipient sees it marked forwarded. */
+  readonly forwarded?: boolean;
 }
 
 /** A message an outgoing one replies to, as the gateway knows it. */
@@ -161,28 +178,6 @@ export interface QuotedMessage {
   readonly author?: PhoneNumber;
   /** Its text or caption, when it had one: what the reply shows of it. */
   readonly text?: string;
-}
-
-/**
- * Why a send did not go through. `transient` failures are retried by the gateway
- * (same id); `permanent` ones end the message as failed.
- */
-export class NetworkSendError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'transient' | 'permanent',
-  ) {
-    super(message);
-    this.name = 'NetworkSendError';
-  }
-}
-
-/** The connection is not open (never connected, dropped, or logged out). Transient from the sender's view. */
-export class NetworkUnavailableError extends Error {
-  constructor(message = 'device is not connected to the network') {
-    super(message);
-    this.name = 'NetworkUnavailableError';
-  }
 }
 
 /** What `updateGroup` may change; each absent field stays as it is. */
@@ -226,37 +221,6 @@ export type AddParticipantErrorCode =
 export type AddParticipantOutcome =
   | { readonly phone: PhoneNumber; readonly ok: true; readonly name?: string }
   | { readonly phone: PhoneNumber; readonly ok: false; readonly code: AddParticipantErrorCode; readonly error: string };
-
-/** The acting device is not allowed to do this to the group (not an admin). */
-export class NetworkForbiddenError extends Error {
-  constructor(message = 'not an administrator of the group') {
-    super(message);
-    this.name = 'NetworkForbiddenError';
-  }
-}
-
-/** The group does not exist, or the device is not a member of it. */
-export class NetworkNotFoundError extends Error {
-  constructor(message = 'group not found') {
-    super(message);
-    this.name = 'NetworkNotFoundError';
-  }
-}
-
-/**
- * The network refused one change of an `updateGroup` call after it had applied others (`applied`), or
- * refused a change for a reason other than the device's rights. Changes after it were not tried.
- */
-export class NetworkSettingRefusedError extends Error {
-  constructor(
-    readonly setting: GroupSettingName,
-    readonly applied: readonly GroupSettingName[],
-    message: string,
-  ) {
-    super(message);
-    this.name = 'NetworkSettingRefusedError';
-  }
-}
 
 /** What a network tells the gateway about one device connection. */
 export type NetworkEvent =
