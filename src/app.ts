@@ -25,7 +25,6 @@ import { deviceRoutes } from './devices/routes.js';
 import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { messageRoutes } from './messages/routes.js';
-import { messageActionRoutes } from './messages/actions-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
@@ -280,8 +279,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           accounts,
         });
         await api.register(deviceRoutes, { devices, pairing, serverName: config.serverName, serverUp, networks });
-        await api.register(messageRoutes, { messages });
-        await api.register(messageActionRoutes, { actions });
+        await api.register(messageRoutes, { messages, actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });

@@ -4,7 +4,12 @@
  * Owns: what each failure means to the gateway (transient or permanent, which group refusal).
  * Must never: carry gateway state or a network's own error objects.
  */
-import type { GroupSettingName } from './network.js';
+/**
+ * The settings `updateGroup` changes, by name; network.ts checks at compile time that they are `GroupChanges`' keys
+ * (named here so this module needs nothing from the seam that re-exports it).
+ */
+export type GroupSettingName =
+  'subject' | 'description' | 'onlyAdminsCanSend' | 'onlyAdminsCanEdit' | 'disappearingSeconds';
 
 /**
  * Why a send did not go through. `transient` failures are retried by the gateway

@@ -14,6 +14,7 @@ import type { IncomingContent, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
 import type { ChangedMessage, MessageChange, NetworkGroup, NetworkGroupId, PhoneNumber } from './values.js';
+import type { GroupSettingName } from './errors.js';
 
 export type { IncomingContactCard, IncomingContent, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
@@ -190,7 +191,14 @@ export interface GroupChanges {
   readonly disappearingSeconds?: number;
 }
 
-export type GroupSettingName = keyof GroupChanges;
+export type { GroupSettingName } from './errors.js';
+// The names the errors module spells out are exactly the keys of GroupChanges, or this stops compiling.
+const settingNamesMatch: [keyof GroupChanges] extends [GroupSettingName]
+  ? [GroupSettingName] extends [keyof GroupChanges]
+    ? true
+    : never
+  : never = true;
+void settingNamesMatch;
 
 /**
  * The order in which a network applies the changes of one `updateGroup` call. The network stops at the

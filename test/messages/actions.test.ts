@@ -299,4 +299,76 @@ describe.skipIf(noStoreAvailable)('message actions', () => {
     const rows = (await actionRows(deviceId)).filter((r) => JSON.parse(r.params).message_id === id);
     expect(rows).toHaveLength(1);
   });
+
+  it('another account’s message is 404 on every action; it is left as it was', async () => {
+    const id = await sent('6281588121414', 'mine only');
+    const other = await gw.app.services.accounts.createAccount('actions-other');
+    const token = (await gw.app.services.accounts.createToken(other.id, 't')).token;
+    for (const [method, path, body] of [
+      ['POST', `/messages/${id}/reaction`, { emoji: '👍' }],
+      ['PATCH', `/messages/${id}`, { text: 'theirs' }],
+      ['DELETE', `/messages/${id}`, undefined],
+      ['POST', `/messages/${id}/read`, undefined],
+      ['POST', `/messages/${id}/forward`, { receiver: '6281588121515' }],
+    ] as const) {
+      const res = await gw.request(method, path, body, token);
+      expect(res.body, `${method} ${path}`).toEqual({ code: 404, status: 404, message: 'Message not found' });
+    }
+    expect(await get(id)).toMatchObject({ message: 'mine only', status: expect.not.stringMatching('failed') });
+    expect((await get(id)).deleted_at).toBeUndefined();
+  });
+
+  it('received messages: no edit, no delete; a reaction goes to the sender on its network id; read twice sends once', async () => {
+    const friend = '6281588121616';
+    expect(
+      (await gw.request('POST', `/sandbox/phones/${friend}/messages`, { to: phone, text: 'question?' })).status,
+    ).toBe(200);
+    const [incoming] = await waitFor(
+      async () =>
+        ((await gw.request('GET', `/messages?device=${phone}&direction=incoming&limit=100`)).body.data as any[]).filter(
+          (m) => m.sender === friend,
+        ),
+      (list) => list.length === 1,
+      { what: 'the incoming message' },
+    );
+    refused(await gw.request('PATCH', `/messages/${incoming.id}`, { text: 'x' }), 400, 'Message cannot be edited');
+    refused(await gw.request('DELETE', `/messages/${incoming.id}`), 400, 'Message cannot be deleted');
+    const reacted = await gw.request('POST', `/messages/${incoming.id}/reaction`, { emoji: '❤️' });
+    expect(reacted.body.data.reactions).toEqual([{ from: phone, emoji: '❤️' }]);
+    const first = await gw.request('POST', `/messages/${incoming.id}/read`);
+    const again = await gw.request('POST', `/messages/${incoming.id}/read`);
+    expect([first.body.message, again.body.message]).toEqual(['Message read', 'Message read']);
+    expect(again.body.data.read_at).toBe(first.body.data.read_at);
+    const entries = await inboxUntil(friend, (e) => e.some((x) => x.type === 'read'), 'the read mark');
+    expect(entries.map((e) => e.type)).toEqual(['reaction', 'read']);
+    // The phone knows its message by the network's id, which is the one it sent.
+    const networkId = (
+      await gw.app.store.db
+        .selectFrom('incoming_message_ids')
+        .select('network_id')
+        .where('message_id', '=', incoming.id)
+        .executeTakeFirstOrThrow()
+    ).network_id;
+    expect(entries[0].content.message_id).toBe(networkId);
+    expect(entries[1].content.message_ids).toEqual([networkId]);
+    // Forwarding a text received: a new message of ours with its text.
+    const fwd = await gw.request('POST', `/messages/${incoming.id}/forward`, { receiver: '6281588121717' });
+    expect(fwd.body.data).toMatchObject({ direction: 'outgoing', message: 'question?', params: { forwarded: true } });
+  });
+
+  it('a message with no text or caption (a location) cannot be edited', async () => {
+    const res = await gw.request('POST', '/messages', {
+      device: phone,
+      receiver: '6281588121818',
+      type: 'location',
+      params: { location: { degreesLatitude: 1, degreesLongitude: 2 } },
+    });
+    const id = res.body.data.id as string;
+    await waitFor(
+      () => get(id),
+      (m) => m.status !== 'pending',
+      { what: 'location sent' },
+    );
+    refused(await gw.request('PATCH', `/messages/${id}`, { text: 'x' }), 400, 'Message cannot be edited');
+  });
 });
