@@ -31,6 +31,8 @@ import { receiptsRepository } from './receipts.js';
 import { messagesRepository, type MessageRow } from './repository.js';
 import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
 
+export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
+
 /** `failed_reason` of a message cancelled while it waited in the queue. */
 export const REASON_CANCELLED = 'cancelled';
 
@@ -68,7 +70,10 @@ export class MessageActions {
   async react(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
     const emoji = validateEmoji(body);
     return this.act(accountId, id, { action: 'reaction', emoji }, key, true, async (trx, row, device) => {
-      if (row.direction === 'outgoing' && row.status === 'failed') throw new ApiError('MESSAGE_NOT_FOUND');
+      // It never reached anyone: there is nothing on the network to react to.
+      if (row.direction === 'outgoing' && row.status === 'failed') {
+        throw new ApiError('VALIDATION_FAILED', { errors: { id: [FAILED_TARGET] } });
+      }
       const target = await this.targetOf(trx, row);
       const changed = await reactionsRepository.react(trx, row.id, device.phone!, emoji, this.options.clock.now());
       return {

@@ -104,6 +104,23 @@ describe.skipIf(noStoreAvailable)('message actions', () => {
       404,
       'Message not found',
     );
+    // A message of ours that failed (an unregistered number: 0000) reached no one: nothing to react to.
+    const failed = (
+      await gw.request('POST', '/messages', {
+        device: phone,
+        receiver: '6281588120000',
+        type: 'chat',
+        params: { text: 'x' },
+      })
+    ).body.data.id as string;
+    await waitFor(
+      () => get(failed),
+      (m) => m.status === 'failed',
+      { what: 'the message failed' },
+    );
+    const onFailed = await gw.request('POST', `/messages/${failed}/reaction`, { emoji: '👍' });
+    refused(onFailed, 400, 'Validation failed');
+    expect(onFailed.body.errors).toEqual({ id: ['is a message that failed to send: it cannot be reacted to'] });
     refused(await gw.request('PATCH', '/messages/01NOSUCHMESSAGE0000000000', { text: 'x' }), 404, 'Message not found');
     refused(await gw.request('DELETE', '/messages/01NOSUCHMESSAGE0000000000'), 404, 'Message not found');
     refused(await gw.request('POST', '/messages/01NOSUCHMESSAGE0000000000/read'), 404, 'Message not found');
