@@ -248,7 +248,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp });
   const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
-  const { devices, connections, network, networks, messages, cluster } = services;
+  const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
   app.decorate('services', services);
@@ -288,7 +288,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           networks,
           presence: devicePresence,
         });
-        await api.register(messageRoutes, { messages });
+        await api.register(messageRoutes, { messages, actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });

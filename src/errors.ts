@@ -52,6 +52,11 @@ export const ERRORS = {
   DEVICE_NOT_CONNECTED: [400, 'Device not connected'],
   QUOTA_EXCEEDED: [403, 'Quota exceeded'],
   MESSAGE_NOT_FOUND: [404, 'Message not found'],
+  // Message actions (docs/api.md, Message actions)
+  MESSAGE_NOT_EDITABLE: [400, 'Message cannot be edited'],
+  MESSAGE_NOT_DELETABLE: [400, 'Message cannot be deleted'],
+  MESSAGE_NOT_READABLE: [400, 'Message cannot be marked read'],
+  MESSAGE_NOT_FORWARDABLE: [400, 'Message cannot be forwarded'],
   IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
   IDEMPOTENCY_IN_USE: [409, 'Idempotency key in use'],
   // Groups (spec 4.7 and 7.2, docs/internals.md, Groups)

@@ -52,6 +52,11 @@ export interface InboxEntry {
   contacts?: ContentDetails['contacts'];
   poll?: ContentDetails['poll'];
   link_preview?: ContentDetails['link_preview'];
+  /** Reactions, edits and deletes for everyone: the message acted on, the emoji, the new text. */
+  target_id?: string;
+  emoji?: string;
+  edited_text?: string;
+  forwarded?: true;
   received_at: string;
 }
 

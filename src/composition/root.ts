@@ -8,6 +8,7 @@
  * routes), or be imported by anything but app.ts.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { MessageActions } from '../messages/actions.js';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import type { AccountsService } from '../accounts/service.js';
@@ -89,6 +90,7 @@ export interface Services {
   /** Which network each device is on (docs/networks-per-device.md). */
   readonly networks: DeviceNetworks;
   readonly messages: MessagesService;
+  readonly actions: MessageActions;
   readonly dispatcher: Dispatcher;
   readonly groupSync: GroupSync;
   readonly retention: Retention;
@@ -254,6 +256,14 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     logger: logger,
     onAccepted: (deviceId) => dispatcher.notify(deviceId),
   });
+  const actions = new MessageActions({
+    store,
+    clock,
+    senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),
+    messages,
+    onAccepted: (deviceId) => dispatcher.notify(deviceId),
+    announce: (trx, deviceIds) => cluster.announceWork(trx, deviceIds),
+  });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
   const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
   const contacts = new ContactsService({ devices: directory, connections });
@@ -265,6 +275,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     network,
     networks,
     messages,
+    actions,
     dispatcher,
     groupSync,
     retention,

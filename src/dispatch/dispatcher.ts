@@ -53,6 +53,7 @@ import type { Store } from '../store/store.js';
 import { LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
 import type { MessageRow } from '../messages/repository.js';
 import { messageStatusRepository } from '../messages/status-repository.js';
+import { actionsRepository } from '../messages/actions-repository.js';
 import { REASON_DELETED, REASON_LOGGED_OUT } from '../messages/end-queue.js';
 import type { LinkPreviews } from '../messages/link-preview.js';
 import { networkContent, networkReplyContext, previewedText } from '../messages/network-content.js';
@@ -282,6 +283,8 @@ export class Dispatcher {
   private async send(lane: Lane, { conn, head, epoch }: Work): Promise<boolean> {
     const { outcome, stored } = await this.sendOne(conn, head, epoch);
     if (outcome === 'retry') return false;
+    // Cancelled before this lane could claim it: nothing was sent, nothing to store.
+    if (outcome === 'gone') return true;
     if (outcome === 'sent') lane.lastSentAt = this.options.clock.now();
     // The lane moves past a message only once its outcome is in the store (retried through an outage).
     await stored;
@@ -324,8 +327,10 @@ export class Dispatcher {
     conn: NetworkConnection,
     row: MessageRow,
     epoch: number,
-  ): Promise<{ outcome: 'sent' | 'failed' | 'retry'; stored?: Promise<void> }> {
+  ): Promise<{ outcome: 'sent' | 'failed' | 'retry' | 'gone'; stored?: Promise<void> }> {
     const { db } = this.options.store;
+    // Claimed in one statement that a cancel (actions.ts) cannot pass: a message is either sent or cancelled.
+    if (!(await actionsRepository.claim(db, row.id, this.options.clock.now()))) return { outcome: 'gone' };
     // Only the media's layout is read here; the network reads the bytes chunk by chunk as it sends them.
     const media = MEDIA_TYPES.has(row.type) ? await storedMedia(db, row.id) : undefined;
     if (MEDIA_TYPES.has(row.type) && media === undefined) {
@@ -370,6 +375,12 @@ export class Dispatcher {
       // Not stored: the lane reads the message again and sends it again under the same id (the network dedupes).
       await messageStatusRepository.scheduleRetry(db, row.id, attempts, Math.round(next));
       return { outcome: 'retry' };
+    }
+    if (row.direction === 'action') {
+      return {
+        outcome: 'sent',
+        stored: this.statuses.persist(row, () => this.statuses.markActionSent(row.device_id, epoch, row.id)),
+      };
     }
     const hasMedia = MEDIA_TYPES.has(row.type);
     // The connection says how it delivers lists and templates; the message records it (docs/internals.md, WhatsApp and sandbox accounts).

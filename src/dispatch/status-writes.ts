@@ -99,6 +99,16 @@ export class StatusWrites {
     );
   }
 
+  /** The network took an action (actions.ts): done, with no event (an action is no message). */
+  markActionSent(deviceId: number, epoch: number, id: string): Promise<void> {
+    const at = this.options.clock.now();
+    return this.afterWarming(deviceId, () =>
+      this.options.writes.run(deviceId, epoch, async (_trx, batch) => {
+        batch.collect(SENT, { id, deviceId, at, renderedAs: null });
+      }),
+    );
+  }
+
   /** The message can never be sent: `failed`, its quota unit back, with `message.failed`. */
   async fail(row: MessageRow, epoch: number, reason: string): Promise<void> {
     const at = this.options.clock.now();
@@ -106,6 +116,8 @@ export class StatusWrites {
       this.options.writes.run(row.device_id, epoch, async (trx, batch) => {
         const failed = await messageStatusRepository.markFailed(trx, row.id, at, reason);
         if (failed === undefined) return false;
+        // An action (actions.ts) took no quota and is no message to announce.
+        if (failed.direction === 'action') return true;
         // It never reached the network: its unit of quota comes back.
         await quotaRepository.giveBackQuota(trx, row.device_id);
         await this.event(trx, batch, failed, 'message.failed', at);

@@ -195,5 +195,6 @@ function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
     quoted: item.quoted === undefined ? null : JSON.stringify(item.quoted),
     edited_at: null,
     deleted_at: null,
+    claimed_at: null,
   };
 }

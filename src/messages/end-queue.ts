@@ -42,7 +42,10 @@ export interface QueueEnd {
 export async function endQueueBatch(db: Db, end: QueueEnd, now: number): Promise<number> {
   const failed = await messagesRepository.failQueued(db, end.device.id, end.reason, now, QUEUE_END_BATCH);
   if (end.announce) {
-    for (const row of failed) await recordEvent(db, end.device, 'message.failed', presentMessage(row), now);
+    for (const row of failed) {
+      // A queued action (actions.ts) is no message: it ends silently.
+      if (row.direction !== 'action') await recordEvent(db, end.device, 'message.failed', presentMessage(row), now);
+    }
   }
   return failed.length;
 }

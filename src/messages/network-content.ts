@@ -77,6 +77,13 @@ export function networkContent(row: MessageRow, media: StoredMedia | undefined):
     case 'reaction':
       // Its target was resolved and stored at acceptance, in the place a reply's quote is.
       return { type: 'reaction', emoji: String(params.emoji), target: JSON.parse(row.quoted!) as QuotedMessage };
+    // Message actions (actions.ts): their target stored in the same place, a read's targets in its params.
+    case 'edit':
+      return { type: 'edit', text: String(params.text), target: JSON.parse(row.quoted!) as QuotedMessage };
+    case 'delete':
+      return { type: 'delete', target: JSON.parse(row.quoted!) as QuotedMessage };
+    case 'read':
+      return { type: 'read', targets: params.targets as QuotedMessage[] };
     default:
       throw new Error(`unknown message type ${row.type}`);
   }
@@ -92,12 +99,20 @@ export function previewedText(row: MessageRow): string | null {
   return params.link_preview === false || typeof params.text !== 'string' ? null : params.text;
 }
 
-/** What goes with a stored message's content to the network: its mentions and the message it quotes. */
-export function networkReplyContext(row: MessageRow): Pick<OutgoingNetworkMessage, 'mentions' | 'quoted'> {
-  const params = JSON.parse(row.params) as { mentions?: unknown };
+/** What goes with a stored message's content to the network: its mentions, the message it quotes, a forward's mark. */
+export function networkReplyContext(
+  row: MessageRow,
+): Pick<OutgoingNetworkMessage, 'mentions' | 'quoted' | 'forwarded'> {
+  // An action's stored quote is its target (networkContent); it has no context of its own.
+  if (row.direction === 'action') return {};
+  const params = JSON.parse(row.params) as { mentions?: unknown; forwarded?: unknown };
   const mentions =
     Array.isArray(params.mentions) && params.mentions.length > 0 ? (params.mentions as string[]) : undefined;
   // A reaction's stored quote is its target (networkContent), not a message it replies to.
   const quoted = row.quoted === null || row.type === 'reaction' ? undefined : (JSON.parse(row.quoted) as QuotedMessage);
-  return { ...(mentions === undefined ? {} : { mentions }), ...(quoted === undefined ? {} : { quoted }) };
+  return {
+    ...(mentions === undefined ? {} : { mentions }),
+    ...(quoted === undefined ? {} : { quoted }),
+    ...(params.forwarded === true ? { forwarded: true } : {}),
+  };
 }

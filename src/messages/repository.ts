@@ -17,8 +17,9 @@ import { quotaRepository } from './quota-repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 /** A row to insert: columns added by later migrations may be left out (they are then null). */
-export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at'> & {
+export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at'> & {
   readonly quoted?: string | null;
+  readonly claimed_at?: number | null;
   readonly edited_at?: number | null;
   readonly deleted_at?: number | null;
 };
@@ -50,6 +51,7 @@ const MESSAGE_COLUMNS = [
   'quoted',
   'edited_at',
   'deleted_at',
+  'claimed_at',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.
@@ -121,7 +123,14 @@ export const messagesRepository = {
     db.insertInto('messages').values(row).returningAll().executeTakeFirstOrThrow(),
 
   find: (db: Db, accountId: number, id: string): Promise<MessageRow | undefined> =>
-    db.selectFrom('messages').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst(),
+    db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      // Queued actions (actions.ts) are rows of the queue, not messages.
+      .where('direction', '<>', 'action')
+      .executeTakeFirst(),
 
   list: (
     db: Db,
@@ -135,7 +144,11 @@ export const messagesRepository = {
       limit: number;
     },
   ): Promise<MessageRow[]> => {
-    let query = db.selectFrom('messages').selectAll().where('account_id', '=', accountId);
+    let query = db
+      .selectFrom('messages')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('direction', '<>', 'action');
     if (filter.deviceId !== undefined) query = query.where('device_id', '=', filter.deviceId);
     if (filter.status !== undefined) query = query.where('status', '=', filter.status);
     if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
@@ -199,7 +212,8 @@ export const messagesRepository = {
       db,
       failed.map((row) => row.id),
     );
-    await quotaRepository.giveBackUnits(db, deviceId, failed.length);
+    // Queued actions (actions.ts) took no quota.
+    await quotaRepository.giveBackUnits(db, deviceId, failed.filter((row) => row.direction !== 'action').length);
     return failed;
   },
 };

@@ -142,6 +142,35 @@ export class MessagesService {
     return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
+  /**
+   * Forwarding (`POST /messages/{id}/forward`, actions.ts): `body` is the forwarded message's content with the
+   * request's receiver, sent as any other (validated, counted), its params marked `forwarded` so the network shows it
+   * so. The key's request is the forward of that message to that receiver.
+   */
+  async forward(
+    accountId: number,
+    body: Record<string, unknown>,
+    idempotencyKey: string | undefined,
+    sourceId: string,
+  ): Promise<SendAnswer> {
+    const validated = validateSendRequest(body, { requireReceiver: true });
+    const request = { ...validated, params: { ...validated.params, forwarded: true } };
+    const requestHash = idempotencyKey === undefined ? '' : hashBody({ forward: sourceId, receiver: body.receiver });
+    if (idempotencyKey !== undefined) {
+      const replay = await this.replay(accountId, idempotencyKey, requestHash);
+      if (replay !== null) return replay;
+    }
+    const device = await this.options.senders.findByPhone(accountId, request.device);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    if (isGroupJid(request.receiver)) {
+      const group = await deviceGroup(this.options.store.db, accountId, device.id, request.receiver);
+      if (group === undefined) {
+        throw new ApiError('GROUP_NOT_FOUND', { error: 'the sending device is not in a group with this id' });
+      }
+    }
+    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
+  }
+
   /** The part of a send after the device is known: it must be able to send now; media is fetched; then the durable accept. */
   private async acceptFrom(
     accountId: number,
@@ -217,7 +246,7 @@ export class MessagesService {
   }
 }
 
-function hashBody(body: unknown): string {
+export function hashBody(body: unknown): string {
   return createHash('sha256').update(stableJson(body)).digest('hex');
 }
 

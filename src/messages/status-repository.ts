@@ -65,7 +65,11 @@ const markRefusedStatement = prepared(4, (db, id: string, deviceId: number, at: 
  */
 function revivable(from: ReadonlyArray<'pending' | 'sent' | 'delivered'>) {
   return (eb: ExpressionBuilder<Database, 'messages'>) =>
-    eb.or([eb('status', 'in', from), eb.and([eb('status', '=', 'failed'), eb('sent_at', 'is', null)])]);
+    eb.and([
+      // An action (actions.ts) is no message: a receipt the network gives for it moves nothing and announces nothing.
+      eb('direction', '<>', 'action'),
+      eb.or([eb('status', 'in', from), eb.and([eb('status', '=', 'failed'), eb('sent_at', 'is', null)])]),
+    ]);
 }
 
 /**
@@ -156,7 +160,7 @@ export type BatchedKind = 'sent' | 'delivered' | 'read';
  * `sent` (its ack came too late); one the network refused after `sent` stays failed.
  */
 const REVIVABLE = (from: string) =>
-  `(messages.status in (${from}) or (messages.status = 'failed' and messages.sent_at is null))`;
+  `messages.direction <> 'action' and (messages.status in (${from}) or (messages.status = 'failed' and messages.sent_at is null))`;
 const BATCHED: Record<BatchedKind, { set: string; where: string }> = {
   sent: { set: `status = 'sent', sent_at = c.at, rendered_as = c.rendered_as`, where: `messages.status = 'pending'` },
   delivered: {
@@ -208,7 +212,12 @@ const batched = {
 
 export const messageStatusRepository = {
   scheduleRetry: async (db: Db, id: string, attempts: number, nextAttemptAt: number): Promise<void> => {
-    await db.updateTable('messages').set({ attempts, next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+    // The attempt is over: until the next one claims it again, a cancel may end the message.
+    await db
+      .updateTable('messages')
+      .set({ attempts, next_attempt_at: nextAttemptAt, claimed_at: null })
+      .where('id', '=', id)
+      .execute();
   },
 
   /**

@@ -128,7 +128,15 @@ export type NetworkMessageContent =
    * A reaction (reply by response, docs/internals.md, Whatspie compatibility): `emoji` shown on `target`, a message of the chat it
    * is sent to. Sent on its own: never with mentions or a quoted message.
    */
-  | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage };
+  | { readonly type: 'reaction'; readonly emoji: string; readonly target: QuotedMessage }
+  /**
+   * Message actions (docs/internals.md, Message actions), each sent to the chat of its target, on its own: `edit`
+   * replaces the text (or caption) of a message this device sent; `delete` deletes one it sent for everyone; `read`
+   * marks messages it received read (read receipts; `targets` are of one chat, oldest first).
+   */
+  | { readonly type: 'edit'; readonly text: string; readonly target: QuotedMessage }
+  | { readonly type: 'delete'; readonly target: QuotedMessage }
+  | { readonly type: 'read'; readonly targets: ReadonlyArray<QuotedMessage> };
 
 /** A person's card in a contact message. `phone`: country code first, maybe with a leading `+`. */
 export interface SharedContact {
@@ -165,6 +173,8 @@ export interface OutgoingNetworkMessage {
   readonly mentions?: ReadonlyArray<PhoneNumber>;
   /** The message this one answers: it is shown as a reply to it (docs/internals.md, Whatspie compatibility). */
   readonly quoted?: QuotedMessage;
+  /** The message is a copy of another (`POST /messages/{id}/forward`): the recipient sees it marked forwarded. */
+  readonly forwarded?: boolean;
 }
 
 /** A message an outgoing one replies to, as the gateway knows it. */

@@ -50,6 +50,8 @@ export interface SandboxInboxEntry {
   readonly mentions?: ReadonlyArray<PhoneNumber>;
   /** The message this one replies to, when it is a reply: its id, who wrote it and its text. */
   readonly quoted?: { readonly message_id: string; readonly from: PhoneNumber; readonly text?: string };
+  /** True when the sender forwarded it (a copy of another message). */
+  readonly forwarded?: boolean;
 }
 
 /** What a device told a phone of its presence, or its chat state in a chat with the phone (`group_id`: a group's). */

@@ -41,7 +41,7 @@ export const sandboxControlRepository = {
     return found;
   },
 
-  /** Those of `ids` that are outgoing messages of the account. */
+  /** Those of `ids` that are outgoing messages (or queued actions: messages/actions.ts) of the account. */
   ownOutgoingIds: async (db: Db, accountId: number, ids: readonly string[]): Promise<Set<string>> => {
     const found = new Set<string>();
     for (let i = 0; i < ids.length; i += CHUNK) {
@@ -49,7 +49,7 @@ export const sandboxControlRepository = {
         .selectFrom('messages')
         .select('id')
         .where('account_id', '=', accountId)
-        .where('direction', '=', 'outgoing')
+        .where('direction', 'in', ['outgoing', 'action'])
         .where('id', 'in', ids.slice(i, i + CHUNK))
         .execute();
       for (const row of rows) found.add(row.id);

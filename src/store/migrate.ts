@@ -32,6 +32,7 @@ import * as m009c from './migrations/009c-media-chunk-sizes.js';
 import * as m009e from './migrations/009e-group-receipts.js';
 import * as m009f from './migrations/009f-lid-mappings.js';
 import * as m010a from './migrations/010a-message-reactions.js';
+import * as m011a from './migrations/011a-message-actions.js';
 import * as m011c from './migrations/011c-poll-votes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
@@ -60,6 +61,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['009e-group-receipts', m009e],
   ['009f-lid-mappings', m009f],
   ['010a-message-reactions', m010a],
+  ['011a-message-actions', m011a],
   ['011c-poll-votes', m011c],
 ];
 

@@ -160,6 +160,8 @@ export interface MessagesTable {
   edited_at: AddedLater<number>;
   /** When its author deleted it for everyone on the network; its content is kept (010a). */
   deleted_at: AddedLater<number>;
+  /** Set while the dispatcher sends it (011a): a cancel ends only a `pending` message not claimed. */
+  claimed_at: AddedLater<number>;
 }
 
 /** A phone's reaction to a message (010a; src/messages/reactions.ts). */

@@ -47,6 +47,7 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       quoted: i % 3 === 0 ? null : JSON.stringify({ id: `q${i}`, fromMe: true, chat: `62814${i}` }),
       edited_at: i % 6 === 0 ? 7_000_000 + i : null,
       deleted_at: i % 4 === 1 ? 8_000_000 + i : null,
+      claimed_at: i % 5 === 1 ? 9_000_000 + i : null,
     };
   }
 

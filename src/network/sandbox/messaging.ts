@@ -45,6 +45,7 @@ export function sendMessage(world: WorldState, link: Link, message: SandboxMessa
     received_at: '',
     read_at: null,
     ...replyContext(message, from),
+    ...(message.forwarded === true ? { forwarded: true } : {}),
   };
   const session = link.session;
   // Every phone meets this message as the sending device's account has set it up.
@@ -231,6 +232,10 @@ function replyContext(
 function summarise(content: DigestedContent): { type: string } & Record<string, unknown> {
   // A reaction shows its emoji and the id of the message it is on, as the phone's inbox knows it.
   if (content.type === 'reaction') return { type: 'reaction', emoji: content.emoji, message_id: content.target.id };
+  // Actions (docs/internals.md, Message actions) show what they did to which message, in the order they came.
+  if (content.type === 'edit') return { type: 'edit', text: content.text, message_id: content.target.id };
+  if (content.type === 'delete') return { type: 'delete', message_id: content.target.id };
+  if (content.type === 'read') return { type: 'read', message_ids: content.targets.map((target) => target.id) };
   // A link preview's image shows like media: its type, size and fingerprint, never the bytes.
   if (content.type === 'chat' && content.preview?.thumbnail !== undefined) {
     const { thumbnail, ...preview } = content.preview;

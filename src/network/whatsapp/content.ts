@@ -125,5 +125,13 @@ export function outgoingContent(
     case 'reaction':
       // A reaction names its message by key alone, the same key a reply quoting it carries.
       return { react: { text: content.emoji, key: quotedMessage(content.target, undefined).key } };
+    case 'edit':
+      // A protocol message naming the edited message by key; the library wraps the new text in it.
+      return { text: content.text, edit: quotedMessage(content.target, undefined).key };
+    case 'delete':
+      return { delete: quotedMessage(content.target, undefined).key };
+    case 'read':
+      // Read receipts are no message: sending.ts sends them as receipts before it would get here.
+      throw new Error('read receipts are not message content');
   }
 }

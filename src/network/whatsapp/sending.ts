@@ -57,6 +57,14 @@ export class Sending {
     const writer = this.ctx.writer() as NetworkStateWriter;
     const networkId = toNetworkId(message.id);
     if (networkId === null) throw new NetworkSendError('the message id cannot be carried to WhatsApp', 'permanent');
+    // Read receipts are receipts, not a message: no id of ours travels, and the server acknowledges none.
+    if (message.content.type === 'read') {
+      const keys = message.content.targets.map((target) => quotedMessage(target, undefined).key);
+      await socket.readMessages(keys).catch((error: unknown) => {
+        throw new NetworkSendError(`marking read failed: ${(error as Error).message}`, 'transient');
+      });
+      return;
+    }
     // Taken by the server before (a retry after a lost answer): sending again would show it twice.
     if ((await writer.readSent(networkId))?.ackedAt != null) return;
     const acked = this.expectAck(networkId);
@@ -86,7 +94,10 @@ export class Sending {
           content.type === 'poll'
             ? await keepPollSecret({ writer, sealer: deps.sealer, session: this.ctx.session }, networkId)
             : undefined;
-        const outgoing = outgoingContent(addressed.content, addressed.mentions, secret);
+        const built = outgoingContent(addressed.content, addressed.mentions, secret);
+        // A forwarded copy is marked so in its context (the library merges it into the message it builds).
+        const outgoing =
+          message.forwarded === true ? { ...built, contextInfo: { isForwarded: true, forwardingScore: 1 } } : built;
         sent = (await socket.sendMessage(jidOf(message.to), outgoing, options))?.message;
       }
     } catch (error) {

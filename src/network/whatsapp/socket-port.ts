@@ -45,6 +45,7 @@ export type SocketPort = Pick<
   | 'groupToggleEphemeral'
   | 'onWhatsApp'
   | 'sendPresenceUpdate'
+  | 'readMessages'
   | 'user'
 > & {
   /**

@@ -246,6 +246,10 @@ export class FakeSocket implements SocketPort {
     return this.numbers;
   };
 
+  readMessages: SocketPort['readMessages'] = async (keys) => {
+    this.record('readMessages', [keys]);
+  };
+
   sendPresenceUpdate: SocketPort['sendPresenceUpdate'] = async (type, jid) => {
     this.record('sendPresenceUpdate', [type, jid]);
   };

@@ -1,0 +1,116 @@
+/**
+ * SQL for message actions (actions.ts; docs/internals.md, Message actions).
+ *
+ * Owns: the one-statement decisions of edits, cancels and deletes (each an UPDATE whose WHERE is the whole rule, so
+ * two requests at once, or a request and the dispatcher's claim, can never both win), the dispatcher's claim of a
+ * message for a send attempt, the queue rows of actions, and the unread incoming messages of a chat.
+ * Must never: decide what a request may ask (actions.ts validates), or give quota back for anything but a cancel.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../store/schema.js';
+import type { MessageRow, NewMessageRow } from './repository.js';
+
+export const EDIT_WINDOW_MS = 15 * 60_000;
+export const DELETE_WINDOW_MS = 48 * 60 * 60_000;
+/** Types whose text (chat) or caption (media) can be edited. */
+export const EDITABLE_TYPES = ['chat', 'image', 'video', 'file'] as const;
+/** At most this many unread messages of a chat are marked read by one request (the oldest beyond it stay unread). */
+export const READ_AT_ONCE = 1000;
+
+export const actionsRepository = {
+  /**
+   * The new text of a message of ours, if it may still be edited now: outgoing, of an editable type, `sent` or
+   * `delivered` no longer than the window ago, not deleted. Undefined: it may not (nothing changed).
+   */
+  edit: (db: Db, id: string, text: string, params: string, now: number): Promise<MessageRow | undefined> =>
+    db
+      .updateTable('messages')
+      .set({ message: text, params, edited_at: now })
+      .where('id', '=', id)
+      .where('direction', '=', 'outgoing')
+      .where('type', 'in', EDITABLE_TYPES)
+      .where('status', 'in', ['sent', 'delivered'])
+      .where('sent_at', '>=', now - EDIT_WINDOW_MS)
+      .where('deleted_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst(),
+
+  /**
+   * Cancel or delete for everyone, decided in one statement: a message of ours still `pending` and not claimed by
+   * the dispatcher becomes `failed` (`cancelled`); one `sent`/`delivered` within the window gets `deleted_at`.
+   * Undefined: neither (already deleted or failed, being sent now, or too old).
+   */
+  cancelOrDelete: (db: Db, id: string, now: number, reason: string): Promise<MessageRow | undefined> => {
+    const cancellable = sql<boolean>`status = 'pending' and claimed_at is null`;
+    const deletable = sql<boolean>`status in ('sent', 'delivered') and sent_at >= ${now - DELETE_WINDOW_MS}`;
+    return (
+      db
+        .updateTable('messages')
+        .set({
+          status: sql<string>`case when ${cancellable} then 'failed' else status end`,
+          failed_at: sql<number | null>`case when ${cancellable} then ${now} else failed_at end`,
+          failed_reason: sql<string | null>`case when ${cancellable} then ${reason} else failed_reason end`,
+          deleted_at: sql<number | null>`case when ${cancellable} then deleted_at else ${now} end`,
+        })
+        .where('id', '=', id)
+        .where('direction', '=', 'outgoing')
+        .where('deleted_at', 'is', null)
+        // Parenthesised whole: the conditions before it are joined with `and`, which binds tighter than `or`.
+        .where(sql<boolean>`((${cancellable}) or (${deletable}))`)
+        .returningAll()
+        .executeTakeFirst()
+    );
+  },
+
+  /**
+   * The dispatcher takes a message for a send attempt: true when it is still `pending` (a cancel can no longer win),
+   * false when it was cancelled (or otherwise ended) first.
+   */
+  claim: async (db: Db, id: string, now: number): Promise<boolean> => {
+    const claimed = await db
+      .updateTable('messages')
+      .set({ claimed_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returning('id')
+      .executeTakeFirst();
+    return claimed !== undefined;
+  },
+
+  insertAction: async (db: Db, row: NewMessageRow): Promise<void> => {
+    await db.insertInto('messages').values(row).execute();
+  },
+
+  /**
+   * The device's unread incoming messages up to `seq` (the target's), from `sender` when given (a chat with one
+   * person; the caller keeps those of the chat), oldest first, at most READ_AT_ONCE.
+   */
+  unreadUpTo: (db: Db, deviceId: number, seq: number, sender: string | null): Promise<MessageRow[]> => {
+    let query = db
+      .selectFrom('messages')
+      .selectAll()
+      .where('device_id', '=', deviceId)
+      .where('direction', '=', 'incoming')
+      .where('read_at', 'is', null)
+      .where('seq', '<=', seq);
+    if (sender !== null) query = query.where('sender', '=', sender);
+    return query
+      .orderBy('seq', 'desc')
+      .limit(READ_AT_ONCE)
+      .execute()
+      .then((rows) => rows.reverse());
+  },
+
+  /** Marks these messages read now; answers the ids this statement marked (another request may have marked some). */
+  markRead: async (db: Db, ids: readonly string[], now: number): Promise<Set<string>> => {
+    if (ids.length === 0) return new Set();
+    const rows = await db
+      .updateTable('messages')
+      .set({ read_at: now })
+      .where('id', 'in', ids)
+      .where('read_at', 'is', null)
+      .returning('id')
+      .execute();
+    return new Set(rows.map((row) => row.id));
+  },
+};

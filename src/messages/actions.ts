@@ -1,0 +1,316 @@
+/**
+ * Message actions (docs/api.md, Message actions; docs/internals.md, Message actions): react, edit, cancel or delete
+ * for everyone, mark read, forward.
+ *
+ * Owns: what each action may do to which message, decided and recorded in one transaction with its Idempotency-Key
+ * and the queue row that carries it to the network (a row of `messages` with `direction = 'action'`, in the device's
+ * order after the messages before it, paced and retried as they are, never counted against the quota). The change
+ * is recorded when the action is accepted, so the answer shows it; the network hears of it when the queue gets to it.
+ * Must never: let two requests (or a request and the dispatcher) both win over one message (every decision is one
+ * statement: actions-repository.ts), take quota for an action, or give a cancelled message's unit back twice.
+ */
+import type { Transaction } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { DeviceRow } from '../devices/repository.js';
+import { ApiError } from '../errors.js';
+import { recordEvent } from '../events/record.js';
+import { newUlid } from '../ids.js';
+import type { QuotedMessage } from '../network/network.js';
+import type { Database, Db } from '../store/schema.js';
+import type { Store } from '../store/store.js';
+import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
+import { actionsRepository } from './actions-repository.js';
+import { actionTarget, chatOf, editedParams, forwardBody, validateEditText, validateEmoji } from './actions-rules.js';
+import { idempotencyRepository } from './idempotency-repository.js';
+import { incomingIdsRepository } from './incoming-ids-repository.js';
+import { messageMediaRepository } from './media-repository.js';
+import { hasMemberReceipts, presentMessage } from './present.js';
+import { quotaRepository } from './quota-repository.js';
+import { reactionsRepository } from './reactions.js';
+import { receiptsRepository } from './receipts.js';
+import { messagesRepository, type MessageRow } from './repository.js';
+import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
+
+export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
+
+/** `failed_reason` of a message cancelled while it waited in the queue. */
+export const REASON_CANCELLED = 'cancelled';
+
+export interface MessageActionsOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly senders: SenderDirectory;
+  /** Forwarding is a send: the message service accepts it. */
+  readonly messages: MessagesService;
+  /** Told after a commit that queued an action, so the device's queue moves. */
+  readonly onAccepted: (deviceId: number) => void;
+  /** Called in the accepting transaction with the device that got an action (wakes the node holding it). */
+  readonly announce?: (trx: Transaction<Database>, deviceIds: readonly number[]) => Promise<void>;
+}
+
+type ActionKind = 'reaction' | 'edit' | 'delete' | 'read';
+
+/** What one accepted action does in its transaction: the answer, and the queue row to add (null: nothing to send). */
+interface Decision {
+  readonly message: string;
+  readonly row: MessageRow;
+  readonly queue: {
+    readonly type: ActionKind;
+    readonly chat: string;
+    readonly text: string | null;
+    readonly params: Record<string, unknown>;
+    readonly target: QuotedMessage | null;
+  } | null;
+}
+
+export class MessageActions {
+  constructor(private readonly options: MessageActionsOptions) {}
+
+  /** `POST /messages/{id}/reaction {emoji}`. */
+  async react(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
+    const emoji = validateEmoji(body);
+    return this.act(accountId, id, { action: 'reaction', emoji }, key, true, async (trx, row, device) => {
+      // It never reached anyone: there is nothing on the network to react to.
+      if (row.direction === 'outgoing' && row.status === 'failed') {
+        throw new ApiError('VALIDATION_FAILED', { errors: { id: [FAILED_TARGET] } });
+      }
+      const target = await this.targetOf(trx, row);
+      const changed = await reactionsRepository.react(trx, row.id, device.phone!, emoji, this.options.clock.now());
+      return {
+        message: emoji === '' ? 'Reaction removed' : 'Reaction sent',
+        row,
+        queue: changed
+          ? { type: 'reaction', chat: target.chat, text: emoji, params: { message_id: row.id, emoji }, target }
+          : null,
+      };
+    });
+  }
+
+  /** `PATCH /messages/{id} {text}`. */
+  async edit(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
+    const text = validateEditText(body);
+    return this.act(accountId, id, { action: 'edit', text }, key, true, async (trx, row) => {
+      const edited = await actionsRepository.edit(trx, row.id, text, editedParams(row, text), this.options.clock.now());
+      if (edited === undefined) throw new ApiError('MESSAGE_NOT_EDITABLE', { error: EDIT_RULE });
+      const target = actionTarget(edited);
+      return {
+        message: 'Message edited',
+        row: edited,
+        queue: { type: 'edit', chat: target.chat, text, params: { message_id: row.id, text }, target },
+      };
+    });
+  }
+
+  /** `DELETE /messages/{id}`: cancel while queued, else delete for everyone within the window. */
+  async remove(accountId: number, id: string, key: string | undefined): Promise<SendAnswer> {
+    return this.act(accountId, id, { action: 'delete' }, key, false, async (trx, row, device) => {
+      const now = this.options.clock.now();
+      // A delete for everyone goes through the network: the device must be connected for it (a cancel needs nothing).
+      if (row.status !== 'pending') this.requireConnected(device);
+      const ended = await actionsRepository.cancelOrDelete(trx, row.id, now, REASON_CANCELLED);
+      if (ended === undefined) throw new ApiError('MESSAGE_NOT_DELETABLE', { error: DELETE_RULE });
+      if (ended.status === 'failed') {
+        // It never reached the network: its media goes and its unit of quota comes back, in the statement's transaction.
+        await messageMediaRepository.deleteMediaOf(trx, [ended.id]);
+        await quotaRepository.giveBackQuota(trx, ended.device_id);
+        await recordEvent(trx, device, 'message.failed', presentMessage(ended), now);
+        return { message: 'Message cancelled', row: ended, queue: null };
+      }
+      const target = actionTarget(ended);
+      return {
+        message: 'Message deleted',
+        row: ended,
+        queue: { type: 'delete', chat: target.chat, text: null, params: { message_id: row.id }, target },
+      };
+    });
+  }
+
+  /** `POST /messages/{id}/read`: the message and every earlier unread one of its chat. */
+  async read(accountId: number, id: string, key: string | undefined): Promise<SendAnswer> {
+    return this.act(accountId, id, { action: 'read' }, key, true, async (trx, row) => {
+      if (row.direction !== 'incoming') {
+        throw new ApiError('MESSAGE_NOT_READABLE', { error: 'only a message the device received can be marked read' });
+      }
+      const chat = chatOf(row);
+      const direct = chat === row.sender;
+      const candidates = await actionsRepository.unreadUpTo(trx, row.device_id, row.seq, direct ? row.sender : null);
+      const ofChat = candidates.filter((candidate) => chatOf(candidate) === chat);
+      const marked = await actionsRepository.markRead(
+        trx,
+        ofChat.map((m) => m.id),
+        this.options.clock.now(),
+      );
+      const targets: QuotedMessage[] = [];
+      for (const message of ofChat) {
+        if (!marked.has(message.id)) continue;
+        const networkId = await incomingIdsRepository.incomingNetworkId(trx, message.device_id, message.id);
+        if (networkId !== undefined) targets.push({ ...actionTarget(message), id: networkId });
+      }
+      const current = (await messagesRepository.find(trx, accountId, row.id)) ?? row;
+      return {
+        message: 'Message read',
+        row: current,
+        queue:
+          targets.length === 0
+            ? null
+            : {
+                type: 'read',
+                chat,
+                text: null,
+                params: {
+                  message_id: row.id,
+                  message_ids: ofChat.filter((m) => marked.has(m.id)).map((m) => m.id),
+                  targets,
+                },
+                target: null,
+              },
+      };
+    });
+  }
+
+  /** `POST /messages/{id}/forward {receiver}`: a new message with the stored content, sent as any other. */
+  async forward(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
+    const row = await messagesRepository.find(this.options.store.db, accountId, id);
+    if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
+    const receiver = body !== null && typeof body === 'object' ? (body as { receiver?: unknown }).receiver : undefined;
+    return this.options.messages.forward(
+      accountId,
+      { device: row.device_phone, receiver, ...forwardBody(row) },
+      key,
+      row.id,
+    );
+  }
+
+  /**
+   * The common path: the message is found (404 otherwise), the request's key replayed or claimed, the decision made
+   * and its queue row written in one transaction, then the queue told.
+   */
+  private async act(
+    accountId: number,
+    id: string,
+    request: Record<string, unknown>,
+    key: string | undefined,
+    needsConnection: boolean,
+    decide: (trx: Transaction<Database>, row: MessageRow, device: DeviceRow) => Promise<Decision>,
+  ): Promise<SendAnswer> {
+    const { store, clock } = this.options;
+    const requestHash = key === undefined ? '' : hashBody({ ...request, message_id: id });
+    if (key !== undefined) {
+      const existing = await idempotencyRepository.findIdempotencyKey(store.db, accountId, key);
+      if (existing !== undefined && existing.created_at >= clock.now() - IDEMPOTENCY_WINDOW_MS) {
+        return replayOf(existing.request_hash, requestHash, existing.response);
+      }
+    }
+    const found = await messagesRepository.find(store.db, accountId, id);
+    if (found === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
+    const device = await this.options.senders.findByPhone(accountId, found.device_phone);
+    if (device === undefined || device.id !== found.device_id || device.phone === null) {
+      throw new ApiError('DEVICE_NOT_CONNECTED', { error: 'the message’s device is no longer paired with its number' });
+    }
+    if (needsConnection) this.requireConnected(device);
+    const outcome = await store.db.transaction().execute(async (trx) => {
+      if (key !== undefined) {
+        const now = clock.now();
+        const claim = await idempotencyRepository.claimIdempotencyKey(
+          trx,
+          accountId,
+          key,
+          requestHash,
+          now,
+          now - IDEMPOTENCY_WINDOW_MS,
+        );
+        if (!claim.claimed) {
+          return { answer: replayOf(claim.requestHash, requestHash, claim.response), queued: false };
+        }
+      }
+      // Read again inside the transaction: the decision is made on the row as it is now.
+      const row = (await messagesRepository.find(trx, accountId, id)) ?? found;
+      const decision = await decide(trx, row, device);
+      if (decision.queue !== null) {
+        await actionsRepository.insertAction(trx, actionRow(row, decision.queue, clock.now()));
+        await this.options.announce?.(trx, [row.device_id]);
+      }
+      const answer: SendAnswer = {
+        code: 200,
+        status: 200,
+        message: decision.message,
+        data: await shown(trx, decision.row),
+      };
+      if (key !== undefined)
+        await idempotencyRepository.saveIdempotentResponse(trx, accountId, key, JSON.stringify(answer));
+      return { answer, queued: decision.queue !== null };
+    });
+    if (outcome.queued) this.options.onAccepted(found.device_id);
+    return outcome.answer;
+  }
+
+  private requireConnected(device: DeviceRow): void {
+    if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
+    if (!this.options.senders.isConnected(device)) throw new ApiError('DEVICE_NOT_CONNECTED');
+  }
+
+  /** The target as the network knows it: ours by our id, a received one by the network's id. */
+  private async targetOf(db: Db, row: MessageRow): Promise<QuotedMessage> {
+    const target = actionTarget(row);
+    if (row.direction === 'outgoing') return target;
+    const networkId = await incomingIdsRepository.incomingNetworkId(db, row.device_id, row.id);
+    if (networkId === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
+    return { ...target, id: networkId };
+  }
+}
+
+const EDIT_RULE =
+  'only a chat text or media caption of ours can be edited, once sent, within 15 minutes of being sent, and not once deleted';
+const DELETE_RULE =
+  'a message of ours is cancelled while it waits in the queue, or deleted for everyone once sent and within 48 hours; it is not while it is being sent, after it failed or was deleted, or later';
+
+/** The queue row of an action: the device's next in order, never counted, no receipts expected. */
+function actionRow(row: MessageRow, queue: NonNullable<Decision['queue']>, now: number) {
+  return {
+    id: newUlid(now),
+    account_id: row.account_id,
+    device_id: row.device_id,
+    direction: 'action',
+    type: queue.type,
+    device_phone: row.device_phone,
+    receiver: queue.chat,
+    sender: null,
+    message: queue.text,
+    file_url: null,
+    params: JSON.stringify(queue.params),
+    simulate_typing: 0,
+    status: 'pending',
+    failed_reason: null,
+    attempts: 0,
+    next_attempt_at: now,
+    created_at: now,
+    sent_at: null,
+    delivered_at: null,
+    read_at: null,
+    failed_at: null,
+    rendered_as: null,
+    quoted: queue.target === null ? null : JSON.stringify(queue.target),
+  };
+}
+
+/** The message object as GET /messages/{id} shows it: with its reactions, and its members' receipts in a group. */
+async function shown(db: Db, row: MessageRow) {
+  const receipts = hasMemberReceipts(row)
+    ? ((await receiptsRepository.forMessages(db, [row.id])).get(row.id) ?? [])
+    : undefined;
+  const reactions = (await reactionsRepository.forMessages(db, [row.id])).get(row.id);
+  return presentMessage(row, undefined, receipts, reactions);
+}
+
+function replayOf(storedHash: string, requestHash: string, response: string): SendAnswer {
+  if (storedHash !== requestHash) {
+    throw new ApiError('IDEMPOTENCY_REUSE', { error: 'this Idempotency-Key was used with a different body' });
+  }
+  if (response === '') {
+    throw new ApiError('IDEMPOTENCY_IN_USE', {
+      error: 'a request with this Idempotency-Key is being processed',
+      headers: { 'retry-after': '1' },
+    });
+  }
+  return JSON.parse(response) as SendAnswer;
+}
