@@ -32,6 +32,7 @@ import * as m009c from './migrations/009c-media-chunk-sizes.js';
 import * as m009e from './migrations/009e-group-receipts.js';
 import * as m009f from './migrations/009f-lid-mappings.js';
 import * as m010a from './migrations/010a-message-reactions.js';
+import * as m011b from './migrations/011b-incoming-media.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -59,6 +60,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['009e-group-receipts', m009e],
   ['009f-lid-mappings', m009f],
   ['010a-message-reactions', m010a],
+  ['011b-incoming-media', m011b],
 ];
 
 class StaticProvider implements MigrationProvider {
