@@ -32,7 +32,7 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (app, { 
           expires: Type.Optional(Type.String({ maxLength: 20, description: 'Unix seconds (signed URLs)' })),
           signature: Type.Optional(Type.String({ maxLength: 100, description: 'HMAC of the URL (signed URLs)' })),
         }),
-        security: [{ bearerAuth: [] }, {}],
+        security: [{ bearer: [] }, {}],
         response: {
           200: Type.String({ format: 'binary', description: 'The media' }),
           206: Type.String({ format: 'binary', description: 'The requested range of the media' }),
