@@ -5,10 +5,21 @@
  *
  * Owns: that shape, made from a row. Must never: read bytes, or sign a URL for media of another message.
  */
-import type { ShownMedia } from '../messages/present.js';
 import type { Store } from '../store/store.js';
-import { incomingMediaRepository, type IncomingMediaRow } from './incoming-repository.js';
+import { incomingMediaRepository, type IncomingMediaRow, type IncomingMediaStatus } from './incoming-repository.js';
 import type { MediaLinks } from './links.js';
+
+/** An incoming message's media as shown: its signed URL (null: nothing to fetch) and its facts. */
+export interface ShownMedia {
+  readonly fileUrl: string | null;
+  readonly media: {
+    readonly status: IncomingMediaStatus;
+    readonly mimetype: string;
+    readonly size: number | null;
+    readonly file_name: string | null;
+    readonly sha256: string | null;
+  };
+}
 
 export function shownMedia(row: IncomingMediaRow, links: MediaLinks): ShownMedia {
   const fetchable = row.status === 'pending' || row.status === 'stored' || row.status === 'expired';

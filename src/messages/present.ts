@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { iso } from '../clock.js';
 import { Nullable } from '../shapes.js';
+import type { ShownMedia } from '../media/shown.js';
 import type { ReactionRow } from './reactions.js';
 import type { ReceiptRow } from './receipts.js';
 import type { MessageRow } from './repository.js';
@@ -131,11 +132,7 @@ export const MessageSchema = Type.Object(
 
 export type MessageJson = Static<typeof MessageSchema>;
 
-/** An incoming message's media as shown: its signed URL (null: nothing to fetch) and its facts. */
-export interface ShownMedia {
-  readonly fileUrl: string | null;
-  readonly media: NonNullable<MessageJson['media']>;
-}
+export type { ShownMedia };
 
 const at = (ms: number | null) => (ms === null ? null : iso(ms));
 
