@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, quickWebhooks, startReceiver, waitForEvent, type Receiver } from '../events/helpers.js';
+import {
+  pairedWithWebhook,
+  pairedWithWebhookSettings,
+  quickWebhooks,
+  startReceiver,
+  waitForEvent,
+  type Receiver,
+} from '../events/helpers.js';
 import { startMediaServer, type MediaServer } from './media-server.js';
 
 const PHONE = '6287700000091';
@@ -235,6 +242,40 @@ describe.skipIf(noStoreAvailable)('incoming media (sandbox, listening gateway)',
     media.release('/slow.jpg');
     await settled(event.id, 'stored');
     expect((await get(event.file_url)).body.equals(bytes)).toBe(true);
+  });
+
+  it('the whatspie_v1 and whatspie_v2 formats carry the signed URL as file.url', async () => {
+    const bytes = randomBytes(700);
+    for (const [format, phone] of [
+      ['whatspie_v1', '6287700000093'],
+      ['whatspie_v2', '6287700000094'],
+    ] as const) {
+      const legacy = await startReceiver();
+      try {
+        await pairedWithWebhookSettings(gw, phone, { webhook_url: legacy.url, webhook_format: format });
+        const url = media.answer(`/${format}.jpg`, { bytes });
+        const sent = await gw.request('POST', `/sandbox/phones/${FRIEND}/messages`, {
+          to: phone,
+          type: 'image',
+          text: 'from the shop',
+          media: { url, mimetype: 'image/jpeg' },
+        });
+        expect(sent.status).toBe(200);
+        const delivered = await waitFor(
+          () => legacy.received.map((r) => JSON.parse(r.body)).find((b) => (b.data ?? b).file !== undefined),
+          (b) => b !== undefined,
+          { what: `the ${format} body` },
+        );
+        const body = format === 'whatspie_v1' ? delivered : delivered.data;
+        expect(body.type).toBe('imageMessage');
+        expect(body.file).toMatchObject({ caption: 'from the shop', mimetype: 'image/jpeg' });
+        expect(body.file.url).toMatch(new RegExp(`^${base}/media/[0-9A-Z]{26}\\?expires=\\d+&signature=`));
+        await settled(body.message_id, 'stored');
+        expect((await get(body.file.url)).body.equals(bytes)).toBe(true);
+      } finally {
+        await legacy.close();
+      }
+    }
   });
 
   // These move the clock: last.
