@@ -7,6 +7,7 @@
  * order, is the composition root's (src/composition/root.ts); what each piece does lives in its feature folder.
  * Must never: listen on a port or handle signals (that is main.ts), or keep a start or stop order by hand.
  */
+import type { AddressInfo } from 'node:net';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -30,6 +31,7 @@ import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { webhookRoutes } from './events/routes.js';
+import { mediaRoutes } from './media/routes.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
 import { installTwinStatus } from './http/envelope.js';
@@ -147,6 +149,13 @@ export async function printBootstrapToken(app: FastifyInstance, config: Config):
   );
 }
 
+/** http://HOST:PORT as this machine reaches the gateway: a wildcard host is reached through loopback. */
+export function listeningUrl(address: string | AddressInfo | null, host: string): string {
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
@@ -246,7 +255,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   }
   // The WhatsApp library is loaded only when the gateway runs WhatsApp and no test replaces the network.
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
-  const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp });
+  const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
+  const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
   const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
@@ -292,6 +302,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(contactRoutes, { contacts });
+        await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)
           await api.register(sandboxRoutes, { sandbox: network.sandbox, store, accounts, devices, pairing });
       },

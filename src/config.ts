@@ -75,6 +75,17 @@ export interface Config {
    * send counts as a transient failure (docs/whatsapp.md, Sending media).
    */
   readonly whatsappUploadTimeoutMs: number;
+  /**
+   * `GATEWAY_PUBLIC_URL`: the address clients and webhook receivers reach this gateway at, the base of signed media
+   * URLs (`file_url`); null: http://HOST:PORT as it listens (docs/api.md, Media).
+   */
+  readonly publicUrl: string | null;
+  /** `GATEWAY_INCOMING_MEDIA_MAX_MB`: incoming media larger than this is not downloaded (`too_large`). */
+  readonly incomingMediaMaxMb: number;
+  /** `GATEWAY_INCOMING_MEDIA_RETENTION_DAYS`: days incoming media is kept (then `expired`); 0 keeps it. */
+  readonly incomingMediaRetentionDays: number;
+  /** `GATEWAY_MEDIA_URL_TTL_S`: how long a signed media URL stays valid. */
+  readonly mediaUrlTtlS: number;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -254,8 +265,8 @@ function serverName(env: Env): string {
   return name;
 }
 
-function advertiseUrl(env: Env): string | null {
-  const raw = text(env, 'GATEWAY_ADVERTISE_URL');
+function advertiseUrl(env: Env, name = 'GATEWAY_ADVERTISE_URL'): string | null {
+  const raw = text(env, name);
   if (raw === undefined) return null;
   let url: URL | null = null;
   try {
@@ -264,10 +275,10 @@ function advertiseUrl(env: Env): string | null {
     url = null;
   }
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new ConfigError(`GATEWAY_ADVERTISE_URL must be an http:// or https:// URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${raw}"`);
   }
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new ConfigError('GATEWAY_ADVERTISE_URL must have no query, fragment or credentials');
+    throw new ConfigError(`${name} must have no query, fragment or credentials`);
   }
   return url.toString().replace(/\/+$/, '');
 }
@@ -322,6 +333,10 @@ export function loadConfig(env: Env = process.env): Config {
     whatsappNativeInteractive: whatsappNativeInteractive(env, chosenNetwork),
     whatsappAckTimeoutMs: integer(env, 'GATEWAY_WHATSAPP_ACK_TIMEOUT_MS', 20_000, 1_000, 600_000),
     whatsappUploadTimeoutMs: integer(env, 'GATEWAY_WHATSAPP_UPLOAD_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    publicUrl: advertiseUrl(env, 'GATEWAY_PUBLIC_URL'),
+    incomingMediaMaxMb: integer(env, 'GATEWAY_INCOMING_MEDIA_MAX_MB', 64, 1, 2048),
+    incomingMediaRetentionDays: integer(env, 'GATEWAY_INCOMING_MEDIA_RETENTION_DAYS', 30, 0, 36_500),
+    mediaUrlTtlS: integer(env, 'GATEWAY_MEDIA_URL_TTL_S', 86_400, 60, 31_536_000),
   };
 }
 

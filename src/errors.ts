@@ -59,6 +59,13 @@ export const ERRORS = {
   MESSAGE_NOT_FORWARDABLE: [400, 'Message cannot be forwarded'],
   IDEMPOTENCY_REUSE: [409, 'Idempotency key reuse'],
   IDEMPOTENCY_IN_USE: [409, 'Idempotency key in use'],
+  // Incoming media (DECISIONS 15; docs/api.md, Media)
+  MEDIA_NOT_FOUND: [404, 'Media not found'],
+  MEDIA_NOT_READY: [409, 'Media not ready'],
+  MEDIA_EXPIRED: [410, 'Media expired'],
+  MEDIA_SIGNATURE_INVALID: [403, 'Invalid signature'],
+  MEDIA_SIGNATURE_EXPIRED: [403, 'Signature expired'],
+  RANGE_NOT_SATISFIABLE: [416, 'Range not satisfiable'],
   // Groups (spec 4.7 and 7.2, docs/internals.md, Groups)
   ACCESS_DENIED: [403, 'Access denied'],
   GROUP_NOT_FOUND: [404, 'Group not found'],

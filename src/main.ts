@@ -3,7 +3,6 @@
  * cleanly on SIGTERM/SIGINT (stop accepting, finish in-flight work, close).
  */
 import { existsSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config.js';
 import { StoreOpenError, storeFault } from './store/faults.js';
 
@@ -22,7 +21,7 @@ try {
 
 // Loaded once the settings are good: a refused setting stops at once instead of after loading the whole gateway
 // (about 2 s of CPU).
-const { buildApp, printBootstrapToken } = await import('./app.js');
+const { buildApp, listeningUrl, printBootstrapToken } = await import('./app.js');
 let app;
 try {
   app = await buildApp({ config });
@@ -97,13 +96,6 @@ try {
   await printBootstrapToken(app, config);
 } catch (error) {
   app.log.error({ err: error }, 'could not create the first API token; it is created at the next start');
-}
-
-/** http://HOST:PORT as other nodes on this machine reach it: a wildcard host is reached through loopback. */
-function listeningUrl(address: string | AddressInfo | null, host: string): string {
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 function startupStoreProblem(error: unknown, where: string): string | null {

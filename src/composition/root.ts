@@ -35,7 +35,10 @@ import { EventSignal } from '../events/signal.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
 import { GroupSync } from '../groups/sync.js';
-import { MediaUpkeep } from '../media/index.js';
+import { MediaUpkeep, MediaLinks, mediaOfMessages } from '../media/index.js';
+import { MediaDownloader } from '../media/downloader.js';
+import { MediaExpiry } from '../media/expiry.js';
+import { MediaServing } from '../media/serving.js';
 import { AcceptanceWriter } from '../messages/acceptance.js';
 import { LinkPreviewer } from '../messages/link-preview.js';
 import { messagesRepository } from '../messages/repository.js';
@@ -78,6 +81,8 @@ export interface RootOptions {
   readonly retention?: RetentionTimings;
   /** Free space the media upkeep keeps rather than gives back (tests set 0). */
   readonly mediaUpkeep?: { readonly keepFreeBytes?: number };
+  /** Incoming media download timings (tests shorten them). */
+  readonly incomingMedia?: { readonly retryBaseMs?: number; readonly stallMs?: number; readonly readyWaitMs?: number };
   /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
 }
@@ -96,6 +101,13 @@ export interface Services {
   readonly retention: Retention;
   readonly mediaUpkeep: MediaUpkeep;
   readonly cluster: Cluster;
+  /** Incoming media: its downloads, its retention and its serving (src/media/). */
+  readonly incomingMedia: {
+    readonly downloader: MediaDownloader;
+    readonly expiry: MediaExpiry;
+    readonly serving: MediaServing;
+    readonly links: MediaLinks;
+  };
 }
 
 /** Everything built, for app.ts to hand to the routes. */
@@ -122,9 +134,11 @@ export interface RootInputs {
   readonly options: RootOptions;
   /** Loaded by app.ts when the gateway runs WhatsApp (network/create.ts `loadWhatsApp`), else null. */
   readonly whatsapp: WhatsAppConnector | null;
+  /** The gateway's public address for signed media URLs (known once it listens). */
+  readonly publicUrl: () => string;
 }
 
-export function buildRoot({ config, clock, logger, store, accounts, options, whatsapp }: RootInputs): Root {
+export function buildRoot({ config, clock, logger, store, accounts, options, whatsapp, publicUrl }: RootInputs): Root {
   // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
   const cluster = createCluster({
     store,
@@ -215,7 +229,33 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     }),
     ...options.webhooks,
   });
-  const incoming = new IncomingMessages({ batcher, clock, connections, logger: logger, signal: eventSignal });
+  // Incoming media: signed URLs (real time: a URL's life is the receiver's), downloads, retention, serving.
+  const mediaLinks = new MediaLinks({ store, clock, ttlS: config.mediaUrlTtlS, baseUrl: publicUrl });
+  const downloader = new MediaDownloader({
+    store,
+    clock,
+    logger,
+    connections,
+    holdings: cluster.holdings,
+    maxBytes: config.incomingMediaMaxMb * 1024 * 1024,
+    ...options.incomingMedia,
+  });
+  const mediaExpiry = new MediaExpiry({ store, clock, logger, retentionDays: config.incomingMediaRetentionDays });
+  const mediaServing = new MediaServing({
+    store,
+    links: mediaLinks,
+    clock: systemClock,
+    ...(options.incomingMedia?.readyWaitMs === undefined ? {} : { readyWaitMs: options.incomingMedia.readyWaitMs }),
+  });
+  const incoming = new IncomingMessages({
+    batcher,
+    clock,
+    connections,
+    logger: logger,
+    signal: eventSignal,
+    mediaLinks,
+    onMediaPending: () => downloader.wake(),
+  });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   const retention = new Retention({
     store,
@@ -255,6 +295,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     mediaDispatcher: mediaAgent,
     logger: logger,
     onAccepted: (deviceId) => dispatcher.notify(deviceId),
+    incomingMedia: mediaOfMessages(store, mediaLinks),
   });
   const actions = new MessageActions({
     store,
@@ -281,6 +322,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     retention,
     mediaUpkeep,
     cluster,
+    incomingMedia: { downloader, expiry: mediaExpiry, serving: mediaServing, links: mediaLinks },
   } satisfies Services;
 
   // What each part needs while it runs: it starts after those and stops before them. Joining the cluster
@@ -290,7 +332,21 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'store', stop: () => store.close() },
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
     { name: 'media-agent', stop: () => mediaAgent.close() },
-    { name: 'incoming', needs: ['store'], start: () => incoming.start(), stop: () => incoming.close() },
+    { name: 'media-links', needs: ['store'], start: () => mediaLinks.start() },
+    {
+      name: 'incoming',
+      needs: ['store', 'media-links'],
+      start: () => incoming.start(),
+      stop: () => incoming.close(),
+    },
+    {
+      // Before the devices connect (it hears them connect); stopped before the connections close.
+      name: 'media-downloads',
+      needs: ['store', 'media-links', 'connections'],
+      start: () => downloader.start(),
+      stop: () => downloader.close(),
+    },
+    { name: 'media-expiry', needs: ['store'], start: () => mediaExpiry.start(), stop: () => mediaExpiry.close() },
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
@@ -314,7 +370,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync'],
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads'],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },

@@ -32,6 +32,7 @@ import type { Transaction } from 'kysely';
 import type { WriteBatcher } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { untilStored } from '../store/until-stored.js';
+import { incomingMediaRepository, pendingMediaRow, shownMedia, type MediaLinks } from '../media/index.js';
 import { incomingFields, replyParams } from './incoming-fields.js';
 import { noteSender, reportResolved } from './lid-reports.js';
 import { recordEvent } from './record.js';
@@ -51,6 +52,10 @@ export interface IncomingOptions {
   readonly connections: ConnectionManager;
   readonly logger: FastifyBaseLogger;
   readonly signal: EventSignal;
+  /** Signs the URL of incoming media in the message object (src/media/links.ts). */
+  readonly mediaLinks: MediaLinks;
+  /** Told after a commit that recorded media to download (the downloader looks at once). */
+  readonly onMediaPending: () => void;
 }
 
 /** How long a shutdown keeps retrying what it still holds while the store is out of service. */
@@ -138,6 +143,9 @@ export class IncomingMessages {
         );
         inbox.queue.splice(0, batch.length);
         if (recorded) this.options.signal.ring();
+        if (batch.some(({ event }) => event.type === 'incoming_message' && 'mimetype' in event.content)) {
+          this.options.onMediaPending();
+        }
       }
     } catch (error) {
       // Only at shutdown, with the store still out of service: say exactly what could not be kept.
@@ -205,6 +213,11 @@ export class IncomingMessages {
       failed_at: null,
       rendered_as: null,
     });
-    return (await recordEvent(trx, device, 'message.incoming', presentMessage(row), now)) !== null;
+    // Media is downloaded after the message is stored and announced: the row says what is to be fetched.
+    const media = pendingMediaRow(event.content, row, now);
+    if (media !== null) await incomingMediaRepository.insert(trx, media);
+    const shown = media === null ? undefined : shownMedia(media, this.options.mediaLinks);
+    const data = presentMessage(row, undefined, undefined, undefined, undefined, shown);
+    return (await recordEvent(trx, device, 'message.incoming', data, now)) !== null;
   }
 }

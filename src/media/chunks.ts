@@ -106,3 +106,23 @@ export async function mediaSource(db: Db, mediaId: string): Promise<MediaSource 
 export function deleteMedia(db: Db, mediaIds: readonly string[]): Promise<void> {
   return mediaRepository.deleteMany(db, mediaIds);
 }
+
+/**
+ * Bytes `start` to `end` (inclusive) of stored media, read one chunk per query, the chunks before `start` skipped
+ * by the layout alone. Throws MediaGoneError when the media is (or goes) missing.
+ */
+export async function* readRange(db: Db, mediaId: string, start: number, end: number): AsyncGenerator<Uint8Array> {
+  const chunks = await mediaRepository.layout(db, mediaId);
+  if (chunks.length === 0) throw new MediaGoneError();
+  let offset = 0;
+  for (const { seq, size } of chunks) {
+    const from = offset;
+    offset += size;
+    if (offset <= start || size === 0) continue;
+    if (from > end) return;
+    const bytes = await mediaRepository.chunk(db, mediaId, seq);
+    if (bytes === undefined) throw new MediaGoneError();
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    yield view.subarray(Math.max(0, start - from), Math.min(size, end - from + 1));
+  }
+}

@@ -49,7 +49,7 @@ export const mediaRepository = {
   /**
    * Chunks written before `before` that no owner names: a download that ended in no message and whose clean-up
    * was cut short (a crash between download and acceptance). The owners of media ids: `message_media` (media of
-   * messages to send); media of incoming messages will add its table here.
+   * messages to send) and `incoming_media` (media received).
    */
   deleteUnowned: async (db: Db, before: number): Promise<number> => {
     const result = await db
@@ -57,12 +57,20 @@ export const mediaRepository = {
       .where('created_at', '<', before)
       .where((eb) =>
         eb.not(
-          eb.exists(
-            eb
-              .selectFrom('message_media')
-              .select('message_id')
-              .whereRef('message_media.media_id', '=', 'media_chunks.media_id'),
-          ),
+          eb.or([
+            eb.exists(
+              eb
+                .selectFrom('message_media')
+                .select('message_id')
+                .whereRef('message_media.media_id', '=', 'media_chunks.media_id'),
+            ),
+            eb.exists(
+              eb
+                .selectFrom('incoming_media')
+                .select('message_id')
+                .whereRef('incoming_media.media_id', '=', 'media_chunks.media_id'),
+            ),
+          ]),
         ),
       )
       .executeTakeFirst();

@@ -8,6 +8,7 @@ import { iso } from '../clock.js';
 import { Nullable } from '../shapes.js';
 import { pollTally, type PollVoteRow } from './poll-votes.js';
 import { storedPoll } from './poll-votes-record.js';
+import type { ShownMedia } from '../media/shown.js';
 import type { ReactionRow } from './reactions.js';
 import type { ReceiptRow } from './receipts.js';
 import type { MessageRow } from './repository.js';
@@ -40,7 +41,29 @@ export const MessageSchema = Type.Object(
       }),
     ),
     message: Nullable(Type.String({ description: 'Chat text, or the caption' })),
-    file_url: Nullable(Type.String({ description: 'Media messages: the URL the media was fetched from' })),
+    file_url: Nullable(
+      Type.String({
+        description:
+          'Outgoing media: the URL the media was fetched from. Incoming media: the gateway’s signed URL of it (`/media/{media_id}?expires=…&signature=…`, fetched without a token until it expires; docs/api.md, Media); null when there is nothing to fetch',
+      }),
+    ),
+    media: Type.Optional(
+      Type.Object(
+        {
+          status: Type.Union(
+            ['pending', 'stored', 'too_large', 'failed', 'expired'].map((status) => Type.Literal(status)),
+          ),
+          mimetype: Type.String(),
+          size: Nullable(Type.Integer({ description: 'Bytes; null until known' })),
+          file_name: Nullable(Type.String()),
+          sha256: Nullable(Type.String({ description: 'Hex SHA-256 of the bytes; null until known' })),
+        },
+        {
+          description:
+            'Incoming media only: its download (`pending` while it runs; the message never waits for it), served at `file_url` once `stored` (docs/webhooks.md, Incoming media)',
+        },
+      ),
+    ),
     params: Type.Object(
       {},
       {
@@ -132,6 +155,8 @@ export const MessageSchema = Type.Object(
 
 export type MessageJson = Static<typeof MessageSchema>;
 
+export type { ShownMedia };
+
 const at = (ms: number | null) => (ms === null ? null : iso(ms));
 
 /** Whether the message object carries `receipts`: an outgoing message to a group. */
@@ -146,7 +171,8 @@ function withoutFromLid(params: Record<string, unknown>): Record<string, unknown
 /**
  * `params` may be given when the caller holds them already parsed (acceptance), to skip a JSON round trip.
  * `receipts`, the group members' (receipts.ts), are shown when given for an outgoing group message;
- * `reactions` (reactions.ts) when given and not empty; a poll its `poll` with the tally of `votes` (none when not given).
+ * `reactions` (reactions.ts) when given and not empty; a poll its `poll` with the tally of `votes` (none when not
+ * given); `media`, an incoming message's (src/media/), when given.
  */
 export function presentMessage(
   row: MessageRow,
@@ -154,6 +180,7 @@ export function presentMessage(
   receipts?: ReadonlyArray<ReceiptRow>,
   reactions?: ReadonlyArray<ReactionRow>,
   votes?: ReadonlyArray<PollVoteRow>,
+  media?: ShownMedia,
 ): MessageJson {
   const stored = params ?? (JSON.parse(row.params) as Record<string, unknown>);
   // Kept among the params as `group_id` is (events/incoming.ts), shown beside `sender`.
@@ -168,7 +195,8 @@ export function presentMessage(
     sender: row.sender,
     ...(typeof fromLid === 'string' ? { from_lid: fromLid } : {}),
     message: row.message,
-    file_url: row.file_url,
+    file_url: media === undefined ? row.file_url : media.fileUrl,
+    ...(media === undefined ? {} : { media: media.media }),
     params: typeof fromLid === 'string' ? withoutFromLid(stored) : stored,
     simulate_typing: row.simulate_typing,
     timestamp: iso(row.created_at),

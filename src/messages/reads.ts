@@ -8,7 +8,7 @@
  */
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { hasMemberReceipts, presentMessage, type MessageJson } from './present.js';
+import { hasMemberReceipts, presentMessage, type MessageJson, type ShownMedia } from './present.js';
 import { pollVotesRepository } from './poll-votes.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
@@ -17,6 +17,11 @@ import { messagesRepository, type MessageRow } from './repository.js';
 /** The account's device with this number (not deleted), if any: the one thing reads need of devices. */
 export interface DeviceByPhone {
   findByPhone(accountId: number, phone: string): Promise<{ readonly id: number } | undefined>;
+}
+
+/** The media of incoming messages, as shown (src/media/ fills it). */
+export interface MediaOfMessages {
+  shown(messageIds: readonly string[]): Promise<Map<string, ShownMedia>>;
 }
 
 export interface MessageFilter {
@@ -32,6 +37,7 @@ export class MessageReads {
   constructor(
     private readonly store: Store,
     private readonly devices: DeviceByPhone,
+    private readonly media?: MediaOfMessages,
   ) {}
 
   async get(accountId: number, id: string): Promise<MessageJson> {
@@ -60,6 +66,8 @@ export class MessageReads {
       db,
       rows.filter((row) => row.type === 'poll').map((row) => row.id),
     );
+    const incoming = rows.filter((row) => row.direction === 'incoming').map((row) => row.id);
+    const media = this.media === undefined || incoming.length === 0 ? undefined : await this.media.shown(incoming);
     return Promise.all(
       rows.map(async (row) => {
         const own = receipts.get(row.id) ?? [];
@@ -67,7 +75,7 @@ export class MessageReads {
           (row.delivered_at === null && own.some((r) => r.delivered_at !== null)) ||
           (row.read_at === null && own.some((r) => r.read_at !== null));
         const current = behind ? ((await messagesRepository.find(db, accountId, row.id)) ?? row) : row;
-        return presentMessage(current, undefined, own, reactions.get(row.id), votes.get(row.id));
+        return presentMessage(current, undefined, own, reactions.get(row.id), votes.get(row.id), media?.get(row.id));
       }),
     );
   }

@@ -24,7 +24,7 @@ import { idempotencyRepository } from './idempotency-repository.js';
 import { validateSendRequest, type ValidatedMessage } from './validate.js';
 import { MediaFetcher, withFileName } from './media-fetch.js';
 import type { MessageJson } from './present.js';
-import { MessageReads, type MessageFilter } from './reads.js';
+import { MessageReads, type MediaOfMessages, type MessageFilter } from './reads.js';
 import { resolveQuote } from './quotes.js';
 import { validateReaction, type ReactionRequest } from './reaction.js';
 import { deviceGroup, isGroupJid } from '../groups/lookup.js';
@@ -59,6 +59,8 @@ export interface MessagesServiceOptions {
   readonly mediaTimeoutMs?: number;
   /** Operator log: media refusals are noted at info (never the URL: it may carry a token). */
   readonly logger?: FastifyBaseLogger;
+  /** Incoming messages' media as the message object shows it (src/media/). */
+  readonly incomingMedia?: MediaOfMessages;
 }
 
 export class MessagesService {
@@ -73,7 +75,7 @@ export class MessagesService {
       timeoutMs: options.mediaTimeoutMs ?? 10_000,
       logger: options.logger,
     });
-    this.reads = new MessageReads(options.store, options.senders);
+    this.reads = new MessageReads(options.store, options.senders, options.incomingMedia);
   }
 
   async send(accountId: number, body: unknown, idempotencyKey: string | undefined): Promise<SendAnswer> {

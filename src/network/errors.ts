@@ -28,6 +28,17 @@ export class NetworkUnavailableError extends Error {
   }
 }
 
+/** Incoming media could not be downloaded; `permanent` when trying again cannot help (gone, refused, corrupt). */
+export class NetworkMediaError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'transient' | 'permanent',
+  ) {
+    super(message);
+    this.name = 'NetworkMediaError';
+  }
+}
+
 /** The acting device is not allowed to do this to the group (not an admin). */
 export class NetworkForbiddenError extends Error {
   constructor(message = 'not an administrator of the group') {

@@ -19,6 +19,19 @@ export interface IncomingQuote {
   readonly sentId?: string;
 }
 
+/**
+ * Incoming media as the network announces it, for the gateway to fetch later through the same device's connection
+ * (NetworkConnection.downloadMedia). Plain data: stored as it is and handed back after a restart.
+ */
+export interface IncomingMedia {
+  /** The network's own reference to the bytes (opaque to the gateway; a few KB at most). */
+  readonly ref: string;
+  /** The size in bytes, when the network announced one. */
+  readonly size?: number;
+  /** Hex SHA-256 of the (decrypted) bytes, when the network announced one. */
+  readonly sha256?: string;
+}
+
 /** The content of an incoming message, by kind. */
 export type IncomingContent =
   | { readonly type: 'chat'; readonly text: string }
@@ -28,9 +41,11 @@ export type IncomingContent =
       readonly mimetype: string;
       /** A file's name, when the sender gave one. */
       readonly fileName?: string;
+      /** Where to fetch the bytes; absent when the network gave no way to. */
+      readonly media?: IncomingMedia;
     }
   /** `ptt`: a voice note (recorded in the chat) rather than an audio file. */
-  | { readonly type: 'audio'; readonly mimetype: string; readonly ptt?: boolean }
+  | { readonly type: 'audio'; readonly mimetype: string; readonly ptt?: boolean; readonly media?: IncomingMedia }
   | {
       readonly type: 'location';
       readonly latitude: number;

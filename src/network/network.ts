@@ -10,7 +10,7 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
-import type { IncomingContent, IncomingQuote } from './incoming-content.js';
+import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
 import type {
@@ -25,13 +25,14 @@ import type {
 
 export {
   NetworkForbiddenError,
+  NetworkMediaError,
   NetworkNotFoundError,
   NetworkSendError,
   NetworkSettingRefusedError,
   NetworkUnavailableError,
 } from './errors.js';
 
-export type { IncomingContactCard, IncomingContent, IncomingQuote } from './incoming-content.js';
+export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
   ChangedMessage,
@@ -373,6 +374,13 @@ export interface NetworkConnection {
    */
   updateGroup(groupId: NetworkGroupId, changes: GroupChanges): Promise<NetworkGroup>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /**
+   * The bytes of media this device received (`content.media` of an `incoming_message`), decrypted and checked
+   * against the network's hashes, as a stream read while it arrives: never held whole. Rejects, or the stream
+   * throws, when they cannot be had (NetworkMediaError: `permanent` when trying again cannot help). Absent: the
+   * network announces no media to download.
+   */
+  downloadMedia?(media: IncomingMedia): Promise<AsyncIterable<Uint8Array>>;
   /**
    * During a pairing attempt (connected with no session): a code the user types into the phone's
    * linked-devices screen instead of scanning the QR, bound to `phone` by the network. Rejects with

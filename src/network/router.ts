@@ -16,6 +16,7 @@
  * network it paired on).
  */
 import {
+  NetworkMediaError,
   NetworkUnavailableError,
   type ConnectionCapabilities,
   type ConnectOptions,
@@ -123,6 +124,12 @@ class RoutedConnection implements NetworkConnection {
     (await this.target()).addParticipants(id, phones);
   updateGroup: NetworkConnection['updateGroup'] = async (id, changes) => (await this.target()).updateGroup(id, changes);
   checkNumbers: NetworkConnection['checkNumbers'] = async (phones) => (await this.target()).checkNumbers(phones);
+  downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
+    const inner = await this.target();
+    if (inner.downloadMedia === undefined)
+      throw new NetworkMediaError('this network has no media to download', 'permanent');
+    return inner.downloadMedia(media);
+  };
   requestPairingCode: NetworkConnection['requestPairingCode'] = async (phone) =>
     (await this.target()).requestPairingCode(phone);
   logout: NetworkConnection['logout'] = async () => (await this.target()).logout();

@@ -19,6 +19,11 @@ import type { ChangedMessage, MessageChange, NetworkGroup, PhoneNumber } from '.
 export interface PhoneMessage {
   readonly content: IncomingContent;
   readonly replyTo?: { readonly id: string; readonly fromMe: boolean };
+  /**
+   * A media kind's bytes: an http(s) address the sandbox reads them from when the device downloads them
+   * (NetworkConnection.downloadMedia), as WhatsApp's phones leave media on its media hosts.
+   */
+  readonly mediaUrl?: string;
 }
 
 export type PhonePrivacy = 'everyone' | 'nobody';

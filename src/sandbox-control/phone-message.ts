@@ -4,8 +4,8 @@
  *
  * Owns: the body's rules (a `type` among the incoming kinds, `chat` by default; the field each type needs and no
  * field of another type; the same bounds as sending that kind), each refusal a 400 naming the field, and the
- * defaults (a media type's usual mimetype). Must never: fetch the media (the sandbox keeps only its facts), or
- * pass on a body it has not checked.
+ * defaults (a media type's usual mimetype). Must never: fetch the media (the sandbox reads it from its URL when
+ * the device downloads it), or pass on a body it has not checked.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from '../errors.js';
@@ -55,7 +55,10 @@ export const PhoneMessageBody = Type.Object(
           ),
           file_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         },
-        { description: 'image, video, audio, file, sticker: the media (not fetched: the message shows its facts)' },
+        {
+          description:
+            'image, video, audio, file, sticker: the media, read from `url` when the gateway downloads it (the message shows `media.status`, then serves it at `file_url`)',
+        },
       ),
     ),
     location: Type.Optional(

@@ -89,7 +89,11 @@ export class SandboxControlService {
       throw new ApiError('DEVICE_NOT_FOUND', { error: `no device of this account is paired with ${to}` });
     }
     const replyTo = body.reply_to === undefined ? undefined : await this.replyTo(accountId, device.id, body.reply_to);
-    const message = { content, ...(replyTo === undefined ? {} : { replyTo }) };
+    const message = {
+      content,
+      ...(replyTo === undefined ? {} : { replyTo }),
+      ...(body.media === undefined ? {} : { mediaUrl: body.media.url }),
+    };
     return this.sandbox.sendFromPhone(phone, to, message, { session: device.network_session }, viewOf(accountId));
   }
 

@@ -33,6 +33,7 @@ import * as m009e from './migrations/009e-group-receipts.js';
 import * as m009f from './migrations/009f-lid-mappings.js';
 import * as m010a from './migrations/010a-message-reactions.js';
 import * as m011a from './migrations/011a-message-actions.js';
+import * as m011b from './migrations/011b-incoming-media.js';
 import * as m011c from './migrations/011c-poll-votes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
@@ -62,6 +63,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['009f-lid-mappings', m009f],
   ['010a-message-reactions', m010a],
   ['011a-message-actions', m011a],
+  ['011b-incoming-media', m011b],
   ['011c-poll-votes', m011c],
 ];
 

@@ -210,6 +210,33 @@ export interface MediaChunksTable {
   created_at: number;
 }
 
+/** The media of an incoming message (011b; src/media/incoming-repository.ts). */
+export interface IncomingMediaTable {
+  media_id: string;
+  message_id: string;
+  account_id: number;
+  device_id: number;
+  status: 'pending' | 'stored' | 'too_large' | 'failed' | 'expired';
+  mimetype: string;
+  size: number | null;
+  file_name: string | null;
+  /** Hex SHA-256 of the bytes. */
+  sha256: string | null;
+  attempts: number;
+  next_attempt_at: number;
+  /** The network's reference to the media (opaque here); null once the download ended. */
+  network_ref: string | null;
+  created_at: number;
+  stored_at: number | null;
+}
+
+/** Secrets the gateway makes itself, shared by every node (011b). */
+export interface GatewaySecretsTable {
+  name: string;
+  secret: string;
+  created_at: number;
+}
+
 export interface IdempotencyKeysTable {
   account_id: number;
   key: string;
@@ -226,6 +253,8 @@ export interface Database {
   message_reactions: MessageReactionsTable;
   poll_votes: PollVotesTable;
   media_chunks: MediaChunksTable;
+  incoming_media: IncomingMediaTable;
+  gateway_secrets: GatewaySecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   accounts: AccountsTable;
   api_tokens: ApiTokensTable;

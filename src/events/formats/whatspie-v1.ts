@@ -12,8 +12,8 @@
  * is the message object, messages/present.ts). `message_id` is the gateway's
  * message id (what `GET /messages/{id}` and `params.quotedMessageId` take);
  * `timestamp` is when the network says it was sent, in Unix seconds; `file.url`
- * is the message object's `file_url` (null for incoming media: the gateway
- * keeps no copy to link to); `from_user.name` is the sender's number, since the
+ * is the message object's `file_url` (for incoming media the gateway's signed
+ * URL of its stored copy, src/media/links.ts); `from_user.name` is the sender's number, since the
  * network gives the gateway no display name.
  * Must never: add a field the stored event does not justify.
  */

@@ -9,6 +9,7 @@
 import type { ConnectOptions, Network, NetworkConnection, NetworkEvent, NetworkEventHandler } from '../network.js';
 import type { SandboxControl } from '../sandbox-control.js';
 import { digestMessage } from './media-digest.js';
+import { downloadSandboxMedia } from './media-download.js';
 import type { SandboxLink, SandboxOptions } from './world.js';
 import { SandboxWorld } from './world.js';
 
@@ -53,6 +54,7 @@ class InProcessConnection implements NetworkConnection {
     settle(() => this.link.addParticipants(id, phones));
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => settle(() => this.link.updateGroup(id, changes));
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
+  downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = (media) => downloadSandboxMedia(media);
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
   requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>
     settle(() => this.link.requestPairingCode(phone));

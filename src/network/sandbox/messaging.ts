@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
-import type { OutgoingNetworkMessage, PhoneNumber } from '../network.js';
+import type { IncomingContent, OutgoingNetworkMessage, PhoneNumber } from '../network.js';
 import { NetworkSendError } from '../network.js';
 import type {
   PhoneMessage,
@@ -27,6 +27,7 @@ import { isMagicPhone, isWellFormedPhone, PhoneRecord as Phone, SHARED_VIEW } fr
 import type { Link, WorldState } from './state.js';
 import type { DigestedContent, SandboxMessage } from './media-digest.js';
 import { phoneMessage, quoteOf } from './phone-message.js';
+import { sandboxMediaRef } from './media-download.js';
 
 export function isGroupId(to: string): boolean {
   return to.endsWith('@g.us');
@@ -176,12 +177,19 @@ export function sendFromPhone(
       type: 'incoming_message',
       id,
       from: phone,
-      content: message.content,
+      content: withMediaRef(message),
       ...(message.replyTo === undefined ? {} : { quoted: quoteOf(message.replyTo) }),
       at: new Date(),
     });
   }
   return { message_id: id };
+}
+
+/** Media content names where its bytes are read from (media-download.ts reads the reference back). */
+function withMediaRef(message: PhoneMessage): IncomingContent {
+  const { content, mediaUrl } = message;
+  if (mediaUrl === undefined || !('mimetype' in content)) return content;
+  return { ...content, media: { ref: sandboxMediaRef(mediaUrl) } };
 }
 
 export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings, view: PhoneView): SandboxPhone {

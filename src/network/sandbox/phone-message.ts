@@ -55,6 +55,10 @@ export function phoneMessage(sent: string | PhoneMessage): PhoneMessage {
   if (sent === null || typeof sent !== 'object' || !wellFormed(sent.content)) {
     throw new SandboxControlError(400, 'Invalid message', 'the message is not one a phone can send');
   }
+  const url = sent.mediaUrl;
+  if (url !== undefined && (!isText(url) || !/^https?:\/\//.test(url) || !('mimetype' in sent.content))) {
+    throw new SandboxControlError(400, 'Invalid message', 'mediaUrl must be an http(s) address, with media only');
+  }
   const reply = sent.replyTo;
   if (reply !== undefined && (reply === null || !isText(reply.id) || typeof reply.fromMe !== 'boolean')) {
     throw new SandboxControlError(400, 'Invalid message', 'replyTo must be {id, fromMe}');

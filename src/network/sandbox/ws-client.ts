@@ -22,6 +22,7 @@ import type {
 import { NetworkUnavailableError } from '../network.js';
 import type { SandboxControl, SandboxPhone } from '../sandbox-control.js';
 import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
+import { downloadSandboxMedia } from './media-download.js';
 import {
   decodeError,
   decodeEvent,
@@ -98,6 +99,11 @@ class ClientConnection implements NetworkConnection {
   addParticipants: NetworkConnection['addParticipants'] = (id, phones) => this.call('addParticipants', id, phones);
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.call('updateGroup', id, changes);
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
+  // The media's address came with the message: the bytes are read from it here, not through the sandbox's socket.
+  downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
+    if (this.closed) throw new NetworkUnavailableError();
+    return downloadSandboxMedia(media);
+  };
   logout: NetworkConnection['logout'] = () => this.call('logout');
   requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>
     this.call<string>('requestPairingCode', phone);

@@ -30,6 +30,7 @@ import {
   type NetworkConnection,
   type NetworkEvent,
   type NetworkEventHandler,
+  type IncomingMedia,
   type NetworkGroup,
   type NetworkGroupId,
   type GroupChanges,
@@ -45,6 +46,7 @@ import type { ConnectionContext, ConnectionDeps } from './connection-context.js'
 import { ConnectionGroups } from './connection-groups.js';
 import { GroupReceipts } from './group-receipts.js';
 import { lidResolved } from './lid.js';
+import { downloadWhatsAppMedia } from './media-download.js';
 import { phoneOf } from './numbers.js';
 import { prepareInitialPreKeys } from './pre-keys.js';
 import { Receiving } from './receiving.js';
@@ -407,6 +409,8 @@ export class WhatsAppConnection implements NetworkConnection {
     this.groups.addParticipants(groupId, phones);
   readonly updateGroup = (groupId: NetworkGroupId, changes: GroupChanges) => this.groups.updateGroup(groupId, changes);
   readonly checkNumbers = (phones: ReadonlyArray<PhoneNumber>) => this.groups.checkNumbers(phones);
+  // From the media host over HTTPS: the socket is not needed, so media still downloads while it reconnects.
+  readonly downloadMedia = (media: IncomingMedia) => downloadWhatsAppMedia(media);
 
   // --- pairing, logout, close ----------------------------------------------------
 

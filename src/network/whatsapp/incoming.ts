@@ -21,6 +21,7 @@ import {
 import type { IncomingContent, NetworkEvent } from '../network.js';
 import { contactCards } from './incoming-contacts.js';
 import { contextOf } from './incoming-context.js';
+import { incomingMediaOf } from './media-download.js';
 import { senderInChat } from './lid.js';
 import { unsupportedContent } from './unsupported.js';
 
@@ -58,10 +59,12 @@ export function incomingContent(message: WAMessage): IncomingContent | null {
   if (typeof text === 'string' && text !== '') return { type: 'chat', text };
   const audio = content.audioMessage;
   if (audio !== null && audio !== undefined) {
+    const media = incomingMediaOf('audio', audio);
     return {
       type: 'audio',
       mimetype: audio.mimetype ?? 'application/octet-stream',
       ...(audio.ptt === true ? { ptt: true } : {}),
+      ...(media === undefined ? {} : { media }),
     };
   }
   const media = [
@@ -74,11 +77,13 @@ export function incomingContent(message: WAMessage): IncomingContent | null {
     if (item === null || item === undefined) continue;
     const caption = 'caption' in item ? given(item.caption) : undefined;
     const fileName = 'fileName' in item ? given(item.fileName) : undefined;
+    const media = incomingMediaOf(type, item);
     return {
       type,
       mimetype: item.mimetype ?? 'application/octet-stream',
       ...(caption === undefined ? {} : { caption }),
       ...(fileName === undefined ? {} : { fileName }),
+      ...(media === undefined ? {} : { media }),
     };
   }
   const location = content.locationMessage ?? content.liveLocationMessage;
