@@ -25,6 +25,7 @@ import { idempotencyRepository } from './idempotency-repository.js';
 import { incomingIdsRepository } from './incoming-ids-repository.js';
 import { messageMediaRepository } from './media-repository.js';
 import { hasMemberReceipts, presentMessage } from './present.js';
+import { pollVotesRepository } from './poll-votes.js';
 import { quotaRepository } from './quota-repository.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
@@ -293,13 +294,17 @@ function actionRow(row: MessageRow, queue: NonNullable<Decision['queue']>, now: 
   };
 }
 
-/** The message object as GET /messages/{id} shows it: with its reactions, and its members' receipts in a group. */
+/**
+ * The message object as GET /messages/{id} shows it: with its reactions, a poll's tally, and its members' receipts in
+ * a group (an incoming message's media is left out: its links are made outside the transaction).
+ */
 async function shown(db: Db, row: MessageRow) {
   const receipts = hasMemberReceipts(row)
     ? ((await receiptsRepository.forMessages(db, [row.id])).get(row.id) ?? [])
     : undefined;
   const reactions = (await reactionsRepository.forMessages(db, [row.id])).get(row.id);
-  return presentMessage(row, undefined, receipts, reactions);
+  const votes = row.type === 'poll' ? (await pollVotesRepository.forMessages(db, [row.id])).get(row.id) : undefined;
+  return presentMessage(row, undefined, receipts, reactions, votes);
 }
 
 function replayOf(storedHash: string, requestHash: string, response: string): SendAnswer {

@@ -11,7 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { ApiError } from '../errors.js';
-import { CodeEnvelope, Nullable, errorResponses } from '../http/schemas.js';
+import { CodeEnvelope, NoFieldsBody, Nullable, errorResponses } from '../http/schemas.js';
 import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from './present.js';
 import { SendBodySchema } from './schemas.js';
@@ -193,6 +193,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
         description: 'Read receipts go to the network through the device’s queue. 200 `Message read`.',
         params,
         headers,
+        body: NoFieldsBody,
         response: answer,
       },
     },

@@ -208,4 +208,15 @@ describe.skipIf(noStoreAvailable)('votes on polls', () => {
     // Outside a group, only its author votes on a phone's poll here.
     expect((await vote(FRIEND, incoming.id, ['Today'])).status).toBe(404);
   });
+  it('an action on a poll answers with its tally (POST /messages/{id}/reaction)', async () => {
+    const poll = await ourPoll(FRIEND, { name: 'Tea?', options: ['Yes', 'No'] });
+    expect((await vote(FRIEND, poll, ['No'])).status).toBe(200);
+    await nth(poll, 1);
+    const reacted = await gw.request('POST', `/messages/${poll}/reaction`, { emoji: '👍' });
+    expect(reacted.status, JSON.stringify(reacted.body)).toBe(200);
+    expect(reacted.body.data.poll.tally).toEqual([
+      { option: 'Yes', count: 0, voters: [] },
+      { option: 'No', count: 1, voters: [FRIEND] },
+    ]);
+  });
 });

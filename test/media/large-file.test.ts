@@ -1,13 +1,14 @@
 // DECISIONS 15 and issue 26: incoming media is streamed in chunks, so memory stays flat whatever its size. The
-// gateway runs in its own process (on the in-process sandbox), so its resident memory is its own: a 60 MB video from
-// a real media server (its bytes made as they are sent) is downloaded into the store and served back at its signed
-// URL (read here as it arrives, hashed, never kept), while the gateway's RSS is sampled from /proc all along; it
-// grows by less than 30 MB over what it was after a small warm-up download.
+// gateway runs in its own process (on the in-process sandbox), so its resident memory is its own: a video from a real
+// media server (its bytes made as they are sent) is downloaded into the store and served back at its signed URL (read
+// here as it arrives, hashed, never kept), while the gateway's RSS is sampled from /proc all along.
 //
-// NOT YET MET, so run only on request (GATEWAY_MEMORY_TEST=1; MEDIA_TEST_MB sets the size): measured on SQLite the
-// gateway grows by 55-60 MB for 60 MB (PostgreSQL: 64-80 MB), and by the same 59.5 MB for 120 MB. The growth does
-// not follow the size (memory is flat, the bytes are streamed), but its floor is above the bound: most likely the
-// garbage of the chunk copies, which V8 collects only after tens of MB of external memory. Left for an issue.
+// Always: a 150 MB video must grow the gateway by less than three quarters of its size, which a gateway that held
+// the file (or a copy of it) in memory cannot do. On request (GATEWAY_MEMORY_TEST=1, MEDIA_TEST_MB sets the size,
+// default 60): the issue's bound, less than 30 MB. That bound is NOT YET MET: measured on SQLite the gateway grows by
+// 55-60 MB for 60 MB (PostgreSQL: 64-80 MB), and by the same 59.5 MB for 120 MB. The growth does not follow the size
+// (the bytes are streamed), but its floor is above the bound: most likely the garbage of the chunk copies, which V8
+// collects only after tens of MB of external memory. Left for an issue.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -22,7 +23,11 @@ import { waitFor } from '../helpers/wait.js';
 
 const PHONE = '6287700000092';
 const FRIEND = '6287799990092';
-const SIZE = Number(process.env.MEDIA_TEST_MB ?? 60) * 1024 * 1024;
+const requested = process.env.GATEWAY_MEMORY_TEST === '1';
+const SIZE_MB = requested ? Number(process.env.MEDIA_TEST_MB ?? 60) : 150;
+const SIZE = SIZE_MB * 1024 * 1024;
+/** The growth allowed: the issue's bound on request, else what proves the file was never held whole. */
+const LIMIT_MB = requested ? 30 : SIZE_MB * 0.75;
 const PIECE = 64 * 1024;
 
 /** Piece `n` of the file: the same bytes each time, made on demand. */
@@ -33,9 +38,7 @@ function piece(n: number): Buffer {
 /** Resident memory of a process, from /proc (Linux). */
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
-const requested = process.env.GATEWAY_MEMORY_TEST === '1';
-
-describe.skipIf(!requested || noStoreAvailable || process.platform !== 'linux')('a 60 MB incoming video', () => {
+describe.skipIf(noStoreAvailable || process.platform !== 'linux')(`a ${SIZE_MB} MB incoming video`, () => {
   let location: StoreLocation;
   let gateway: GatewayProcess;
   let files: Server;
@@ -119,7 +122,7 @@ describe.skipIf(!requested || noStoreAvailable || process.platform !== 'linux')(
     return { length, sha256: hash.digest('hex') };
   };
 
-  it('is stored and served with the gateway growing by less than 30 MB', { timeout: 300_000 }, async () => {
+  it(`is stored and served with the gateway growing by less than ${LIMIT_MB} MB`, { timeout: 300_000 }, async () => {
     const expected = createHash('sha256');
     for (let n = 0; n * PIECE < SIZE; n++) expected.update(piece(n));
     const sha256 = expected.digest('hex');
@@ -146,6 +149,6 @@ describe.skipIf(!requested || noStoreAvailable || process.platform !== 'linux')(
     console.log(
       `${SIZE / 2 ** 20} MB incoming video: gateway RSS ${(before / 2 ** 20).toFixed(1)} MB before, peak ${(downloadPeak / 2 ** 20).toFixed(1)} MB while downloading, ${(peak / 2 ** 20).toFixed(1)} MB in all (serving included), growth ${growthMb.toFixed(1)} MB`,
     );
-    expect(growthMb).toBeLessThan(30);
+    expect(growthMb).toBeLessThan(LIMIT_MB);
   });
 });
