@@ -3,8 +3,9 @@
 // media server (its bytes made as they are sent) is downloaded into the store and served back at its signed URL (read
 // here as it arrives, hashed, never kept), while the gateway's RSS is sampled from /proc all along.
 //
-// Always: a 150 MB video must grow the gateway by less than three quarters of its size, which a gateway that held
-// the file (or a copy of it) in memory cannot do. On request (GATEWAY_MEMORY_TEST=1, MEDIA_TEST_MB sets the size,
+// Always: a 150 MB video must grow the gateway by less than three quarters of its size while it is downloaded, and by
+// less than its size in all (serving included: 105 MB measured on PostgreSQL, whose driver reads each chunk's hex
+// text), which a gateway that held the file (or a copy of it) in memory cannot do. On request (GATEWAY_MEMORY_TEST=1, MEDIA_TEST_MB sets the size,
 // default 60): the issue's bound, less than 30 MB. That bound is NOT YET MET: measured on SQLite the gateway grows by
 // 55-60 MB for 60 MB (PostgreSQL: 64-80 MB), and by the same 59.5 MB for 120 MB. The growth does not follow the size
 // (the bytes are streamed), but its floor is above the bound: most likely the garbage of the chunk copies, which V8
@@ -26,8 +27,9 @@ const FRIEND = '6287799990092';
 const requested = process.env.GATEWAY_MEMORY_TEST === '1';
 const SIZE_MB = requested ? Number(process.env.MEDIA_TEST_MB ?? 60) : 150;
 const SIZE = SIZE_MB * 1024 * 1024;
-/** The growth allowed: the issue's bound on request, else what proves the file was never held whole. */
-const LIMIT_MB = requested ? 30 : SIZE_MB * 0.75;
+/** The growth allowed, downloading and in all: the issue's bound on request, else what proves the file was never held whole. */
+const DOWNLOAD_LIMIT_MB = requested ? 30 : SIZE_MB * 0.75;
+const LIMIT_MB = requested ? 30 : SIZE_MB;
 const PIECE = 64 * 1024;
 
 /** Piece `n` of the file: the same bytes each time, made on demand. */
@@ -149,6 +151,7 @@ describe.skipIf(noStoreAvailable || process.platform !== 'linux')(`a ${SIZE_MB} 
     console.log(
       `${SIZE / 2 ** 20} MB incoming video: gateway RSS ${(before / 2 ** 20).toFixed(1)} MB before, peak ${(downloadPeak / 2 ** 20).toFixed(1)} MB while downloading, ${(peak / 2 ** 20).toFixed(1)} MB in all (serving included), growth ${growthMb.toFixed(1)} MB`,
     );
+    expect((downloadPeak - before) / 2 ** 20).toBeLessThan(DOWNLOAD_LIMIT_MB);
     expect(growthMb).toBeLessThan(LIMIT_MB);
   });
 });
