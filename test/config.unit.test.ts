@@ -50,6 +50,10 @@ describe('loadConfig', () => {
       whatsappNativeInteractive: false,
       whatsappAckTimeoutMs: 20_000,
       whatsappUploadTimeoutMs: 60_000,
+      publicUrl: null,
+      incomingMediaMaxMb: 64,
+      incomingMediaRetentionDays: 30,
+      mediaUrlTtlS: 86_400,
     });
   });
 
@@ -114,6 +118,10 @@ describe('loadConfig', () => {
       GATEWAY_WEBHOOK_RETENTION_DAYS: '30',
       GATEWAY_MESSAGE_RETENTION_DAYS: '90',
       GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '30000',
+      GATEWAY_PUBLIC_URL: 'https://gw.example.com/',
+      GATEWAY_INCOMING_MEDIA_MAX_MB: '16',
+      GATEWAY_INCOMING_MEDIA_RETENTION_DAYS: '0',
+      GATEWAY_MEDIA_URL_TTL_S: '3600',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -138,6 +146,10 @@ describe('loadConfig', () => {
       whatsappNativeInteractive: false,
       whatsappAckTimeoutMs: 30_000,
       whatsappUploadTimeoutMs: 60_000,
+      publicUrl: 'https://gw.example.com',
+      incomingMediaMaxMb: 16,
+      incomingMediaRetentionDays: 0,
+      mediaUrlTtlS: 3_600,
     });
   });
 
