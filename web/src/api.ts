@@ -153,6 +153,29 @@ export interface Message {
   read_at: string | null;
   failed_at: string | null;
   failed_reason: string | null;
+  /** Incoming media only: its download; `file_url` serves the bytes once `stored`. */
+  media?: MessageMedia;
+  /** The reactions phones show on it, one per phone; absent when none. */
+  reactions?: Array<{ from: string; emoji: string }>;
+  /** Polls only: the poll and its votes so far. */
+  poll?: Poll;
+  edited_at?: string;
+  deleted_at?: string;
+}
+
+export interface MessageMedia {
+  status: 'pending' | 'stored' | 'too_large' | 'failed' | 'expired';
+  mimetype: string;
+  size: number | null;
+  file_name: string | null;
+  sha256: string | null;
+}
+
+export interface Poll {
+  name: string;
+  options: string[];
+  selectable_count: number;
+  tally: Array<{ option: string; count: number; voters: string[] }>;
 }
 
 export interface Attempt {

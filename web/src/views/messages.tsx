@@ -1,6 +1,8 @@
 /**
  * A device's messages, newest first, with their status and timestamps,
  * filtered by status, read or unread, and direction, more loaded by cursor;
+ * each with its content (message-content.tsx: media, reactions, edits, deletes,
+ * polls) and its actions (message-actions.tsx), whose answers replace the row;
  * and a form that sends a test message, with the API's errors next to the
  * fields they name.
  */
@@ -9,9 +11,11 @@ import { ApiFailure, call, type Device, type GatewayInfo, type Message } from '.
 import { usePolling } from '../hooks';
 import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
+import { MessageActions } from './message-actions';
+import { MessageContent } from './message-content';
 
 const PAGE = 20;
-const COLUMNS = ['Time', 'Direction', 'Peer', 'Type', 'Text', 'Status', 'Progress'] as const;
+const COLUMNS = ['Time', 'Direction', 'Peer', 'Type', 'Content', 'Status', 'Progress', 'Actions'] as const;
 
 export function MessagesView({ device, info }: { device: Device; info: GatewayInfo }) {
   const [status, setStatus] = useState('');
@@ -21,6 +25,8 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
   const [older, setOlder] = useState<Message[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // Bumped by an action's answer: the first page is read again at once (marking one read marks earlier ones too).
+  const [version, setVersion] = useState(0);
 
   const query = (more: string) => {
     const params = new URLSearchParams({ limit: String(PAGE) });
@@ -45,7 +51,7 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
       }
     },
     3000,
-    [device.phone, status, direction, read, older.length],
+    [device.phone, status, direction, read, older.length, version],
   );
 
   const filter = (set: (v: string) => void) => (value: string) => {
@@ -56,6 +62,13 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
   };
 
   const rows = [...(messages ?? []), ...older.filter((o) => !(messages ?? []).some((m) => m.id === o.id))];
+  // An action's answer is the message as it is now: it replaces the row, and the first page is read again.
+  const changed = (next: Message) => {
+    const swap = (list: Message[]) => list.map((m) => (m.id === next.id ? next : m));
+    setMessages((list) => (list === null ? list : swap(list)));
+    setOlder(swap);
+    setVersion((v) => v + 1);
+  };
 
   return (
     <div class="grid messages">
@@ -132,14 +145,17 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
                         <td role="cell" data-label="Type">
                           {m.type}
                         </td>
-                        <td role="cell" data-label="Text" class="text">
-                          {m.message ?? m.file_url ?? ''}
+                        <td role="cell" data-label="Content" class="text">
+                          <MessageContent message={m} />
                         </td>
                         <td role="cell" data-label="Status">
                           <StatusBadge value={m.read_at !== null ? 'read' : m.status} />
                         </td>
                         <td role="cell" data-label="Progress">
                           <Progress message={m} />
+                        </td>
+                        <td role="cell" data-label="Actions">
+                          <MessageActions message={m} devicePhone={device.phone ?? ''} onChanged={changed} />
                         </td>
                       </tr>
                     ))}
