@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
+import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { TEST_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -35,8 +36,13 @@ export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'dashboard');
 /** Set (to anything) to write the guide's screenshots (docs/guide.md) into docs/. */
 export const DOCS_SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS !== undefined;
 
-export async function startDashboardGateway(config: Partial<Config> = {}): Promise<{ gw: TestGateway; base: string }> {
+/** `clock`: the gateway's, for a test that moves time on (the browser keeps its own). */
+export async function startDashboardGateway(
+  config: Partial<Config> = {},
+  clock?: Clock,
+): Promise<{ gw: TestGateway; base: string }> {
   const gw = await startGateway({
+    clock,
     config: { sendIntervalMs: 0, allowPrivateUrls: true, serverName: 'node-a', ...config },
     build: { dashboardDir: inject('dashboardDir'), sandbox: { deliveryDelayMs: 20, readDelayMs: 20 } },
   });

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { ManualClock } from '../../src/clock.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
@@ -25,9 +26,23 @@ const DEVICE_PHONE = '6281377000301';
 const CUSTOMER = '6281377000402';
 const WAIT = { timeout: 15_000 };
 const PUBLIC_URL = 'https://gateway.example.test';
+const MINUTE = 60_000;
+
+/** Real time moving on, plus what a test adds: an edit is refused once 15 minutes have passed. */
+class ShiftedClock extends ManualClock {
+  private offset = 0;
+  override now(): number {
+    return Date.now() + this.offset;
+  }
+  override advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
 const PNG = readFileSync(new URL('../fixtures/media/tiny.png', import.meta.url));
 
 describe('the messages page: incoming media, reactions, edits, deletes, polls and actions', () => {
+  const clock = new ShiftedClock();
   let gw: TestGateway;
   let base: string;
   let browser: Browser;
@@ -41,7 +56,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
   beforeAll(async () => {
     // 1 MB per incoming file, so a file over it is quick to make. The public address is another origin (a gateway
     // behind a proxy): the page must load the signed media URLs from its own origin, the only one its CSP allows.
-    ({ gw, base } = await startDashboardGateway({ incomingMediaMaxMb: 1, publicUrl: PUBLIC_URL }));
+    ({ gw, base } = await startDashboardGateway({ incomingMediaMaxMb: 1, publicUrl: PUBLIC_URL }, clock));
     media = await startMediaServer();
     browser = await launchBrowser();
     deviceId = (await createPairedDevice(gw, DEVICE_PHONE)).id as number;
@@ -271,5 +286,20 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     } finally {
       await gw.request('PATCH', `/devices/${deviceId}`, { send_interval_ms: 0 });
     }
+  });
+  it('an edit after 15 minutes is refused in the API’s words, and the text stays as it was', async () => {
+    const ours = await toCustomer('chat', { text: 'Closing at 9' });
+    // Moved on last: every later send of the file would be 16 minutes on too.
+    clock.advance(16 * MINUTE);
+    const p = await messagesPage('edit too late');
+    const row = rowWith(p, 'Closing at 9');
+    await row.getByRole('button', { name: 'Edit', exact: true }).click();
+    await row.getByLabel('New text').fill('Closing at 10');
+    await row.getByRole('button', { name: 'Save edit', exact: true }).click();
+    await expect.poll(() => row.getByRole('alert').textContent()).toContain('Message cannot be edited');
+    expect(await row.getByLabel('New text').inputValue()).toBe('Closing at 10');
+    const kept = await messageOf(ours.id);
+    expect(kept.message).toBe('Closing at 9');
+    expect(kept.edited_at).toBeUndefined();
   });
 });

@@ -91,20 +91,20 @@ describe('the dashboard as a new user tries it', () => {
     await table.getByText(`see ${LONG_URL}`, { exact: true }).waitFor(WAIT);
     expect(await p.evaluate<{ scroll: number; inner: number }>(OVERFLOW)).toEqual({ scroll: 375, inner: 375 });
     // Nor wider than its card (no sideways scrolling inside it), and each text has the room to be read:
-    // at least half the screen, not a column squeezed between six others.
+    // at least half the screen, not a column squeezed between seven others.
     expect(await p.evaluate<number>(SIDEWAYS_IN_TABLE)).toBe(0);
     for (const text of [LONG_WORD, `see ${LONG_URL}`]) {
       const box = await table.getByText(text, { exact: true }).first().boundingBox();
       expect(box?.width ?? 0, text).toBeGreaterThanOrEqual(375 / 2);
     }
-    // Still a table to assistive technology: rows with their cells.
+    // Still a table to assistive technology: rows with their cells (eight columns, the last the message's actions).
     expect(
       await table
         .getByRole('row')
         .filter({ hasText: `see ${LONG_URL}` })
         .getByRole('cell')
         .count(),
-    ).toBe(7);
+    ).toBe(8);
     for (const [hash, ready] of [
       ['#/devices', () => p.getByRole('rowheader', { name: 'Shop phone' }).waitFor()],
       [`#/devices/${deviceId}`, () => p.getByRole('button', { name: 'Restart connection' }).waitFor()],
