@@ -211,15 +211,24 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     const p = await messagesPage('user actions');
     const row = rowWith(p, 'See you at 4');
 
-    await row.getByRole('button', { name: 'React', exact: true }).click();
-    await row.getByRole('button', { name: 'React with 👍', exact: true }).click();
+    // By keyboard: React opens the choice right after it, Enter on 👍 sends it, and focus is back on React.
+    const focused = () => p.evaluate<string>("document.activeElement?.textContent ?? ''");
+    await row.getByRole('button', { name: 'React', exact: true }).focus();
+    await p.keyboard.press('Enter');
+    await row.getByRole('group', { name: 'Pick a reaction' }).waitFor(WAIT);
+    await p.keyboard.press('Tab');
+    expect(await p.evaluate<string>("document.activeElement?.getAttribute('aria-label') ?? ''")).toBe('React with 👍');
+    await p.keyboard.press('Enter');
     await row.getByRole('status').filter({ hasText: 'Reaction sent' }).waitFor(WAIT);
+    expect(await row.getByRole('group', { name: 'Pick a reaction' }).count()).toBe(0);
+    expect(await focused()).toBe('React');
     expect(await row.getByRole('list', { name: 'Reactions' }).textContent()).toContain(`👍 from ${DEVICE_PHONE}`);
     expect((await messageOf(ours.id)).reactions).toEqual([{ from: DEVICE_PHONE, emoji: '👍' }]);
 
     await row.getByRole('button', { name: 'Take reaction away', exact: true }).click();
     await row.getByRole('status').filter({ hasText: 'Reaction removed' }).waitFor(WAIT);
     expect(await row.getByRole('list', { name: 'Reactions' }).count()).toBe(0);
+    expect(await focused()).toBe('React');
     expect((await messageOf(ours.id)).reactions).toBeUndefined();
 
     // A blank edit is refused: the API's message shows, and the form stays open with the text.

@@ -6,7 +6,7 @@
  * Owns: which actions a message offers and their calls. Must never: decide what the API allows beyond hiding what
  * cannot apply (an edit after 15 minutes is offered and refused by the API, in its own words).
  */
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { call, type Message } from '../api';
 import { useDisclosure, useOpenedForm } from '../hooks';
 import { ConfirmButton, ErrorNotice, Notice } from '../ui';
@@ -29,8 +29,12 @@ export function MessageActions({
   const [said, setSaid] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // One call at a time per message. Buttons stay enabled meanwhile: disabling the focused one would drop the focus.
+  const running = useRef(false);
   /** Calls the route; true when it answered 200 (the row is then the answer). */
   const perform = async (method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<boolean> => {
+    if (running.current) return false;
+    running.current = true;
     setBusy(true);
     setSaid(null);
     setError(null);
@@ -43,6 +47,7 @@ export function MessageActions({
       setError(failure);
       return false;
     } finally {
+      running.current = false;
       setBusy(false);
     }
   };
@@ -53,34 +58,28 @@ export function MessageActions({
   const mine = m.reactions?.find((r) => r.from === devicePhone);
 
   return (
-    <div class="message-actions">
+    <div class="message-actions" aria-busy={busy || undefined}>
       {!deleted && m.status !== 'failed' && (
         <ReactPicker
           mine={mine?.emoji ?? null}
-          busy={busy}
           onPick={(emoji) => perform('POST', `/messages/${id}/reaction`, { emoji })}
         />
       )}
       {ours && sent && !deleted && EDITABLE.has(m.type) && (
-        <EditForm
-          current={m.message ?? ''}
-          busy={busy}
-          onSave={(text) => perform('PATCH', `/messages/${id}`, { text })}
-        />
+        <EditForm current={m.message ?? ''} onSave={(text) => perform('PATCH', `/messages/${id}`, { text })} />
       )}
       {ours && !deleted && m.status !== 'failed' && (
         <ConfirmButton
           label={m.status === 'pending' ? 'Cancel message' : 'Delete for everyone'}
           question={m.status === 'pending' ? 'Cancel this message before it is sent?' : 'Delete it for everyone?'}
           confirmLabel={m.status === 'pending' ? 'Yes, cancel it' : 'Yes, delete it'}
-          disabled={busy}
           onConfirm={async () => {
             await perform('DELETE', `/messages/${id}`);
           }}
         />
       )}
       {!ours && m.read_at === null && (
-        <button type="button" disabled={busy} onClick={() => perform('POST', `/messages/${id}/read`)}>
+        <button type="button" onClick={() => perform('POST', `/messages/${id}/read`)}>
           Mark read
         </button>
       )}
@@ -90,15 +89,8 @@ export function MessageActions({
   );
 }
 
-function ReactPicker({
-  mine,
-  busy,
-  onPick,
-}: {
-  mine: string | null;
-  busy: boolean;
-  onPick: (emoji: string) => Promise<boolean>;
-}) {
+/** The emoji choice opens after the React button; once a choice is sent or taken away, focus is on React again. */
+function ReactPicker({ mine, onPick }: { mine: string | null; onPick: (emoji: string) => Promise<boolean> }) {
   const picker = useDisclosure();
   const pick = async (emoji: string) => {
     picker.close();
@@ -106,7 +98,7 @@ function ReactPicker({
   };
   return (
     <>
-      <button ref={picker.opener} type="button" aria-expanded={picker.open} disabled={busy} onClick={picker.toggle}>
+      <button ref={picker.opener} type="button" aria-expanded={picker.open} onClick={picker.toggle}>
         React
       </button>
       {picker.open && (
@@ -134,7 +126,14 @@ function ReactPicker({
         </span>
       )}
       {mine !== null && (
-        <button type="button" disabled={busy} onClick={() => onPick('')}>
+        <button
+          type="button"
+          onClick={async () => {
+            await onPick('');
+            // The button goes with the reaction: focus stays in the row, on React.
+            picker.opener.current?.focus();
+          }}
+        >
           Take reaction away
         </button>
       )}
@@ -142,19 +141,11 @@ function ReactPicker({
   );
 }
 
-function EditForm({
-  current,
-  busy,
-  onSave,
-}: {
-  current: string;
-  busy: boolean;
-  onSave: (text: string) => Promise<boolean>;
-}) {
+function EditForm({ current, onSave }: { current: string; onSave: (text: string) => Promise<boolean> }) {
   const editor = useDisclosure();
   return (
     <>
-      <button ref={editor.opener} type="button" aria-expanded={editor.open} disabled={busy} onClick={editor.toggle}>
+      <button ref={editor.opener} type="button" aria-expanded={editor.open} onClick={editor.toggle}>
         Edit
       </button>
       {editor.open && (
