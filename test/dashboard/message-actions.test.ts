@@ -120,7 +120,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
 
   const rowWith = (p: Page, text: string) => p.getByRole('row').filter({ hasText: text });
 
-  it('shows an incoming image whose preview loads, a file to download, and a file too large to keep', async () => {
+  it('shows an incoming image whose preview loads, one still downloading, a file to download, and one too large', async () => {
     const photo = media.answer('/photo.png', { bytes: PNG });
     const image = await fromCustomer(
       { type: 'image', text: 'a photo of the order', media: { url: photo, mimetype: 'image/png' } },
@@ -136,6 +136,12 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     await fromCustomer(
       { type: 'video', text: 'a long video', media: { url: big, mimetype: 'video/mp4' } },
       (m) => m.message === 'a long video',
+    );
+    // Its server holds the answer back: the message is there at once, its media still downloading.
+    const slow = media.answer('/slow.png', { held: true, bytes: PNG });
+    await fromCustomer(
+      { type: 'image', text: 'a photo still coming', media: { url: slow, mimetype: 'image/png' } },
+      (m) => m.message === 'a photo still coming',
     );
     const stored = await waitFor(
       () => messageOf(image.id),
@@ -168,6 +174,13 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     expect(Buffer.from(await fetched.arrayBuffer()).equals(pdf)).toBe(true);
 
     await rowWith(p, 'a long video').getByText('Media too large: not downloaded').waitFor(WAIT);
+    const coming = rowWith(p, 'a photo still coming');
+    await coming.getByText('Media downloading…').waitFor(WAIT);
+    expect(await coming.getByRole('img').count()).toBe(0);
+    // Once the file is stored the page shows it by itself.
+    media.release('/slow.png');
+    await coming.getByRole('img', { name: `Image from ${CUSTOMER}` }).waitFor(WAIT);
+    expect(await coming.getByText('Media downloading…').count()).toBe(0);
     expect(await seriousViolations(p)).toEqual([]);
   });
 
