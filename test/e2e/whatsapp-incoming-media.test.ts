@@ -1,7 +1,7 @@
 // DECISIONS 15, incoming media, end to end: the built gateway on the whatsapp network against the stand-in, which
 // encrypts a phone's media the way the phones do and serves it from its HTTPS media host. The gateway downloads it
 // through the library (decrypting as it reads), checks it against the SHA-256 the message announced, stores it, and
-// serves it at the signed `file_url` without a token. SQLite only (vitest.config.ts).
+// serves it at the signed `file_url` without a token; forwarded, it reaches another phone as the same bytes. SQLite only (vitest.config.ts).
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
@@ -9,6 +9,7 @@ import { PNG, startStandinWorld, WAIT, type StandinWorld } from './standin-harne
 
 const ME = '15552370001';
 const FRIEND = '15552370002';
+const OTHER = '15552370003';
 
 let world: StandinWorld;
 
@@ -68,6 +69,17 @@ describe('incoming media through the stand-in', () => {
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+
+    // Forwarded from the gateway's store to another phone: uploaded again, encrypted anew, and the phone decrypts the
+    // very bytes the friend sent, marked forwarded.
+    const forwarded = await world.api('POST', `/messages/${event.id}/forward`, { receiver: OTHER });
+    expect(forwarded.status, JSON.stringify(forwarded.body)).toBe(200);
+    const [entry] = await waitFor(
+      async () => ((await world.phone(OTHER)).inbox ?? []) as any[],
+      (entries) => entries.length === 1,
+      { ...WAIT, what: 'the forwarded image on the other phone' },
+    );
+    expect(entry).toMatchObject({ type: 'image', text: 'look', media_sha256: sha(PNG), forwarded: true });
   });
 
   it('a document keeps its name; a voice note and a sticker are stored too', async () => {
