@@ -79,16 +79,25 @@ export class ConnectionMedia {
   }
 }
 
-/** The reference to the copy the phone uploaded again (the library wrote its path into the message). */
+/**
+ * The reference to the copy the phone uploaded again (the library wrote its path into the message). It is fetched
+ * from the media host the message named (the library's own host name is known only once this socket uploaded).
+ */
 function renewed(reference: Reference, updated: WAMessage): Reference {
   const content = (updated.message as Record<string, { directPath?: string | null; url?: string | null } | undefined>)[
     `${reference.type}Message`
   ];
   const directPath = content?.directPath;
-  if (typeof directPath !== 'string' || directPath === '') {
+  if (typeof directPath !== 'string' || !directPath.startsWith('/')) {
     throw new NetworkMediaError('the phone’s re-upload named no new copy', 'permanent');
   }
-  const { url: _old, ...rest } = reference;
-  const url = content?.url;
-  return { ...rest, directPath, ...(typeof url === 'string' && url.startsWith('https://') ? { url } : {}) };
+  const { url: before, ...rest } = reference;
+  const given = content?.url;
+  const url =
+    before !== undefined
+      ? `https://${new URL(before).host}${directPath}`
+      : typeof given === 'string' && given.startsWith('https://')
+        ? given
+        : undefined;
+  return { ...rest, directPath, ...(url === undefined ? {} : { url }) };
 }
