@@ -3,7 +3,7 @@
  * `ptt`, contact cards (their vCards as sent), a poll (question, options, how many may be picked, and whether it
  * carried the message secret its votes need), and a text's link preview (title, description, the link, and a
  * fingerprint of its thumbnail); a reaction, edit or delete for everyone with the id of the message it acts on; a
- * text marked forwarded.
+ * message marked forwarded (whatever its kind).
  *
  * Owns: reading these out of a decrypted message for the inbox entry.
  * Must never: change the message, or answer a field the message does not carry.
@@ -49,7 +49,17 @@ export function contentDetails(message: proto.IMessage): ContentDetails {
   const action = actionDetails(message);
   if (action !== null) return action;
   const details = kindDetails(message);
-  return message.extendedTextMessage?.contextInfo?.isForwarded === true ? { ...details, forwarded: true } : details;
+  return isForwarded(message) ? { ...details, forwarded: true } : details;
+}
+
+/** Whether the message's content (a text, media, a location, cards, a poll: whichever it is) says it was forwarded. */
+function isForwarded(message: proto.IMessage): boolean {
+  return Object.values(message).some(
+    (content: unknown) =>
+      content !== null &&
+      typeof content === 'object' &&
+      (content as { contextInfo?: { isForwarded?: boolean | null } | null }).contextInfo?.isForwarded === true,
+  );
 }
 
 function kindDetails(message: proto.IMessage): ContentDetails {

@@ -11,6 +11,7 @@ import { CHANGE_ROUTES, phoneChanges, type ChangeRoute } from './changes.js';
 import { phoneVotes } from './votes.js';
 import { linkedProfilesNotification } from './lid-mappings.js';
 import { ControlError } from './pairing.js';
+import { expireOnHost } from './media-retry.js';
 import { buildPhoneMessage } from './phone-content.js';
 import { messageId, phoneReads, phoneSendsTo } from './routing.js';
 import type { StandinHub } from './server.js';
@@ -153,6 +154,13 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
   // A message from the phone.
   if (typeof body.to !== 'string') throw new ControlError(400, 'to must be a number or a group id');
   const message = await buildPhoneMessage(hub, body);
+  // The media host's copy expired before the device fetched it; the phone still has it (`reupload`) or not (`gone`).
+  if (body.media_expired !== undefined) {
+    if (body.media_expired !== 'reupload' && body.media_expired !== 'gone')
+      throw new ControlError(400, 'media_expired must be "reupload" or "gone"');
+    if (!expireOnHost(hub, message, body.media_expired === 'reupload' ? 'kept' : 'deleted'))
+      throw new ControlError(400, 'media_expired needs media');
+  }
   const id = messageId();
   const text = typeof body.text === 'string' ? body.text : typeof body.caption === 'string' ? body.caption : undefined;
   if (body.to.endsWith('@g.us')) {

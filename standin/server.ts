@@ -15,6 +15,7 @@ import { handleControl } from './control.js';
 import { Groups } from './groups.js';
 import { answerIq, type IqContext } from './iq.js';
 import { startMediaHost } from './media.js';
+import { mediaRetryFromCompanion } from './media-retry.js';
 import { Pairing, now } from './pairing.js';
 import { sendInitialHistory } from './history.js';
 import { ackFromCompanion, fromCompanion, receiptFromCompanion, type RoutingContext } from './routing.js';
@@ -46,6 +47,8 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
   readonly world = new World();
   readonly streams = new Set<Stream>();
   readonly media = new Map<string, Buffer>();
+  /** The phones' own copies of media whose copy on the host expired (media-retry.ts). */
+  readonly phoneCopies = new Map<string, Buffer>();
   readonly pairing = new Pairing(this.world);
   readonly groups = new Groups(this);
   /** Presence and chat states devices told (chatstates.ts), for `GET /control/presence`. */
@@ -116,7 +119,14 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
           await fromCompanion(this, this.groups.fanout, stream.companion, node, stream);
         return;
       case 'receipt':
-        if (stream.companion !== undefined) receiptFromCompanion(this, node, stream);
+        // A re-upload request for media whose copy on the host expired: answered by the phone (media-retry.ts).
+        if (stream.companion !== undefined && node.attrs.type === 'server-error') {
+          stream.send({
+            tag: 'ack',
+            attrs: { class: 'receipt', id: node.attrs.id ?? '', from: node.attrs.to ?? '', type: 'server-error' },
+          });
+          mediaRetryFromCompanion(this, node, stream);
+        } else if (stream.companion !== undefined) receiptFromCompanion(this, node, stream);
         return;
       case 'ack':
         if (stream.companion !== undefined) ackFromCompanion(this, node);

@@ -298,6 +298,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     incomingMedia: mediaOfMessages(store, mediaLinks),
   });
   const actions = new MessageActions({
+    incomingMedia: mediaOfMessages(store, mediaLinks),
     store,
     clock,
     senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),

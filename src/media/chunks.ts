@@ -102,6 +102,23 @@ export async function mediaSource(db: Db, mediaId: string): Promise<MediaSource 
   };
 }
 
+/**
+ * A copy of stored media under a new id (`to`), chunk by chunk, each its own statement copied inside the store, so
+ * the copy has an owner of its own (the message it is sent with) and neither outlives nor cuts short the other.
+ * False, with nothing kept, when the media is not (or stops being) stored.
+ */
+export async function copyMedia(db: Db, clock: Clock, from: string, to: string): Promise<boolean> {
+  const chunks = await mediaRepository.layout(db, from);
+  if (chunks.length === 0) return false;
+  for (const { seq } of chunks) {
+    if (!(await mediaRepository.copyChunk(db, from, to, seq, clock.now()))) {
+      await mediaRepository.deleteMany(db, [to]);
+      return false;
+    }
+  }
+  return true;
+}
+
 /** Deletes these pieces of media (in the caller's transaction when `db` is one). Their space is reused. */
 export function deleteMedia(db: Db, mediaIds: readonly string[]): Promise<void> {
   return mediaRepository.deleteMany(db, mediaIds);

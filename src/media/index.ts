@@ -10,3 +10,10 @@ export { incomingMediaRepository, type IncomingMediaRow, type IncomingMediaStatu
 export { MediaLinks } from './links.js';
 export { pendingMediaRow } from './pending.js';
 export { mediaOfMessages, shownMedia } from './shown.js';
+export {
+  copyForwardedMedia,
+  findForwardableMedia,
+  forwardableMedia,
+  mediaNotForwardable,
+  type ForwardableMedia,
+} from './forwarding.js';

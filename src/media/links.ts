@@ -48,6 +48,11 @@ export class MediaLinks {
     return `${this.options.baseUrl()}/media/${encodeURIComponent(mediaId)}?expires=${expires}&signature=${signature}`;
   }
 
+  /** The media's URL without a signature: it is served with the account's bearer token (a forwarded copy names it). */
+  plainUrl(mediaId: string): string {
+    return `${this.options.baseUrl()}/media/${encodeURIComponent(mediaId)}`;
+  }
+
   check(mediaId: string, expires: string, signature: string): SignatureCheck {
     if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return 'invalid';
     const given = Buffer.from(signature, 'base64url');

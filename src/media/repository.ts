@@ -9,6 +9,7 @@
  * Must never: read more than one chunk's bytes in a statement, or decide when
  * media is no longer needed (its owners say so: see chunks.ts).
  */
+import { sql } from 'kysely';
 import type { Db } from '../store/schema.js';
 
 export const mediaRepository = {
@@ -40,6 +41,31 @@ export const mediaRepository = {
         .where('seq', '=', seq)
         .executeTakeFirst()
     )?.bytes,
+
+  /**
+   * Copies one chunk of `from` as the same chunk of `to`, inside the store (its bytes never pass through the
+   * gateway); false when `from` has no such chunk (deleted meanwhile).
+   */
+  copyChunk: async (db: Db, from: string, to: string, seq: number, now: number): Promise<boolean> => {
+    const result = await db
+      .insertInto('media_chunks')
+      .columns(['media_id', 'seq', 'bytes', 'size', 'created_at'])
+      .expression(
+        db
+          .selectFrom('media_chunks')
+          .select([
+            sql<string>`cast(${to} as text)`.as('media_id'),
+            'seq',
+            'bytes',
+            'size',
+            sql<number>`cast(${now} as bigint)`.as('created_at'),
+          ])
+          .where('media_id', '=', from)
+          .where('seq', '=', seq),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  },
 
   deleteMany: async (db: Db, mediaIds: readonly string[]): Promise<void> => {
     if (mediaIds.length === 0) return;

@@ -5,6 +5,7 @@
  *
  * Owns: that shape, made from a row. Must never: read bytes, or sign a URL for media of another message.
  */
+import type { Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { incomingMediaRepository, type IncomingMediaRow, type IncomingMediaStatus } from './incoming-repository.js';
 import type { MediaLinks } from './links.js';
@@ -38,9 +39,10 @@ export function shownMedia(row: IncomingMediaRow, links: MediaLinks): ShownMedia
 /** The media of messages as shown, read from the store (MessageReads' port). */
 export function mediaOfMessages(store: Store, links: MediaLinks) {
   return {
-    async shown(messageIds: readonly string[]): Promise<Map<string, ShownMedia>> {
-      const rows = await incomingMediaRepository.forMessages(store.db, messageIds);
+    async shown(messageIds: readonly string[], db: Db = store.db): Promise<Map<string, ShownMedia>> {
+      const rows = await incomingMediaRepository.forMessages(db, messageIds);
       return new Map([...rows].map(([id, row]) => [id, shownMedia(row, links)]));
     },
+    plainUrl: (mediaId: string): string => links.plainUrl(mediaId),
   };
 }

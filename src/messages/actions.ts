@@ -13,6 +13,7 @@ import type { Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
+import { findForwardableMedia } from '../media/index.js';
 import { recordEvent } from '../events/record.js';
 import { newUlid } from '../ids.js';
 import type { QuotedMessage } from '../network/network.js';
@@ -20,7 +21,15 @@ import type { Database, Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
 import { actionsRepository } from './actions-repository.js';
-import { actionTarget, chatOf, editedParams, forwardBody, validateEditText, validateEmoji } from './actions-rules.js';
+import {
+  actionTarget,
+  chatOf,
+  editedParams,
+  forwardBody,
+  receivedMediaSource,
+  validateEditText,
+  validateEmoji,
+} from './actions-rules.js';
 import { idempotencyRepository } from './idempotency-repository.js';
 import { incomingIdsRepository } from './incoming-ids-repository.js';
 import { messageMediaRepository } from './media-repository.js';
@@ -30,6 +39,7 @@ import { quotaRepository } from './quota-repository.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
 import { messagesRepository, type MessageRow } from './repository.js';
+import type { MediaOfMessages } from './reads.js';
 import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
 
 export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
@@ -47,6 +57,8 @@ export interface MessageActionsOptions {
   readonly onAccepted: (deviceId: number) => void;
   /** Called in the accepting transaction with the device that got an action (wakes the node holding it). */
   readonly announce?: (trx: Transaction<Database>, deviceIds: readonly number[]) => Promise<void>;
+  /** Incoming messages' media as the message object shows it, and the gateway's own URL of it (src/media/). */
+  readonly incomingMedia?: MediaOfMessages;
 }
 
 type ActionKind = 'reaction' | 'edit' | 'delete' | 'read';
@@ -174,11 +186,17 @@ export class MessageActions {
     const row = await messagesRepository.find(this.options.store.db, accountId, id);
     if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
     const receiver = body !== null && typeof body === 'object' ? (body as { receiver?: unknown }).receiver : undefined;
+    // Received media goes on from the store; the forward names it by the gateway's own URL of it.
+    const source = receivedMediaSource(row);
+    const media = source === null ? undefined : await findForwardableMedia(this.options.store.db, source);
+    const url = media === undefined ? undefined : this.options.incomingMedia?.plainUrl(media.mediaId);
+    const { stored, ...content } = forwardBody(row, media && url ? { media, url } : undefined);
     return this.options.messages.forward(
       accountId,
-      { device: row.device_phone, receiver, ...forwardBody(row) },
+      { device: row.device_phone, receiver, ...content },
       key,
       row.id,
+      stored === undefined ? undefined : { media: stored, from: source! },
     );
   }
 
@@ -235,7 +253,7 @@ export class MessageActions {
         code: 200,
         status: 200,
         message: decision.message,
-        data: await shown(trx, decision.row),
+        data: await shown(trx, decision.row, this.options.incomingMedia),
       };
       if (key !== undefined)
         await idempotencyRepository.saveIdempotentResponse(trx, accountId, key, JSON.stringify(answer));
@@ -295,16 +313,20 @@ function actionRow(row: MessageRow, queue: NonNullable<Decision['queue']>, now: 
 }
 
 /**
- * The message object as GET /messages/{id} shows it: with its reactions, a poll's tally, and its members' receipts in
- * a group (an incoming message's media is left out: its links are made outside the transaction).
+ * The message object as GET /messages/{id} shows it: with its reactions, a poll's tally, its members' receipts in a
+ * group, and an incoming message's media (its status and signed `file_url`).
  */
-async function shown(db: Db, row: MessageRow) {
+async function shown(db: Db, row: MessageRow, incomingMedia: MediaOfMessages | undefined) {
   const receipts = hasMemberReceipts(row)
     ? ((await receiptsRepository.forMessages(db, [row.id])).get(row.id) ?? [])
     : undefined;
   const reactions = (await reactionsRepository.forMessages(db, [row.id])).get(row.id);
   const votes = row.type === 'poll' ? (await pollVotesRepository.forMessages(db, [row.id])).get(row.id) : undefined;
-  return presentMessage(row, undefined, receipts, reactions, votes);
+  const media =
+    row.direction === 'incoming' && incomingMedia !== undefined
+      ? (await incomingMedia.shown([row.id], db)).get(row.id)
+      : undefined;
+  return presentMessage(row, undefined, receipts, reactions, votes, media);
 }
 
 function replayOf(storedHash: string, requestHash: string, response: string): SendAnswer {

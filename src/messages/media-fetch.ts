@@ -1,7 +1,7 @@
 /**
  * Media of a message being accepted (docs/internals.md, Sending): fetched once from its URL into the
  * store (media-intake.ts), its type checked against the bytes, and a refusal turned into the error the
- * spec names.
+ * spec names; or, for received media forwarded, copied in the store (src/media/forwarding.ts).
  *
  * Owns: the refusals of a media fetch (URL, address guard, size, busy, download, format), the type a
  * document is sent as, and naming a file from the answer when its request and URL named none.
@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
+import { copyForwardedMedia, type ForwardableMedia } from '../media/index.js';
 import {
   MediaFetchError,
   PRIVATE_DESTINATION_HINT,
@@ -44,9 +45,13 @@ export interface MediaFetcherOptions {
 export class MediaFetcher {
   private readonly intake: MediaIntake;
   private readonly logger: FastifyBaseLogger | undefined;
+  private readonly store: Store;
+  private readonly clock: Clock;
 
   constructor(options: MediaFetcherOptions) {
     this.logger = options.logger;
+    this.store = options.store;
+    this.clock = options.clock;
     this.intake = new MediaIntake({
       store: options.store,
       clock: options.clock,
@@ -58,6 +63,19 @@ export class MediaFetcher {
   /** Drops a fetched download (its request became no message). */
   discard(mediaId: string): Promise<void> {
     return this.intake.discard(mediaId);
+  }
+
+  /**
+   * Received media sent on (a forward): copied in the store from the received message's media, never fetched over
+   * HTTP (src/media/forwarding.ts decides what can be); its type is the one the network gave it. The send's size
+   * limit of its kind holds as for a URL.
+   */
+  async fromStore(media: MediaRequest, stored: ForwardableMedia): Promise<FetchedMedia> {
+    if (stored.size !== null && stored.size > media.maxBytes) {
+      throw new ApiError('FILE_TOO_LARGE', { error: `larger than ${media.maxBytes / 1024 / 1024} MB` });
+    }
+    const mediaId = await copyForwardedMedia(this.store.db, this.clock, stored);
+    return { mediaId, mimetype: stored.mimetype, contentDisposition: null };
   }
 
   /** Fetches the request's media into the store; throws the ApiError that refuses the send. */

@@ -7,6 +7,7 @@
  * Must never: write, or show a message of another account (every read names the account).
  */
 import { ApiError } from '../errors.js';
+import type { Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { hasMemberReceipts, presentMessage, type MessageJson, type ShownMedia } from './present.js';
 import { pollVotesRepository } from './poll-votes.js';
@@ -21,7 +22,10 @@ export interface DeviceByPhone {
 
 /** The media of incoming messages, as shown (src/media/ fills it). */
 export interface MediaOfMessages {
-  shown(messageIds: readonly string[]): Promise<Map<string, ShownMedia>>;
+  /** The media of these incoming messages as shown, read through `db` (the store, or a transaction on it). */
+  shown(messageIds: readonly string[], db?: Db): Promise<Map<string, ShownMedia>>;
+  /** The gateway's own URL of a media, served with the account's token (a forward of received media names it). */
+  plainUrl(mediaId: string): string;
 }
 
 export interface MessageFilter {

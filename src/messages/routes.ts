@@ -207,7 +207,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
         tags,
         summary: 'Forward a message to another receiver',
         description:
-          'A new message with the stored content (ours, or a text received), counted and sent like any other, shown as forwarded (`params.forwarded: true`). Answers as POST /messages does, with the new message.',
+          'A new message with the stored content, counted and sent like any other, shown as forwarded (`params.forwarded: true`). Ours (media fetched again from its URL), or one received: a text, location, contact cards, poll, or media (image, video, audio, file, sticker) sent from the gateway’s store, the new message naming it by the gateway’s own URL and `params.forwarded_from`. Received media not `stored` (pending, failed, too_large, expired) and other received kinds: 400 `Message cannot be forwarded`, `error` saying why. Answers as POST /messages does, with the new message.',
         params,
         headers,
         body: ForwardBody,

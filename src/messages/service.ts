@@ -17,6 +17,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
+import type { ForwardableMedia } from '../media/index.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
@@ -46,6 +47,12 @@ export interface SenderDirectory {
   isConnected(device: DeviceRow): boolean;
   /** Not connected because its connection is being re-established after a store fault (see ConnectionManager). */
   isRecovering?(device: DeviceRow): boolean;
+}
+
+/** Received media a forward sends from the store, and the received message it is the media of. */
+export interface StoredForward {
+  readonly media: ForwardableMedia;
+  readonly from: string;
 }
 
 export interface MessagesServiceOptions {
@@ -154,9 +161,12 @@ export class MessagesService {
     body: Record<string, unknown>,
     idempotencyKey: string | undefined,
     sourceId: string,
+    stored?: StoredForward,
   ): Promise<SendAnswer> {
     const validated = validateSendRequest(body, { requireReceiver: true });
-    const request = { ...validated, params: { ...validated.params, forwarded: true } };
+    // Received media sent on names the received message it came from, so a forward of this one sends it on again.
+    const marks = stored === undefined ? { forwarded: true } : { forwarded: true, forwarded_from: stored.from };
+    const request = { ...validated, params: { ...validated.params, ...marks } };
     const requestHash = idempotencyKey === undefined ? '' : hashBody({ forward: sourceId, receiver: body.receiver });
     if (idempotencyKey !== undefined) {
       const replay = await this.replay(accountId, idempotencyKey, requestHash);
@@ -170,16 +180,20 @@ export class MessagesService {
         throw new ApiError('GROUP_NOT_FOUND', { error: 'the sending device is not in a group with this id' });
       }
     }
-    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
+    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash, stored?.media);
   }
 
-  /** The part of a send after the device is known: it must be able to send now; media is fetched; then the durable accept. */
+  /**
+   * The part of a send after the device is known: it must be able to send now; media is fetched (or, for received
+   * media sent on, copied in the store); then the durable accept.
+   */
   private async acceptFrom(
     accountId: number,
     device: DeviceRow,
     request: ValidatedMessage,
     idempotencyKey: string | undefined,
     requestHash: string,
+    stored?: ForwardableMedia,
   ): Promise<SendAnswer> {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     // An open connection means paired; a device not connected right now cannot take messages.
@@ -192,7 +206,12 @@ export class MessagesService {
       request.quotedMessageId === undefined
         ? undefined
         : await resolveQuote(this.options.store.db, accountId, device.id, request.quotedMessageId);
-    const media = request.media === null ? null : await this.media.fetch(request.media);
+    const media =
+      request.media === null
+        ? null
+        : stored === undefined
+          ? await this.media.fetch(request.media)
+          : await this.media.fromStore(request.media, stored);
     if (media !== null) request = withFileName(request, media.contentDisposition);
     let outcome: Awaited<ReturnType<AcceptanceWriter['accept']>>;
     try {

@@ -1,7 +1,8 @@
 // DECISIONS 15, incoming media, end to end: the built gateway on the whatsapp network against the stand-in, which
 // encrypts a phone's media the way the phones do and serves it from its HTTPS media host. The gateway downloads it
 // through the library (decrypting as it reads), checks it against the SHA-256 the message announced, stores it, and
-// serves it at the signed `file_url` without a token. SQLite only (vitest.config.ts).
+// serves it at the signed `file_url` without a token (a copy the media host no longer has is uploaded again by the
+// phone when asked); forwarded, it reaches another phone as the same bytes. SQLite only (vitest.config.ts).
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.js';
@@ -9,6 +10,7 @@ import { PNG, startStandinWorld, WAIT, type StandinWorld } from './standin-harne
 
 const ME = '15552370001';
 const FRIEND = '15552370002';
+const OTHER = '15552370003';
 
 let world: StandinWorld;
 
@@ -68,6 +70,17 @@ describe('incoming media through the stand-in', () => {
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toBe('image/png');
     expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+
+    // Forwarded from the gateway's store to another phone: uploaded again, encrypted anew, and the phone decrypts the
+    // very bytes the friend sent, marked forwarded.
+    const forwarded = await world.api('POST', `/messages/${event.id}/forward`, { receiver: OTHER });
+    expect(forwarded.status, JSON.stringify(forwarded.body)).toBe(200);
+    const [entry] = await waitFor(
+      async () => ((await world.phone(OTHER)).inbox ?? []) as any[],
+      (entries) => entries.length === 1,
+      { ...WAIT, what: 'the forwarded image on the other phone' },
+    );
+    expect(entry).toMatchObject({ type: 'image', text: 'look', media_sha256: sha(PNG), forwarded: true });
   });
 
   it('a document keeps its name; a voice note and a sticker are stored too', async () => {
@@ -82,5 +95,28 @@ describe('incoming media through the stand-in', () => {
     const sticker = await arrived('the sticker');
     const bytes = await fetch((await stored(sticker.id)).file_url, { headers: { connection: 'close' } });
     expect(Buffer.from(await bytes.arrayBuffer()).equals(PNG)).toBe(true);
+  });
+
+  it('media whose copy on the media host expired is uploaded again by the phone when asked, then stored', async () => {
+    await phoneSends({
+      image: { url: world.filesUrl, mimetype: 'image/png' },
+      caption: 'late',
+      media_expired: 'reupload',
+    });
+    const late = await arrived('the image whose host copy expired');
+    const message = await stored(late.id);
+    expect(message.media).toMatchObject({ status: 'stored', size: PNG.length, sha256: sha(PNG) });
+    const served = await fetch(message.file_url, { headers: { connection: 'close' } });
+    expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+
+    // The phone no longer has it either: it says so, and the media is failed at once (nothing left to retry).
+    await phoneSends({ image: { url: world.filesUrl, mimetype: 'image/png' }, caption: 'lost', media_expired: 'gone' });
+    const lost = await arrived('the image the phone lost');
+    const failed = await waitFor(
+      () => world.message(lost.id),
+      (m) => m.media?.status === 'failed',
+      { ...WAIT, what: 'the media failed' },
+    );
+    expect(failed.file_url).toBeNull();
   });
 });

@@ -7,7 +7,7 @@
  * claim of the session's stored state (re-sealed under the current key
  * before the first socket when a previous key is configured), the credentials'
  * writes, and wiring each socket's events to the parts that send (sending.ts),
- * receive (receiving.ts) and manage groups (connection-groups.ts).
+ * receive (receiving.ts), manage groups (connection-groups.ts) and download incoming media (connection-media.ts).
  *
  * State: starting → (pairing | connecting) → open → ended. Exactly one final
  * event (`disconnected` or `logged_out`) ends a connection, or `close()` ends
@@ -44,9 +44,8 @@ import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
 import { closeAction } from './close-codes.js';
 import type { ConnectionContext, ConnectionDeps } from './connection-context.js';
 import { ConnectionGroups } from './connection-groups.js';
+import { ConnectionMedia } from './connection-media.js';
 import { GroupReceipts } from './group-receipts.js';
-import { lidResolved } from './lid.js';
-import { downloadWhatsAppMedia } from './media-download.js';
 import { phoneOf } from './numbers.js';
 import { prepareInitialPreKeys } from './pre-keys.js';
 import { Receiving } from './receiving.js';
@@ -86,6 +85,7 @@ export class WhatsAppConnection implements NetworkConnection {
   private readonly sending: Sending;
   private readonly receiving: Receiving;
   private readonly groups: ConnectionGroups;
+  private readonly media: ConnectionMedia;
   /** Whether `paired` was told, once the credentials were stored (reportPaired); false until then. */
   private pairedReported: Promise<boolean> = Promise.resolve(false);
   /** A credentials write failed: the stored session is not the one the network knows. */
@@ -118,6 +118,7 @@ export class WhatsAppConnection implements NetworkConnection {
     this.groups = new ConnectionGroups(ctx);
     this.sending = new Sending(ctx, (socket, jid) => this.groups.cached(socket, jid));
     this.receiving = new Receiving(ctx, this.groups);
+    this.media = new ConnectionMedia(ctx);
     // Nothing happens inside connect(): the gateway stores the connection first.
     setImmediate(() => void this.start());
   }
@@ -205,11 +206,7 @@ export class WhatsAppConnection implements NetworkConnection {
       'groups.upsert': (groups) => this.groups.onUpsert(groups),
       'groups.update': (groups) => this.groups.onUpdate(groups),
       'group-participants.update': (update) => this.groups.onParticipants(update),
-      'lid-mapping.update': (update) => {
-        const resolved = lidResolved(update);
-        // Behind the incoming messages already handed over: a report never overtakes the message it concerns.
-        if (resolved !== null) this.receiving.afterInbound(resolved);
-      },
+      'lid-mapping.update': (update) => this.receiving.onLidMapping(update),
     };
     this.detach = attachSocket(socket, handlers, (node) => this.sending.onAck(node));
   }
@@ -409,8 +406,9 @@ export class WhatsAppConnection implements NetworkConnection {
     this.groups.addParticipants(groupId, phones);
   readonly updateGroup = (groupId: NetworkGroupId, changes: GroupChanges) => this.groups.updateGroup(groupId, changes);
   readonly checkNumbers = (phones: ReadonlyArray<PhoneNumber>) => this.groups.checkNumbers(phones);
-  // From the media host over HTTPS: the socket is not needed, so media still downloads while it reconnects.
-  readonly downloadMedia = (media: IncomingMedia) => downloadWhatsAppMedia(media);
+  // --- incoming media (connection-media.ts) ---------------------------------------
+
+  readonly downloadMedia = (media: IncomingMedia) => this.media.download(media);
 
   // --- pairing, logout, close ----------------------------------------------------
 

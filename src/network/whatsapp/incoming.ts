@@ -21,7 +21,7 @@ import {
 import type { IncomingContent, NetworkEvent } from '../network.js';
 import { contactCards } from './incoming-contacts.js';
 import { contextOf } from './incoming-context.js';
-import { incomingMediaOf } from './media-download.js';
+import { incomingMediaOf, mediaMessageKey } from './media-download.js';
 import { senderInChat } from './lid.js';
 import { unsupportedContent } from './unsupported.js';
 
@@ -55,11 +55,13 @@ function pollContent(poll: proto.Message.IPollCreationMessage): IncomingContent 
 export function incomingContent(message: WAMessage): IncomingContent | null {
   const content = normalizeMessageContent(message.message);
   if (content === undefined || content === null) return null;
+  // Kept with the media: the sender's phone finds the message by it when asked to upload the media again.
+  const key = mediaMessageKey(message.key);
   const text = content.conversation ?? content.extendedTextMessage?.text;
   if (typeof text === 'string' && text !== '') return { type: 'chat', text };
   const audio = content.audioMessage;
   if (audio !== null && audio !== undefined) {
-    const media = incomingMediaOf('audio', audio);
+    const media = incomingMediaOf('audio', audio, key);
     return {
       type: 'audio',
       mimetype: audio.mimetype ?? 'application/octet-stream',
@@ -77,7 +79,7 @@ export function incomingContent(message: WAMessage): IncomingContent | null {
     if (item === null || item === undefined) continue;
     const caption = 'caption' in item ? given(item.caption) : undefined;
     const fileName = 'fileName' in item ? given(item.fileName) : undefined;
-    const media = incomingMediaOf(type, item);
+    const media = incomingMediaOf(type, item, key);
     return {
       type,
       mimetype: item.mimetype ?? 'application/octet-stream',

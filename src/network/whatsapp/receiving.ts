@@ -18,7 +18,7 @@ import { fromNetworkId } from './ids.js';
 import { translateIncoming } from './incoming.js';
 import { resolveMentions } from './incoming-context.js';
 import { MAX_CHOICE_REPLY, OFFER_TTL_MS, decodeOffer, pickChoice } from './interactive.js';
-import { resolveSender } from './lid.js';
+import { lidResolved, resolveSender } from './lid.js';
 import { translateChange, type Changed } from './message-changes.js';
 import { keepReceivedPollSecret, readPollSecret } from './poll-secrets.js';
 import { isPollVote, readPollVote, type PollVoted } from './poll-votes.js';
@@ -42,6 +42,12 @@ export class Receiving {
   /** Tells `event` after the incoming messages handed over before it: a report never overtakes its message. */
   afterInbound(event: NetworkEvent): void {
     this.inbound = this.inbound.then(() => this.ctx.emit(event));
+  }
+
+  /** A LID's number learnt: reported behind the incoming messages already handed over. */
+  onLidMapping(update: BaileysEventMap['lid-mapping.update']): void {
+    const resolved = lidResolved(update);
+    if (resolved !== null) this.afterInbound(resolved);
   }
 
   onUpsert({ messages, type }: BaileysEventMap['messages.upsert']): void {

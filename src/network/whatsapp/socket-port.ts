@@ -46,6 +46,7 @@ export type SocketPort = Pick<
   | 'onWhatsApp'
   | 'sendPresenceUpdate'
   | 'readMessages'
+  | 'updateMediaMessage'
   | 'user'
 > & {
   /**

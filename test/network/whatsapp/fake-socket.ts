@@ -253,6 +253,23 @@ export class FakeSocket implements SocketPort {
   sendPresenceUpdate: SocketPort['sendPresenceUpdate'] = async (type, jid) => {
     this.record('sendPresenceUpdate', [type, jid]);
   };
+
+  /**
+   * What the sender's phone answers a media re-upload request: the new copy's path, or an error (as the library
+   * throws it). By default it never answers.
+   */
+  onMediaRetry: (message: WAMessage) => Promise<{ directPath: string } | Error> = () => new Promise(() => undefined);
+
+  /** As the library: asks, then writes the new copy's path and URL into the message's media and answers it. */
+  updateMediaMessage: SocketPort['updateMediaMessage'] = async (message) => {
+    this.record('updateMediaMessage', [structuredClone(message)]);
+    const answer = await this.onMediaRetry(message);
+    if (answer instanceof Error) throw answer;
+    const content = Object.values(message.message ?? {})[0] as { directPath?: string; url?: string };
+    content.directPath = answer.directPath;
+    content.url = `https://mmg.whatsapp.net${answer.directPath}`;
+    return message;
+  };
 }
 
 /** A factory that hands out fake sockets and remembers them in order. */
