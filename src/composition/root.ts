@@ -299,6 +299,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const actions = new MessageActions({
     store,
+    committer,
     clock,
     senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),
     messages,
