@@ -1,17 +1,22 @@
 /**
- * Message actions accepted in batches (docs/internals.md, Message actions): every action whose transaction would
- * start while a commit is in flight joins the next shared commit (store/batcher.ts), as sends do (acceptance.ts), so
- * a batch of reactions costs one commit (one fsync on SQLite), not one each.
+ * Message actions accepted in batches on SQLite (docs/internals.md, Message actions): every action whose transaction
+ * would start while a commit is in flight joins the next shared commit (store/batcher.ts), as sends do
+ * (acceptance.ts), so a burst of reactions costs one commit (one fsync, on the store's only writer), not one each.
+ * On PostgreSQL each action stays a transaction of its own: an action is several statements, a batch would run them
+ * one after another on one connection, and the pool running them side by side measured faster (bench/README.md,
+ * Message actions).
  *
  * Owns: running each action's work in a savepoint of the shared transaction, in arrival order, so an action refused
  * with an ApiError (not editable, not deletable, ...) leaves nothing of its own behind (its key's claim included)
  * and its neighbours still commit; handing the refusal back to its caller once the batch is over.
- * Must never: answer an action before its batch commits, or keep a refused action's writes. Any other error (the
- * store's) is the batch's: the Committer rolls it back and runs each item alone.
+ * Must never: answer an action before its transaction commits, keep a refused action's writes, or make an action's
+ * outcome depend on the store (only how it is committed differs). Any other error (the store's) is the batch's: the
+ * Committer rolls it back and runs each item alone.
  */
-import { sql, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { ApiError } from '../errors.js';
 import type { Committer } from '../store/batcher.js';
+import { onPostgres } from '../store/dialect.js';
 import type { Database } from '../store/schema.js';
 
 type Job = (trx: Transaction<Database>) => Promise<unknown>;
@@ -19,8 +24,13 @@ type Result = { readonly ok: true; readonly value: unknown } | { readonly ok: fa
 
 export class ActionBatches {
   private readonly submit: (job: Job) => Promise<Result>;
+  private readonly shared: boolean;
 
-  constructor(committer: Committer) {
+  constructor(
+    committer: Committer,
+    private readonly db: Kysely<Database>,
+  ) {
+    this.shared = !onPostgres(db);
     this.submit = committer.channel<Job, Result>(async (trx, jobs) => {
       const results: Result[] = [];
       for (const job of jobs) results.push(await inSavepoint(trx, job));
@@ -28,8 +38,9 @@ export class ActionBatches {
     });
   }
 
-  /** Runs `job` in the next shared transaction; its answer (or its refusal) once that transaction has committed. */
+  /** Runs `job` in the next shared transaction (its own on PostgreSQL); its answer or refusal once that has committed. */
   async run<T>(job: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    if (!this.shared) return this.db.transaction().execute(job);
     const result = await this.submit(job);
     if (!result.ok) throw result.error;
     return result.value as T;

@@ -42,7 +42,7 @@ export const REASON_CANCELLED = 'cancelled';
 
 export interface MessageActionsOptions {
   readonly store: Store;
-  /** The shared commit stream: actions are written in batches, in transactions shared with sends (action-batches.ts). */
+  /** The shared commit stream: on SQLite actions are written in batches shared with sends (action-batches.ts). */
   readonly committer: Committer;
   readonly clock: Clock;
   readonly senders: SenderDirectory;
@@ -73,7 +73,7 @@ export class MessageActions {
   private readonly batches: ActionBatches;
 
   constructor(private readonly options: MessageActionsOptions) {
-    this.batches = new ActionBatches(options.committer);
+    this.batches = new ActionBatches(options.committer, options.store.db);
   }
 
   /** `POST /messages/{id}/reaction {emoji}`. */

@@ -1,10 +1,11 @@
-// Message actions written in batches (src/messages/action-batches.ts): jobs submitted in one turn of the event loop
-// share one transaction; one refused with an ApiError keeps none of its writes and the others commit; an error that
-// is not a refusal is the batch's, and each job is then run alone.
+// Message actions written in batches (src/messages/action-batches.ts): on SQLite jobs submitted in one turn of the
+// event loop share one transaction, on PostgreSQL each has its own; on both, one refused with an ApiError keeps none
+// of its writes and the others commit, and an error that is not a refusal fails its own job only.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { ActionBatches } from '../../src/messages/action-batches.js';
 import { Committer } from '../../src/store/batcher.js';
+import { onPostgres } from '../../src/store/dialect.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 
 describe.skipIf(noStoreAvailable)('action batches', () => {
@@ -29,9 +30,9 @@ describe.skipIf(noStoreAvailable)('action batches', () => {
         .execute()
     ).map((row) => row.key);
 
-  it('one commit for jobs of one turn; a refused job keeps nothing, its neighbours commit', async () => {
+  it('one commit for jobs of one turn on SQLite; a refused job keeps nothing, its neighbours commit', async () => {
     const transaction = vi.spyOn(gw.app.store.db, 'transaction');
-    const batches = new ActionBatches(new Committer(gw.app.store.db));
+    const batches = new ActionBatches(new Committer(gw.app.store.db), gw.app.store.db);
     const outcomes = await Promise.allSettled([
       batches.run(async (trx) => {
         await trx
@@ -55,7 +56,7 @@ describe.skipIf(noStoreAvailable)('action batches', () => {
         return 'c';
       }),
     ]);
-    expect(transaction).toHaveBeenCalledTimes(1);
+    expect(transaction).toHaveBeenCalledTimes(onPostgres(gw.app.store.db) ? 3 : 1);
     transaction.mockRestore();
     expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 'a' });
     expect(outcomes[1]!.status).toBe('rejected');
@@ -66,7 +67,7 @@ describe.skipIf(noStoreAvailable)('action batches', () => {
 
   it('an error that is no refusal fails its own job only: the others are run again alone and commit', async () => {
     await claim('two-taken');
-    const batches = new ActionBatches(new Committer(gw.app.store.db));
+    const batches = new ActionBatches(new Committer(gw.app.store.db), gw.app.store.db);
     const write = (key: string) => () =>
       batches.run(async (trx) => {
         // 'two-taken' exists: this insert breaks the unique key (a store error, not an ApiError).
