@@ -11,6 +11,7 @@
 //
 //   npm run build && node --import tsx bench/actions.ts [seconds per round] [rounds] [connections] [devices]
 //   BENCH_STORE=postgres ... (a fresh database on the machine's PostgreSQL, dropped at the end)
+//   BENCH_GATEWAY=<other build>/main.js ... (an older build, to compare in the same hour)
 import autocannon from 'autocannon';
 import { cpus } from 'node:os';
 import { TOKEN, api, cpuMs, machine, median, pairDevice } from './lib.js';
@@ -126,6 +127,7 @@ try {
         benchmark: 'reactions accepted per second vs POST /messages in the same run',
         machine: `${machine()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'})`,
         store: kind,
+        gateway: process.env.BENCH_GATEWAY ?? 'dist/main.js',
         devices: deviceCount,
         targets: targets.length,
         seconds_per_round: seconds,
