@@ -74,9 +74,11 @@ try {
   const incomingStored = () => count("select count(*) as n from messages where direction = 'incoming'");
   const mediaByStatus = async () => {
     const statuses = ['stored', 'pending', 'failed', 'too_large'] as const;
-    const counts = await Promise.all(
-      statuses.map((status) => count(`select count(*) as n from incoming_media where status = '${status}'`)),
-    );
+    // One after another: a pg client runs one query at a time.
+    const counts: number[] = [];
+    for (const status of statuses) {
+      counts.push(await count(`select count(*) as n from incoming_media where status = '${status}'`));
+    }
     return Object.fromEntries(statuses.map((status, i) => [status, counts[i]!])) as Record<
       (typeof statuses)[number],
       number
