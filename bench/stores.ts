@@ -169,7 +169,8 @@ export async function startSandbox(): Promise<Running> {
 /**
  * Starts `count` gateway processes on the store, named `<prefix>1`..`<prefix>N`. `sandbox`: the
  * sandbox process they share (required for more than one node). BENCH_NODE_ARGS (e.g.
- * "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to each.
+ * "--cpu-prof --cpu-prof-dir=/tmp/prof") goes to each; BENCH_GATEWAY names another entry script than
+ * `dist/main.js` (an older build to compare).
  */
 export async function startNodes(
   store: BenchStore,
@@ -185,7 +186,7 @@ export async function startNodes(
   const processes = await Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const port = await freePort();
-      return startProcess([...nodeArgs, 'dist/main.js'], {
+      return startProcess([...nodeArgs, process.env.BENCH_GATEWAY ?? 'dist/main.js'], {
         ...store.env,
         HOST: '127.0.0.1',
         PORT: String(port),

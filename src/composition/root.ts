@@ -300,6 +300,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const actions = new MessageActions({
     incomingMedia: mediaOfMessages(store, mediaLinks),
     store,
+    committer,
     clock,
     senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),
     messages,

@@ -6,7 +6,7 @@
  *
  * Owns: when a download runs (a wake loop: woken by a new pending row, a device connecting here, or the next retry's
  * time), the size limit while bytes arrive, the stall guard, and the retry count.
- * Must never: hold more than a chunk of media in memory, download for a device this node does not hold (the
+ * Must never: hold more than a chunk of media in memory per download (DOWNLOADS_AT_ONCE at a time), download for a device this node does not hold (the
  * cluster's holdings are asked, in this one place), count a try made while the device is offline, or hold up the
  * incoming message or its event (they are stored and announced before the row is read here).
  */
@@ -25,6 +25,8 @@ import { incomingMediaRepository, type IncomingMediaRow } from './incoming-repos
 /** Retries after the first try; then `failed`. */
 export const MEDIA_RETRIES = 3;
 const BATCH = 20;
+/** Downloads run side by side in this process, each holding at most a chunk in memory. */
+const DOWNLOADS_AT_ONCE = 4;
 
 /** What the downloader needs of the devices' connections. */
 export interface MediaConnections {
@@ -106,10 +108,19 @@ export class MediaDownloader {
       const devices = this.devices();
       const due = await incomingMediaRepository.due(store.db, devices, clock.now(), BATCH);
       if (due.length === 0) return incomingMediaRepository.nextDue(store.db, devices);
-      for (const row of due) {
-        if (this.stopping.signal.aborted) return null;
-        await this.download(row);
-      }
+      // A few at a time: a download mostly waits (on the network, on the store), so one after another left the
+      // process idle (bench/README.md, Incoming media). Each row of a batch is downloaded once.
+      const waiting = [...due];
+      const worker = async (): Promise<void> => {
+        for (let row = waiting.shift(); row !== undefined; row = waiting.shift()) {
+          if (this.stopping.signal.aborted) return;
+          await this.download(row);
+        }
+      };
+      const ended = await Promise.allSettled(Array.from({ length: Math.min(DOWNLOADS_AT_ONCE, due.length) }, worker));
+      const failure = ended.find((outcome) => outcome.status === 'rejected');
+      if (failure !== undefined) throw failure.reason;
+      if (this.stopping.signal.aborted) return null;
     }
   }
 

@@ -13,7 +13,6 @@
 import type { Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
-import { newUlid } from '../ids.js';
 import type { Committer } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
@@ -22,6 +21,7 @@ import { messagesRepository, type MessageRow } from './repository.js';
 import { idempotencyRepository } from './idempotency-repository.js';
 import { messageMediaRepository } from './media-repository.js';
 import { quotaRepository } from './quota-repository.js';
+import { pendingQueueRow } from './queue-row.js';
 import type { ValidatedMessage } from './validate.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -168,33 +168,21 @@ function followerOutcome(item: AcceptRequest, leader: AcceptRequest, outcome: Ac
 
 function messageRow(item: AcceptRequest, now: number): Omit<MessageRow, 'seq'> {
   const { request } = item;
-  return {
-    // Ids are drawn in arrival order inside the batch, so they sort as the queue does.
-    id: newUlid(now),
-    account_id: item.accountId,
-    device_id: item.device.id,
-    direction: 'outgoing',
-    type: request.type,
-    device_phone: request.device,
-    receiver: request.receiver ?? '',
-    sender: null,
-    message: request.message,
-    file_url: request.media?.url ?? null,
-    params: JSON.stringify(request.params),
-    simulate_typing: request.simulateTyping,
-    status: 'pending',
-    failed_reason: null,
-    attempts: 0,
-    next_attempt_at: now,
-    created_at: now,
-    sent_at: null,
-    delivered_at: null,
-    read_at: null,
-    failed_at: null,
-    rendered_as: null,
-    quoted: item.quoted === undefined ? null : JSON.stringify(item.quoted),
-    edited_at: null,
-    deleted_at: null,
-    claimed_at: null,
-  };
+  // Ids are drawn in arrival order inside the batch, so they sort as the queue does.
+  return pendingQueueRow(
+    {
+      account_id: item.accountId,
+      device_id: item.device.id,
+      direction: 'outgoing',
+      type: request.type,
+      device_phone: request.device,
+      receiver: request.receiver ?? '',
+      message: request.message,
+      file_url: request.media?.url ?? null,
+      params: JSON.stringify(request.params),
+      simulate_typing: request.simulateTyping,
+      quoted: item.quoted === undefined ? null : JSON.stringify(item.quoted),
+    },
+    now,
+  );
 }

@@ -15,11 +15,12 @@ import type { DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
 import { findForwardableMedia } from '../media/index.js';
 import { recordEvent } from '../events/record.js';
-import { newUlid } from '../ids.js';
 import type { QuotedMessage } from '../network/network.js';
 import type { Database, Db } from '../store/schema.js';
+import type { Committer } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
 import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
+import { ActionBatches } from './action-batches.js';
 import { actionsRepository } from './actions-repository.js';
 import {
   actionTarget,
@@ -31,11 +32,13 @@ import {
   validateEmoji,
 } from './actions-rules.js';
 import { idempotencyRepository } from './idempotency-repository.js';
+import { replayAnswer, replayOfStoredKey } from './idempotent-replay.js';
 import { incomingIdsRepository } from './incoming-ids-repository.js';
 import { messageMediaRepository } from './media-repository.js';
 import { hasMemberReceipts, presentMessage } from './present.js';
 import { pollVotesRepository } from './poll-votes.js';
 import { quotaRepository } from './quota-repository.js';
+import { pendingQueueRow } from './queue-row.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
 import { messagesRepository, type MessageRow } from './repository.js';
@@ -49,6 +52,8 @@ export const REASON_CANCELLED = 'cancelled';
 
 export interface MessageActionsOptions {
   readonly store: Store;
+  /** The shared commit stream: on SQLite actions are written in batches shared with sends (action-batches.ts). */
+  readonly committer: Committer;
   readonly clock: Clock;
   readonly senders: SenderDirectory;
   /** Forwarding is a send: the message service accepts it. */
@@ -77,7 +82,11 @@ interface Decision {
 }
 
 export class MessageActions {
-  constructor(private readonly options: MessageActionsOptions) {}
+  private readonly batches: ActionBatches;
+
+  constructor(private readonly options: MessageActionsOptions) {
+    this.batches = new ActionBatches(options.committer, options.store.db);
+  }
 
   /** `POST /messages/{id}/reaction {emoji}`. */
   async react(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
@@ -215,10 +224,8 @@ export class MessageActions {
     const { store, clock } = this.options;
     const requestHash = key === undefined ? '' : hashBody({ ...request, message_id: id });
     if (key !== undefined) {
-      const existing = await idempotencyRepository.findIdempotencyKey(store.db, accountId, key);
-      if (existing !== undefined && existing.created_at >= clock.now() - IDEMPOTENCY_WINDOW_MS) {
-        return replayOf(existing.request_hash, requestHash, existing.response);
-      }
+      const replay = await replayOfStoredKey(store.db, clock.now(), accountId, key, requestHash);
+      if (replay !== null) return replay;
     }
     const found = await messagesRepository.find(store.db, accountId, id);
     if (found === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
@@ -227,7 +234,8 @@ export class MessageActions {
       throw new ApiError('DEVICE_NOT_CONNECTED', { error: 'the message’s device is no longer paired with its number' });
     }
     if (needsConnection) this.requireConnected(device);
-    const outcome = await store.db.transaction().execute(async (trx) => {
+    // In the next shared commit, with the actions (and sends) that arrive meanwhile (action-batches.ts).
+    const outcome = await this.batches.run(async (trx) => {
       if (key !== undefined) {
         const now = clock.now();
         const claim = await idempotencyRepository.claimIdempotencyKey(
@@ -239,7 +247,7 @@ export class MessageActions {
           now - IDEMPOTENCY_WINDOW_MS,
         );
         if (!claim.claimed) {
-          return { answer: replayOf(claim.requestHash, requestHash, claim.response), queued: false };
+          return { answer: replayAnswer(claim.requestHash, requestHash, claim.response), queued: false };
         }
       }
       // Read again inside the transaction: the decision is made on the row as it is now.
@@ -285,31 +293,22 @@ const DELETE_RULE =
 
 /** The queue row of an action: the device's next in order, never counted, no receipts expected. */
 function actionRow(row: MessageRow, queue: NonNullable<Decision['queue']>, now: number) {
-  return {
-    id: newUlid(now),
-    account_id: row.account_id,
-    device_id: row.device_id,
-    direction: 'action',
-    type: queue.type,
-    device_phone: row.device_phone,
-    receiver: queue.chat,
-    sender: null,
-    message: queue.text,
-    file_url: null,
-    params: JSON.stringify(queue.params),
-    simulate_typing: 0,
-    status: 'pending',
-    failed_reason: null,
-    attempts: 0,
-    next_attempt_at: now,
-    created_at: now,
-    sent_at: null,
-    delivered_at: null,
-    read_at: null,
-    failed_at: null,
-    rendered_as: null,
-    quoted: queue.target === null ? null : JSON.stringify(queue.target),
-  };
+  return pendingQueueRow(
+    {
+      account_id: row.account_id,
+      device_id: row.device_id,
+      direction: 'action',
+      type: queue.type,
+      device_phone: row.device_phone,
+      receiver: queue.chat,
+      message: queue.text,
+      file_url: null,
+      params: JSON.stringify(queue.params),
+      simulate_typing: 0,
+      quoted: queue.target === null ? null : JSON.stringify(queue.target),
+    },
+    now,
+  );
 }
 
 /**
@@ -327,17 +326,4 @@ async function shown(db: Db, row: MessageRow, incomingMedia: MediaOfMessages | u
       ? (await incomingMedia.shown([row.id], db)).get(row.id)
       : undefined;
   return presentMessage(row, undefined, receipts, reactions, votes, media);
-}
-
-function replayOf(storedHash: string, requestHash: string, response: string): SendAnswer {
-  if (storedHash !== requestHash) {
-    throw new ApiError('IDEMPOTENCY_REUSE', { error: 'this Idempotency-Key was used with a different body' });
-  }
-  if (response === '') {
-    throw new ApiError('IDEMPOTENCY_IN_USE', {
-      error: 'a request with this Idempotency-Key is being processed',
-      headers: { 'retry-after': '1' },
-    });
-  }
-  return JSON.parse(response) as SendAnswer;
 }

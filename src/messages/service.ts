@@ -21,7 +21,7 @@ import type { ForwardableMedia } from '../media/index.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
-import { idempotencyRepository } from './idempotency-repository.js';
+import { replayAnswer, replayOfStoredKey } from './idempotent-replay.js';
 import { validateSendRequest, type ValidatedMessage } from './validate.js';
 import { MediaFetcher, withFileName } from './media-fetch.js';
 import type { MessageJson } from './present.js';
@@ -29,7 +29,7 @@ import { MessageReads, type MediaOfMessages, type MessageFilter } from './reads.
 import { resolveQuote } from './quotes.js';
 import { validateReaction, type ReactionRequest } from './reaction.js';
 import { deviceGroup, isGroupJid } from '../groups/lookup.js';
-import { IDEMPOTENCY_WINDOW_MS, type AcceptanceWriter, type SendAnswer } from './acceptance.js';
+import type { AcceptanceWriter, SendAnswer } from './acceptance.js';
 
 /** A send refused while the device reconnects after a store fault: the store's own 503, with Retry-After. */
 function reconnectingAfterStoreFault(): ApiError {
@@ -233,7 +233,7 @@ export class MessagesService {
     if (outcome.kind === 'quota') {
       throw new ApiError('QUOTA_EXCEEDED', { error: 'this device has no messages left on its plan' });
     }
-    if (outcome.kind === 'replay') return this.decodeReplay(outcome.requestHash, requestHash, outcome.response);
+    if (outcome.kind === 'replay') return replayAnswer(outcome.requestHash, requestHash, outcome.response);
     this.options.onAccepted(device.id);
     return outcome.answer;
   }
@@ -246,24 +246,8 @@ export class MessagesService {
     return this.reads.list(accountId, filter);
   }
 
-  private async replay(accountId: number, key: string, requestHash: string): Promise<SendAnswer | null> {
-    const existing = await idempotencyRepository.findIdempotencyKey(this.options.store.db, accountId, key);
-    if (existing === undefined || existing.created_at < this.options.clock.now() - IDEMPOTENCY_WINDOW_MS) return null;
-    return this.decodeReplay(existing.request_hash, requestHash, existing.response);
-  }
-
-  private decodeReplay(storedHash: string, requestHash: string, response: string): SendAnswer {
-    if (storedHash !== requestHash) {
-      throw new ApiError('IDEMPOTENCY_REUSE', { error: 'this Idempotency-Key was used with a different body' });
-    }
-    // No answer stored with the key: its request has not finished (or was refused); ask to come back.
-    if (response === '') {
-      throw new ApiError('IDEMPOTENCY_IN_USE', {
-        error: 'a request with this Idempotency-Key is being processed',
-        headers: { 'retry-after': '1' },
-      });
-    }
-    return JSON.parse(response) as SendAnswer;
+  private replay(accountId: number, key: string, requestHash: string): Promise<SendAnswer | null> {
+    return replayOfStoredKey(this.options.store.db, this.options.clock.now(), accountId, key, requestHash);
   }
 }
 

@@ -317,6 +317,57 @@ describe.skipIf(noStoreAvailable)('message actions', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('actions at once share commits: a refused one keeps nothing (its key is free again), the others all count', async () => {
+    const friend = '6281588121414';
+    const ids = await Promise.all(Array.from({ length: 8 }, (_, i) => sent(friend, `batch ${i}`)));
+    const location = await gw.request('POST', '/messages', {
+      device: phone,
+      receiver: friend,
+      type: 'location',
+      params: { location: { degreesLatitude: 1, degreesLongitude: 2 } },
+    });
+    const locationId = location.body.data.id as string;
+    await waitFor(
+      () => get(locationId),
+      (m) => m.status !== 'pending',
+      { what: 'location sent' },
+    );
+    const deviceId = await deviceIdOf(phone);
+    const before = (await actionRows(deviceId)).length;
+    const headers = (key: string) => ({ authorization: `Bearer ${gw.config.bootstrapToken}`, 'idempotency-key': key });
+    const refusedKey = `batch-refused-${locationId}`;
+    // Issued in one turn of the event loop: they reach the accepting transaction together.
+    const answers = await Promise.all([
+      ...ids.map((id) =>
+        gw.app.inject({
+          method: 'POST',
+          url: `/messages/${id}/reaction`,
+          headers: headers(`batch-${id}`),
+          payload: { emoji: '🔥' },
+        }),
+      ),
+      gw.app.inject({
+        method: 'PATCH',
+        url: `/messages/${locationId}`,
+        headers: headers(refusedKey),
+        payload: { text: 'x' },
+      }),
+    ]);
+    expect(answers.slice(0, ids.length).map((a) => a.statusCode)).toEqual(ids.map(() => 200));
+    expect(answers.at(-1)!.statusCode).toBe(400);
+    expect(answers.at(-1)!.json().message).toBe('Message cannot be edited');
+    for (const id of ids) expect((await get(id)).reactions).toEqual([{ from: phone, emoji: '🔥' }]);
+    expect((await actionRows(deviceId)).length).toBe(before + ids.length);
+    // The refused edit claimed its key in the shared transaction; that claim was undone with it.
+    const reused = await gw.app.inject({
+      method: 'POST',
+      url: `/messages/${locationId}/reaction`,
+      headers: headers(refusedKey),
+      payload: { emoji: '👍' },
+    });
+    expect(reused.statusCode, reused.body).toBe(200);
+  });
+
   it('another account’s message is 404 on every action; it is left as it was', async () => {
     const id = await sent('6281588121414', 'mine only');
     const other = await gw.app.services.accounts.createAccount('actions-other');
