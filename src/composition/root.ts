@@ -32,6 +32,7 @@ import { IncomingMessages } from '../events/incoming.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { EventSignal } from '../events/signal.js';
+import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
 import { GroupSync } from '../groups/sync.js';
@@ -121,6 +122,7 @@ export interface Root {
   readonly webhooks: WebhooksService;
   readonly groups: GroupsService;
   readonly members: MembersService;
+  readonly groupAdmin: GroupAdminService;
   readonly contacts: ContactsService;
 }
 
@@ -307,6 +309,13 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
   const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const groupAdmin = new GroupAdminService({
+    store,
+    clock,
+    groups,
+    sync: groupSync,
+    onEventsRecorded: eventSignal.ring,
+  });
   const contacts = new ContactsService({ devices: directory, connections });
 
   const services = {
@@ -385,6 +394,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     webhooks,
     groups,
     members,
+    groupAdmin,
     contacts,
   };
 }

@@ -19,6 +19,11 @@ export const EVENT_TYPES = [
   'device.disconnected',
   'device.qr_expired',
   'group.participants_added',
+  'group.participants_removed',
+  'group.participants_promoted',
+  'group.participants_demoted',
+  'group.joined',
+  'group.left',
   'contact.lid_resolved',
 ] as const;
 

@@ -10,6 +10,7 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
+import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
@@ -32,6 +33,7 @@ export {
   NetworkUnavailableError,
 } from './errors.js';
 
+export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
@@ -373,6 +375,21 @@ export interface NetworkConnection {
    * none of them, NetworkSettingRefusedError when the network refused one (naming it and what was applied).
    */
   updateGroup(groupId: NetworkGroupId, changes: GroupChanges): Promise<NetworkGroup>;
+  /**
+   * Removes, promotes or demotes members, one outcome per phone in the order asked. Rejects with
+   * NetworkForbiddenError when the device is not an admin, NetworkNotFoundError when it is not in the group.
+   */
+  changeParticipants(
+    groupId: NetworkGroupId,
+    phones: ReadonlyArray<PhoneNumber>,
+    action: ParticipantAction,
+  ): Promise<ParticipantChangeOutcome[]>;
+  /** The group's invite code (an admin's to read, NetworkForbiddenError otherwise); `revoke` makes a new one first. */
+  groupInvite(groupId: NetworkGroupId, revoke: boolean): Promise<string>;
+  /** Joins the group an invite code opens (NetworkNotFoundError: no such code) and answers it as now seen. */
+  joinGroup(code: string): Promise<NetworkGroup>;
+  /** The device leaves the group (NetworkNotFoundError when it is not in it). */
+  leaveGroup(groupId: NetworkGroupId): Promise<void>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
   /**
    * The bytes of media this device received (`content.media` of an `incoming_message`), decrypted and checked

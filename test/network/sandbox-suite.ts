@@ -644,6 +644,55 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         }
       });
 
+      it('administration: remove, promote, demote with outcomes; invite codes; join by code; leave', async () => {
+        const network = await start();
+        const admin = await pair(network, 1, DEVICE);
+        const joiner = await pair(network, 2, OTHER_DEVICE);
+        const group = await network.sandbox.createGroup('Admin', [{ phone: DEVICE, admin: true }, { phone: FRIEND }]);
+
+        expect(await admin.connection.changeParticipants(group.id, [FRIEND, '4917655556666', 'x1'], 'promote')).toEqual(
+          [
+            { phone: FRIEND, ok: true },
+            { phone: '4917655556666', ok: false, code: 'NOT_A_MEMBER' },
+            { phone: 'x1', ok: false, code: 'INVALID_NUMBER' },
+          ],
+        );
+        expect((await admin.connection.getGroup(group.id)).participants).toContainEqual({
+          phone: FRIEND,
+          role: 'admin',
+        });
+        expect(await admin.connection.changeParticipants(group.id, [FRIEND, DEVICE], 'demote')).toEqual([
+          { phone: FRIEND, ok: true },
+          { phone: DEVICE, ok: false, code: 'FORBIDDEN' },
+        ]);
+        await expect(joiner.connection.changeParticipants(group.id, [FRIEND], 'remove')).rejects.toBeInstanceOf(
+          NetworkNotFoundError,
+        );
+
+        const code = await admin.connection.groupInvite(group.id, false);
+        expect(code).toMatch(/^[A-Za-z0-9_-]{22}$/);
+        expect(await admin.connection.groupInvite(group.id, false)).toBe(code);
+        const fresh = await admin.connection.groupInvite(group.id, true);
+        expect(fresh).not.toBe(code);
+        await expect(joiner.connection.joinGroup(code)).rejects.toBeInstanceOf(NetworkNotFoundError);
+        const joined = await joiner.connection.joinGroup(fresh);
+        expect(joined.participants).toContainEqual({ phone: OTHER_DEVICE, role: null });
+        await admin.recorder.wait('groups_changed', (e) => e.groupIds.includes(group.id));
+        // A member that is not an admin may not read the code.
+        await expect(joiner.connection.groupInvite(group.id, false)).rejects.toBeInstanceOf(NetworkForbiddenError);
+
+        expect(await admin.connection.changeParticipants(group.id, [OTHER_DEVICE], 'remove')).toEqual([
+          { phone: OTHER_DEVICE, ok: true },
+        ]);
+        // The member taken out hears of it, and no longer sees the group.
+        await joiner.recorder.wait('groups_changed', (e) => e.groupIds.includes(group.id));
+        await expect(joiner.connection.getGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+
+        await admin.connection.leaveGroup(group.id);
+        await expect(admin.connection.getGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+        await expect(admin.connection.leaveGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+      });
+
       it('settings: shown, changed in order, refusals carried with their class; admins-only groups refuse members', async () => {
         const network = await start();
         const admin = await pair(network, 1, DEVICE);

@@ -53,6 +53,11 @@ class InProcessConnection implements NetworkConnection {
   addParticipants: NetworkConnection['addParticipants'] = (id, phones) =>
     settle(() => this.link.addParticipants(id, phones));
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => settle(() => this.link.updateGroup(id, changes));
+  changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    settle(() => this.link.changeParticipants(id, phones, action));
+  groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => settle(() => this.link.groupInvite(id, revoke));
+  joinGroup: NetworkConnection['joinGroup'] = (code) => settle(() => this.link.joinGroup(code));
+  leaveGroup: NetworkConnection['leaveGroup'] = (id) => settle(() => this.link.leaveGroup(id));
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = (media) => downloadSandboxMedia(media);
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());

@@ -15,6 +15,8 @@ import type {
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
+  ParticipantAction,
+  ParticipantChangeOutcome,
   PhoneNumber,
   PresenceState,
 } from '../network.js';
@@ -27,6 +29,7 @@ import type {
   ScanScope,
 } from '../sandbox-control.js';
 import { changeFromPhone } from './changes.js';
+import * as admin from './group-admin.js';
 import * as groups from './groups.js';
 import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
@@ -49,6 +52,14 @@ export interface SandboxLink {
   createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
   updateGroup(groupId: NetworkGroupId, changes: GroupChanges): NetworkGroup;
+  changeParticipants(
+    groupId: NetworkGroupId,
+    phones: ReadonlyArray<PhoneNumber>,
+    action: ParticipantAction,
+  ): ParticipantChangeOutcome[];
+  groupInvite(groupId: NetworkGroupId, revoke: boolean): string;
+  joinGroup(code: string): NetworkGroup;
+  leaveGroup(groupId: NetworkGroupId): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
@@ -77,6 +88,10 @@ export class SandboxWorld {
       createGroup: (subject, participants) => groups.createGroupByLink(w, link, subject, participants),
       addParticipants: (groupId, phones) => groups.addParticipants(w, link, groupId, phones),
       updateGroup: (groupId, changes) => groups.updateGroup(w, link, groupId, changes),
+      changeParticipants: (groupId, phones, action) => admin.changeParticipants(w, link, groupId, phones, action),
+      groupInvite: (groupId, revoke) => admin.groupInvite(w, link, groupId, revoke),
+      joinGroup: (code) => admin.joinGroup(w, link, code),
+      leaveGroup: (groupId) => admin.leaveGroup(w, link, groupId),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
       logout: () => pairing.logoutLink(w, link),
       requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),

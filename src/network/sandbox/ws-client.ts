@@ -98,6 +98,11 @@ class ClientConnection implements NetworkConnection {
   createGroup: NetworkConnection['createGroup'] = (subject, phones) => this.call('createGroup', subject, phones);
   addParticipants: NetworkConnection['addParticipants'] = (id, phones) => this.call('addParticipants', id, phones);
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.call('updateGroup', id, changes);
+  changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    this.call('changeParticipants', id, phones, action);
+  groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => this.call('groupInvite', id, revoke);
+  joinGroup: NetworkConnection['joinGroup'] = (code) => this.call('joinGroup', code);
+  leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.call('leaveGroup', id);
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
   // The media's address came with the message: the bytes are read from it here, not through the sandbox's socket.
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {

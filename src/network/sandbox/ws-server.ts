@@ -12,7 +12,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
-import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber, PresenceState } from '../network.js';
+import type {
+  ConnectOptions,
+  GroupChanges,
+  NetworkGroupId,
+  ParticipantAction,
+  PhoneNumber,
+  PresenceState,
+} from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import type {
   PhoneMessage,
@@ -60,6 +67,14 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.addParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[]);
     case 'updateGroup':
       return link.updateGroup(a[0] as NetworkGroupId, a[1] as GroupChanges);
+    case 'changeParticipants':
+      return link.changeParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[], a[2] as ParticipantAction);
+    case 'groupInvite':
+      return link.groupInvite(a[0] as NetworkGroupId, a[1] === true);
+    case 'joinGroup':
+      return link.joinGroup(a[0] as string);
+    case 'leaveGroup':
+      return link.leaveGroup(a[0] as NetworkGroupId);
     case 'checkNumbers':
       return link.checkNumbers(a[0] as PhoneNumber[]);
     case 'logout':

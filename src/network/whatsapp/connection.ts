@@ -408,6 +408,11 @@ export class WhatsAppConnection implements NetworkConnection {
   readonly addParticipants = (groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>) =>
     this.groups.addParticipants(groupId, phones);
   readonly updateGroup = (groupId: NetworkGroupId, changes: GroupChanges) => this.groups.updateGroup(groupId, changes);
+  readonly changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    this.groups.changeParticipants(id, phones, action);
+  readonly groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => this.groups.groupInvite(id, revoke);
+  readonly joinGroup: NetworkConnection['joinGroup'] = (code) => this.groups.joinGroup(code);
+  readonly leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.groups.leaveGroup(id);
   readonly checkNumbers = (phones: ReadonlyArray<PhoneNumber>) => this.groups.checkNumbers(phones);
   // From the media host over HTTPS: the socket is not needed, so media still downloads while it reconnects.
   readonly downloadMedia = (media: IncomingMedia) => downloadWhatsAppMedia(media);
