@@ -29,6 +29,7 @@ import { Dispatcher } from '../dispatch/dispatcher.js';
 import { ContactsService } from '../contacts/service.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
+import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { EventSignal } from '../events/signal.js';
@@ -258,6 +259,15 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     mediaLinks,
     onMediaPending: () => downloader.wake(),
   });
+  // Calls are announced, and rejected where the device says so (its answer goes through POST /messages' path).
+  const calls = new IncomingCalls({
+    store,
+    clock,
+    connections,
+    logger,
+    onEventsRecorded: eventSignal.ring,
+    messages: { send: (accountId, body, key) => messages.send(accountId, body, key) },
+  });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   const retention = new Retention({
     store,
@@ -357,6 +367,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     },
     { name: 'media-expiry', needs: ['store'], start: () => mediaExpiry.start(), stop: () => mediaExpiry.close() },
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
+    { name: 'calls', needs: ['store'], start: () => calls.start(), stop: () => calls.close() },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
@@ -379,7 +390,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads'],
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls'],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },

@@ -25,6 +25,7 @@ export const EVENT_TYPES = [
   'group.joined',
   'group.left',
   'contact.lid_resolved',
+  'call.incoming',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -49,6 +49,19 @@ export type {
   PhoneNumber,
 } from './values.js';
 
+/** A call to the device, as `incoming_call` announces it and `rejectCall` names it. */
+export interface IncomingCall {
+  /** The network's id of the call. */
+  readonly id: string;
+  /** The caller's number. */
+  readonly from: PhoneNumber;
+  /** The caller's LID, when the network named the caller by it (WhatsApp). */
+  readonly fromLid?: string;
+  readonly video: boolean;
+  /** Set for a group call. */
+  readonly group?: NetworkGroupId;
+}
+
 /** Opaque credentials a network hands out at pairing; stored by the gateway, never shown or logged. */
 export type NetworkSession = string;
 
@@ -316,6 +329,8 @@ export type NetworkEvent =
       readonly hashed?: true;
       readonly at: Date;
     }
+  /** A phone calls the device (alone, or in a group call): the gateway announces it and may reject it. */
+  | ({ readonly type: 'incoming_call' } & IncomingCall)
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
@@ -391,6 +406,8 @@ export interface NetworkConnection {
   /** The device leaves the group (NetworkNotFoundError when it is not in it). */
   leaveGroup(groupId: NetworkGroupId): Promise<void>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /** Rejects a call announced by `incoming_call` (the caller sees it declined); a call already over is no error. */
+  rejectCall(call: IncomingCall): Promise<void>;
   /**
    * The bytes of media this device received (`content.media` of an `incoming_message`), decrypted and checked
    * against the network's hashes, as a stream read while it arrives: never held whole. Rejects, or the stream

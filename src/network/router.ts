@@ -67,6 +67,7 @@ function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): Netw
     groupInvite: refuse,
     joinGroup: refuse,
     leaveGroup: refuse,
+    rejectCall: refuse,
     checkNumbers: refuse,
     requestPairingCode: refuse,
     logout: refuse,
@@ -132,6 +133,7 @@ class RoutedConnection implements NetworkConnection {
   groupInvite: NetworkConnection['groupInvite'] = async (id, revoke) => (await this.target()).groupInvite(id, revoke);
   joinGroup: NetworkConnection['joinGroup'] = async (code) => (await this.target()).joinGroup(code);
   leaveGroup: NetworkConnection['leaveGroup'] = async (id) => (await this.target()).leaveGroup(id);
+  rejectCall: NetworkConnection['rejectCall'] = async (call) => (await this.target()).rejectCall(call);
   checkNumbers: NetworkConnection['checkNumbers'] = async (phones) => (await this.target()).checkNumbers(phones);
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     const inner = await this.target();

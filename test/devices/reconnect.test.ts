@@ -55,6 +55,7 @@ class ScriptedNetwork implements Network {
       groupInvite: unavailable,
       joinGroup: unavailable,
       leaveGroup: unavailable,
+      rejectCall: unavailable,
       checkNumbers: unavailable,
       logout: unavailable,
       requestPairingCode: unavailable,

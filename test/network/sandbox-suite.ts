@@ -470,6 +470,40 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         ).rejects.toMatchObject({ status: 400, message: 'Invalid message' });
       });
 
+      it('a phone calls the device: incoming_call, rejected on the network as the phone sees it; offline is 409', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const placed = await network.sandbox.callFromPhone(FRIEND, { video: true }, { session: device.session });
+        expect(placed).toMatchObject({ to: DEVICE, video: true, status: 'ringing' });
+        const heard = await device.recorder.wait('incoming_call', (e) => e.id === placed.id);
+        expect(heard).toEqual({ type: 'incoming_call', id: placed.id, from: FRIEND, video: true });
+        await device.connection.rejectCall({ id: placed.id, from: FRIEND, video: true });
+        expect((await network.sandbox.getPhone(FRIEND)).calls).toEqual([{ ...placed, status: 'rejected' }]);
+        // A call unknown to the network is no error.
+        await device.connection.rejectCall({ id: 'NOPE', from: FRIEND, video: false });
+
+        const group = await network.sandbox.callFromPhone(
+          FRIEND,
+          { group: '120363000000000042@g.us' },
+          { session: device.session },
+        );
+        expect(await device.recorder.wait('incoming_call', (e) => e.id === group.id)).toMatchObject({
+          video: false,
+          group: '120363000000000042@g.us',
+        });
+        await expect(
+          network.sandbox.callFromPhone(FRIEND, { video: 'yes' } as never, { session: device.session }),
+        ).rejects.toMatchObject({ status: 400, message: 'Invalid call' });
+        await expect(network.sandbox.callFromPhone(FRIEND, {}, { session: 'unknown' })).rejects.toMatchObject({
+          status: 404,
+        });
+        device.connection.close();
+        await expect(network.sandbox.callFromPhone(FRIEND, {}, { session: device.session })).rejects.toMatchObject({
+          status: 409,
+          message: 'Device not connected',
+        });
+      });
+
       it('tells the device of a phone’s vote, and the phone shows the presence and chat states it was told', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);

@@ -12,6 +12,7 @@ import type {
   ConnectOptions,
   CreatedNetworkGroup,
   GroupChanges,
+  IncomingCall,
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
@@ -23,11 +24,13 @@ import type {
 import type {
   PhoneMessage,
   RecipientScope,
+  SandboxCall,
   SandboxPhone,
   SandboxPhoneChange,
   SandboxPhoneSettings,
   ScanScope,
 } from '../sandbox-control.js';
+import * as calls from './calls.js';
 import { changeFromPhone } from './changes.js';
 import * as admin from './group-admin.js';
 import * as groups from './groups.js';
@@ -60,6 +63,7 @@ export interface SandboxLink {
   groupInvite(groupId: NetworkGroupId, revoke: boolean): string;
   joinGroup(code: string): NetworkGroup;
   leaveGroup(groupId: NetworkGroupId): void;
+  rejectCall(call: IncomingCall): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
@@ -92,6 +96,7 @@ export class SandboxWorld {
       groupInvite: (groupId, revoke) => admin.groupInvite(w, link, groupId, revoke),
       joinGroup: (code) => admin.joinGroup(w, link, code),
       leaveGroup: (groupId) => admin.leaveGroup(w, link, groupId),
+      rejectCall: (call) => calls.rejectCall(w, link, call),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
       logout: () => pairing.logoutLink(w, link),
       requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),
@@ -128,6 +133,15 @@ export class SandboxWorld {
 
   changeFromPhone(phone: PhoneNumber, change: SandboxPhoneChange, recipient: RecipientScope, view?: string): void {
     changeFromPhone(this.state, phone, change, recipient, viewOf(view));
+  }
+
+  callFromPhone(
+    phone: PhoneNumber,
+    call: { video?: unknown; group?: unknown },
+    recipient: RecipientScope,
+    view?: string,
+  ): SandboxCall {
+    return calls.callFromPhone(this.state, phone, call, recipient, viewOf(view));
   }
 
   readMessage(phone: PhoneNumber, messageId: string, view?: string): void {

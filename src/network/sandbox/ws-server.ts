@@ -15,6 +15,7 @@ import { WebSocketServer } from 'ws';
 import type {
   ConnectOptions,
   GroupChanges,
+  IncomingCall,
   NetworkGroupId,
   ParticipantAction,
   PhoneNumber,
@@ -75,6 +76,8 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.joinGroup(a[0] as string);
     case 'leaveGroup':
       return link.leaveGroup(a[0] as NetworkGroupId);
+    case 'rejectCall':
+      return link.rejectCall(a[0] as IncomingCall);
     case 'checkNumbers':
       return link.checkNumbers(a[0] as PhoneNumber[]);
     case 'logout':
@@ -124,6 +127,13 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
       return world.changeFromPhone(
         a[0] as PhoneNumber,
         a[1] as SandboxPhoneChange,
+        recipientScope(a[2]) ?? { session: '' },
+        optionalView(a[3]),
+      );
+    case 'callFromPhone':
+      return world.callFromPhone(
+        a[0] as PhoneNumber,
+        (a[1] ?? {}) as { video?: unknown; group?: unknown },
         recipientScope(a[2]) ?? { session: '' },
         optionalView(a[3]),
       );

@@ -54,6 +54,7 @@ import { RestartBudget } from './restart-cap.js';
 import { UnreadableStateError } from './seal.js';
 import { Sending } from './sending.js';
 import { SessionWrites } from './session-writes.js';
+import { incomingCalls, rejectCall } from './calls.js';
 import { attachSocket, type SocketHandlers } from './socket-events.js';
 import type { SocketPort } from './socket-port.js';
 
@@ -205,6 +206,9 @@ export class WhatsAppConnection implements NetworkConnection {
       'groups.upsert': (groups) => this.groups.onUpsert(groups),
       'groups.update': (groups) => this.groups.onUpdate(groups),
       'group-participants.update': (update) => this.groups.onParticipants(update),
+      call: (updates) => {
+        for (const call of incomingCalls(updates)) this.emit({ type: 'incoming_call', ...call });
+      },
       'lid-mapping.update': (update) => {
         const resolved = lidResolved(update);
         // Behind the incoming messages already handed over: a report never overtakes the message it concerns.
@@ -413,6 +417,7 @@ export class WhatsAppConnection implements NetworkConnection {
   readonly groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => this.groups.groupInvite(id, revoke);
   readonly joinGroup: NetworkConnection['joinGroup'] = (code) => this.groups.joinGroup(code);
   readonly leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.groups.leaveGroup(id);
+  readonly rejectCall: NetworkConnection['rejectCall'] = (call) => rejectCall(this.open(), call);
   readonly checkNumbers = (phones: ReadonlyArray<PhoneNumber>) => this.groups.checkNumbers(phones);
   // From the media host over HTTPS: the socket is not needed, so media still downloads while it reconnects.
   readonly downloadMedia = (media: IncomingMedia) => downloadWhatsAppMedia(media);

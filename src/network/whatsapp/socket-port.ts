@@ -47,6 +47,7 @@ export type SocketPort = Pick<
   | 'groupRevokeInvite'
   | 'groupAcceptInvite'
   | 'groupLeave'
+  | 'rejectCall'
   | 'onWhatsApp'
   | 'sendPresenceUpdate'
   | 'readMessages'

@@ -268,6 +268,10 @@ export class FakeSocket implements SocketPort {
       delete this.groups[jid];
     });
 
+  rejectCall: SocketPort['rejectCall'] = async (callId, callFrom) => {
+    this.record('rejectCall', [callId, callFrom]);
+  };
+
   onWhatsApp: SocketPort['onWhatsApp'] = async (...phones) => {
     this.record('onWhatsApp', phones);
     return this.numbers;
