@@ -27,6 +27,7 @@ import { DevicePresence } from './devices/presence.js';
 import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { messageRoutes } from './messages/routes.js';
+import { groupAdminRoutes } from './groups/admin-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
@@ -257,7 +258,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
-  const { services, clusterNode, directory, pairing, webhooks, groups, members, contacts } = root;
+  const { services, clusterNode, directory, pairing, webhooks, groups, members, groupAdmin, contacts } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
@@ -301,6 +302,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(messageRoutes, { messages, actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
+        await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
         await api.register(contactRoutes, { contacts });
         await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)

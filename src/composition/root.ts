@@ -29,9 +29,11 @@ import { Dispatcher } from '../dispatch/dispatcher.js';
 import { ContactsService } from '../contacts/service.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
+import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { EventSignal } from '../events/signal.js';
+import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
 import { GroupSync } from '../groups/sync.js';
@@ -121,6 +123,7 @@ export interface Root {
   readonly webhooks: WebhooksService;
   readonly groups: GroupsService;
   readonly members: MembersService;
+  readonly groupAdmin: GroupAdminService;
   readonly contacts: ContactsService;
 }
 
@@ -256,6 +259,15 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     mediaLinks,
     onMediaPending: () => downloader.wake(),
   });
+  // Calls are announced, and rejected where the device says so (its answer goes through POST /messages' path).
+  const calls = new IncomingCalls({
+    store,
+    clock,
+    connections,
+    logger,
+    onEventsRecorded: eventSignal.ring,
+    messages: { send: (accountId, body, key) => messages.send(accountId, body, key) },
+  });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   const retention = new Retention({
     store,
@@ -309,6 +321,13 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
   const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const groupAdmin = new GroupAdminService({
+    store,
+    clock,
+    groups,
+    sync: groupSync,
+    onEventsRecorded: eventSignal.ring,
+  });
   const contacts = new ContactsService({ devices: directory, connections });
 
   const services = {
@@ -350,6 +369,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     },
     { name: 'media-expiry', needs: ['store'], start: () => mediaExpiry.start(), stop: () => mediaExpiry.close() },
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
+    { name: 'calls', needs: ['store'], start: () => calls.start(), stop: () => calls.close() },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
@@ -372,7 +392,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads'],
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls'],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },
@@ -387,6 +407,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     webhooks,
     groups,
     members,
+    groupAdmin,
     contacts,
   };
 }

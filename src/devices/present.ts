@@ -39,6 +39,8 @@ export const DeviceSchema = Type.Object(
       },
     ),
     send_interval_ms: Nullable(Type.Integer({ description: 'This device’s gap between sends; null: the default' })),
+    reject_calls: Type.Boolean({ description: 'Whether incoming calls are rejected on the network' }),
+    reject_calls_message: Nullable(Type.String({ description: 'Sent to a caller after a rejection; null: none' })),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     server: Type.Object({
@@ -83,6 +85,8 @@ export function presentDevice(
     connected: row.connected === 1,
     network,
     send_interval_ms: row.send_interval_ms,
+    reject_calls: row.reject_calls === 1,
+    reject_calls_message: row.reject_calls_message ?? null,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     server: { name: server, status: isUp(server) ? 'ACTIVE' : 'DOWN' },

@@ -73,7 +73,8 @@ export const devicesRepository = {
   /** A new device; it has no replaced webhook secret yet. */
   insert: (
     db: Db,
-    // The webhook format and reply flag start at their column defaults (standard, off); no network until paired.
+    // The webhook format and reply flag start at their column defaults (standard, off), and so does call
+    // rejection (off, no message); no network until paired.
     values: Omit<
       DeviceRow,
       | 'id'
@@ -82,6 +83,8 @@ export const devicesRepository = {
       | 'webhook_format'
       | 'webhook_reply'
       | 'network'
+      | 'reject_calls'
+      | 'reject_calls_message'
     >,
   ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 

@@ -125,6 +125,20 @@ const UpdateDeviceBody = Type.Object(
         }),
       ),
     ),
+    reject_calls: Type.Optional(
+      Type.Boolean({
+        description: 'Reject every incoming call on the network (each is still announced as `call.incoming`)',
+      }),
+    ),
+    reject_calls_message: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 4096,
+          description: 'Sent to the caller after a rejected call, as a message of the device; null or "" for none',
+          examples: ['Sorry, this number does not take calls. Please write to us here.'],
+        }),
+      ),
+    ),
   },
   {
     additionalProperties: false,

@@ -49,6 +49,8 @@ export interface UpdateDeviceInput {
   readonly webhook_format?: string;
   readonly webhook_reply?: boolean;
   readonly send_interval_ms?: number | null;
+  readonly reject_calls?: boolean;
+  readonly reject_calls_message?: string | null;
 }
 
 export function newWebhookSecret(): string {
@@ -155,6 +157,11 @@ export class DevicesService {
     }
     if (input.webhook_reply !== undefined) changes.webhook_reply = input.webhook_reply ? 1 : 0;
     if (input.send_interval_ms !== undefined) changes.send_interval_ms = input.send_interval_ms;
+    if (input.reject_calls !== undefined) changes.reject_calls = input.reject_calls ? 1 : 0;
+    // An empty message is none: nothing is sent after a rejection.
+    if (input.reject_calls_message !== undefined) {
+      changes.reject_calls_message = input.reject_calls_message === '' ? null : input.reject_calls_message;
+    }
     changes.updated_at = this.clock.now();
     const row = await devicesRepository.update(this.store.db, accountId, id, changes);
     if (row === undefined) throw new ApiError('DEVICE_NOT_FOUND');

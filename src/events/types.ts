@@ -19,7 +19,13 @@ export const EVENT_TYPES = [
   'device.disconnected',
   'device.qr_expired',
   'group.participants_added',
+  'group.participants_removed',
+  'group.participants_promoted',
+  'group.participants_demoted',
+  'group.joined',
+  'group.left',
   'contact.lid_resolved',
+  'call.incoming',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -16,7 +16,7 @@ import { validatedByHandler } from '../http/validation.js';
 import { MessageSchema } from '../messages/present.js';
 import { GroupSendBodySchema } from '../messages/schemas.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
-import { GROUP_REF_PATTERN } from './lookup.js';
+import { ActingDevice, GroupParams, GroupRef, bodyDevice, notFoundById } from './route-schemas.js';
 import { DISAPPEARING_DURATIONS, type DisappearingDuration } from './settings.js';
 import type { MembersService } from './members.js';
 import { CreatedGroupSchema, GroupDetailSchema, GroupSchema, MembersAddResultSchema } from './present.js';
@@ -28,11 +28,6 @@ export interface GroupRoutesOptions {
 }
 
 const tags = ['Groups'];
-const notFoundById = { id: 'GROUP_NOT_FOUND' } as const;
-
-/** The device a body names, if any (group bodies may carry one; send bodies are checked by the message service). */
-const bodyDevice = (body: unknown): unknown =>
-  typeof body === 'object' && body !== null ? (body as { device?: unknown }).device : undefined;
 
 const ListQuery = Type.Object({
   ...PageQuery.properties,
@@ -50,22 +45,6 @@ const CreateBody = Type.Object({
     maxItems: 1023,
     description: 'Numbers to add; the device becomes superadmin. Numbers the network refuses are left out.',
   }),
-});
-
-/** `{group_id}`: the gateway's numeric id, or the group's JID (docs/internals.md, Whatspie compatibility). */
-const GroupRef = Type.String({
-  pattern: GROUP_REF_PATTERN.source,
-  maxLength: 64,
-  description: 'The gateway’s id of the group, or the group’s network id (JID, `…@g.us`)',
-  examples: ['12', '120363012345678901@g.us'],
-});
-const GroupParams = Type.Object({ id: GroupRef });
-
-/** With a JID: which of the account's devices acts, when several are in the group. */
-const ActingDevice = Type.String({
-  maxLength: 32,
-  description:
-    'The number of the device that acts; needed only with a group JID when several of the account’s devices are in the group',
 });
 
 const DetailQuery = Type.Object({ device: Type.Optional(ActingDevice) });

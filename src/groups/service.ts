@@ -194,6 +194,14 @@ export class GroupsService {
     return { group, device, conn: this.usableConnection(device) };
   }
 
+  /** The account's device with this number (404 `Device not found`), for a change that names its device. */
+  async deviceOf(accountId: number, phone: string): Promise<DeviceRow> {
+    if (!isPhoneNumber(phone)) throw new ApiError('INVALID_PHONE', { errors: { device: [PHONE_RULE] } });
+    const device = await this.options.devices.findByPhone(accountId, phone);
+    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    return device;
+  }
+
   /** The group as the network sees it now. */
   async fetch(acting: Acting): Promise<NetworkGroup> {
     return acting.conn.getGroup(acting.group.network_id).catch((error: unknown) => this.refused(acting, error));
@@ -204,7 +212,7 @@ export class GroupsService {
    * the device's sync order; if the network cannot be asked again right now,
    * what the change itself answered is stored (the next sync corrects it).
    */
-  private async stored(device: DeviceRow, changed: NetworkGroup): Promise<GroupWithDevice> {
+  async stored(device: DeviceRow, changed: NetworkGroup): Promise<GroupWithDevice> {
     const refreshed = await this.options.sync.refresh(device.id, changed.id).catch(() => undefined);
     if (refreshed === null) throw new ApiError('GROUP_NOT_FOUND', { error: 'the device is no longer in the group' });
     if (refreshed !== undefined) return refreshed;
@@ -237,7 +245,7 @@ export class GroupsService {
     return row;
   }
 
-  private usableConnection(device: DeviceRow): NetworkConnection {
+  usableConnection(device: DeviceRow): NetworkConnection {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     const conn = this.options.connections.connection(device.id);
     if (conn === null) throw new ApiError('DEVICE_NOT_CONNECTED');

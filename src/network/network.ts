@@ -10,6 +10,7 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
+import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
@@ -32,6 +33,7 @@ export {
   NetworkUnavailableError,
 } from './errors.js';
 
+export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
@@ -46,6 +48,19 @@ export type {
   MessageChange,
   PhoneNumber,
 } from './values.js';
+
+/** A call to the device, as `incoming_call` announces it and `rejectCall` names it. */
+export interface IncomingCall {
+  /** The network's id of the call. */
+  readonly id: string;
+  /** The caller's number. */
+  readonly from: PhoneNumber;
+  /** The caller's LID, when the network named the caller by it (WhatsApp). */
+  readonly fromLid?: string;
+  readonly video: boolean;
+  /** Set for a group call. */
+  readonly group?: NetworkGroupId;
+}
 
 /** Opaque credentials a network hands out at pairing; stored by the gateway, never shown or logged. */
 export type NetworkSession = string;
@@ -314,6 +329,8 @@ export type NetworkEvent =
       readonly hashed?: true;
       readonly at: Date;
     }
+  /** A phone calls the device (alone, or in a group call): the gateway announces it and may reject it. */
+  | ({ readonly type: 'incoming_call' } & IncomingCall)
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
@@ -373,7 +390,24 @@ export interface NetworkConnection {
    * none of them, NetworkSettingRefusedError when the network refused one (naming it and what was applied).
    */
   updateGroup(groupId: NetworkGroupId, changes: GroupChanges): Promise<NetworkGroup>;
+  /**
+   * Removes, promotes or demotes members, one outcome per phone in the order asked. Rejects with
+   * NetworkForbiddenError when the device is not an admin, NetworkNotFoundError when it is not in the group.
+   */
+  changeParticipants(
+    groupId: NetworkGroupId,
+    phones: ReadonlyArray<PhoneNumber>,
+    action: ParticipantAction,
+  ): Promise<ParticipantChangeOutcome[]>;
+  /** The group's invite code (an admin's to read, NetworkForbiddenError otherwise); `revoke` makes a new one first. */
+  groupInvite(groupId: NetworkGroupId, revoke: boolean): Promise<string>;
+  /** Joins the group an invite code opens (NetworkNotFoundError: no such code) and answers it as now seen. */
+  joinGroup(code: string): Promise<NetworkGroup>;
+  /** The device leaves the group (NetworkNotFoundError when it is not in it). */
+  leaveGroup(groupId: NetworkGroupId): Promise<void>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /** Rejects a call announced by `incoming_call` (the caller sees it declined); a call already over is no error. */
+  rejectCall(call: IncomingCall): Promise<void>;
   /**
    * The bytes of media this device received (`content.media` of an `incoming_message`), decrypted and checked
    * against the network's hashes, as a stream read while it arrives: never held whole. Rejects, or the stream

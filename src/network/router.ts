@@ -63,6 +63,11 @@ function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): Netw
     createGroup: refuse,
     addParticipants: refuse,
     updateGroup: refuse,
+    changeParticipants: refuse,
+    groupInvite: refuse,
+    joinGroup: refuse,
+    leaveGroup: refuse,
+    rejectCall: refuse,
     checkNumbers: refuse,
     requestPairingCode: refuse,
     logout: refuse,
@@ -123,6 +128,12 @@ class RoutedConnection implements NetworkConnection {
   addParticipants: NetworkConnection['addParticipants'] = async (id, phones) =>
     (await this.target()).addParticipants(id, phones);
   updateGroup: NetworkConnection['updateGroup'] = async (id, changes) => (await this.target()).updateGroup(id, changes);
+  changeParticipants: NetworkConnection['changeParticipants'] = async (id, phones, action) =>
+    (await this.target()).changeParticipants(id, phones, action);
+  groupInvite: NetworkConnection['groupInvite'] = async (id, revoke) => (await this.target()).groupInvite(id, revoke);
+  joinGroup: NetworkConnection['joinGroup'] = async (code) => (await this.target()).joinGroup(code);
+  leaveGroup: NetworkConnection['leaveGroup'] = async (id) => (await this.target()).leaveGroup(id);
+  rejectCall: NetworkConnection['rejectCall'] = async (call) => (await this.target()).rejectCall(call);
   checkNumbers: NetworkConnection['checkNumbers'] = async (phones) => (await this.target()).checkNumbers(phones);
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     const inner = await this.target();

@@ -9,7 +9,7 @@
  * Must never: be reachable when the gateway runs against a real network.
  */
 import type { IncomingContent } from './incoming-content.js';
-import type { ChangedMessage, MessageChange, NetworkGroup, PhoneNumber } from './values.js';
+import type { ChangedMessage, MessageChange, NetworkGroup, NetworkGroupId, PhoneNumber } from './values.js';
 
 /**
  * What a phone sends to a device: any incoming kind, optionally as a reply to `replyTo`, a message of that
@@ -79,6 +79,20 @@ export interface SandboxPhone {
   readonly inbox: ReadonlyArray<SandboxInboxEntry>;
   /** The presence and chat states devices told the phone, oldest first. */
   readonly presence: ReadonlyArray<SandboxSeenPresence>;
+  /** The calls the phone made to devices, oldest first. */
+  readonly calls: ReadonlyArray<SandboxCall>;
+}
+
+/** A call a phone made to a device: `ringing` until the device rejects it. */
+export interface SandboxCall {
+  readonly id: string;
+  /** The device's number. */
+  readonly to: PhoneNumber;
+  readonly video: boolean;
+  readonly group_id?: NetworkGroupId;
+  readonly status: 'ringing' | 'rejected';
+  /** When the phone called (ISO 8601). */
+  readonly at: string;
 }
 
 /** A control-API failure with the HTTP status and message the gateway should answer with. */
@@ -158,6 +172,17 @@ export interface SandboxControl {
     recipient: RecipientScope,
     view?: string,
   ): Promise<void>;
+  /**
+   * The phone calls the device holding `recipient`'s session (`group`: a group call in that group); the device is
+   * told (`incoming_call`). 404 'Device not found' for an unknown session, 409 'Device not connected' when it is
+   * offline, 400 for a malformed call or an unregistered phone.
+   */
+  callFromPhone(
+    phone: PhoneNumber,
+    call: { video?: boolean; group?: NetworkGroupId },
+    recipient: RecipientScope,
+    view?: string,
+  ): Promise<SandboxCall>;
   /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
   readMessage(phone: PhoneNumber, messageId: string, view?: string): Promise<void>;
   /** Creates a group on the network. The first admin member is the superadmin when none is marked. */

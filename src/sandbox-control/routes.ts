@@ -18,6 +18,7 @@ import { SandboxControlError, type PhoneVote, type SandboxControl } from '../net
 import type { AccountsService } from '../accounts/service.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
+import { PHONE_PATTERN } from '../phone-number.js';
 import type { Store } from '../store/store.js';
 import { PhoneMessageBody } from './phone-message.js';
 import { SandboxChanges } from './changes.js';
@@ -264,6 +265,53 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       const { phone } = request.params;
       const data = await control(() => owned.sendFromPhone(accountOf(request), phone, request.body));
       return { code: 200, status: 200, message: 'Message sent', data };
+    },
+  );
+
+  app.post(
+    '/sandbox/phones/:phone/calls',
+    {
+      schema: {
+        tags,
+        summary: 'The phone calls a device (it gets `call.incoming`, and rejects it when set to `reject_calls`)',
+        description:
+          'The device must be connected (409 `Device not connected`): a call rings only a device that is online. The phone’s `calls` list shows the call, `rejected` once the device rejected it.',
+        params: PhoneParams,
+        body: Type.Object({
+          to: Type.String({
+            pattern: PHONE_PATTERN.source,
+            description: 'The device’s number',
+            examples: ['6281234567890'],
+          }),
+          video: Type.Optional(Type.Boolean({ description: 'A video call' })),
+          group_id: Type.Optional(
+            Type.String({
+              maxLength: 64,
+              description: 'A group call in this group (its network id, …@g.us)',
+              examples: ['120363012345678901@g.us'],
+            }),
+          ),
+        }),
+        response: {
+          200: CodeEnvelope(
+            Type.Object({
+              id: Type.String(),
+              to: Type.String(),
+              video: Type.Boolean(),
+              group_id: Type.Optional(Type.String()),
+              status: Type.Union([Type.Literal('ringing'), Type.Literal('rejected')]),
+              at: Type.String({ format: 'date-time' }),
+            }),
+          ),
+          ...errorResponses(400, 401, 404, 409),
+        },
+      },
+      config: { fieldErrors: { to: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const { phone } = request.params;
+      const data = await control(() => owned.callFromPhone(accountOf(request), phone, request.body));
+      return { code: 200, status: 200, message: 'Calling', data };
     },
   );
 

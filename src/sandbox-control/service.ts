@@ -16,7 +16,7 @@
  * device to the sandbox.
  */
 import { ApiError } from '../errors.js';
-import type { SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox-control.js';
+import type { SandboxCall, SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox-control.js';
 import type { NetworkGroup } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import { incomingIdsRepository } from '../messages/incoming-ids-repository.js';
@@ -81,6 +81,33 @@ export class SandboxControlService {
     const content = phoneMessageContent(body);
     await this.requireOnSandbox(accountId);
     const { to } = body;
+    const device = await this.pairedDevice(accountId, to);
+    const replyTo = body.reply_to === undefined ? undefined : await this.replyTo(accountId, device.id, body.reply_to);
+    const message = {
+      content,
+      ...(replyTo === undefined ? {} : { replyTo }),
+      ...(body.media === undefined ? {} : { mediaUrl: body.media.url }),
+    };
+    return this.sandbox.sendFromPhone(phone, to, message, { session: device.session }, viewOf(accountId));
+  }
+
+  /** The phone calls one of the caller's devices (`group_id`: a group call in that group). */
+  async callFromPhone(
+    accountId: number,
+    phone: string,
+    body: { to: string; video?: boolean; group_id?: string },
+  ): Promise<SandboxCall> {
+    await this.requireOnSandbox(accountId);
+    const device = await this.pairedDevice(accountId, body.to);
+    const call = {
+      ...(body.video === undefined ? {} : { video: body.video }),
+      ...(body.group_id === undefined ? {} : { group: body.group_id }),
+    };
+    return this.sandbox.callFromPhone(phone, call, { session: device.session }, viewOf(accountId));
+  }
+
+  /** The account's device paired with `to` (404 `Device not found` otherwise), and its network session. */
+  private async pairedDevice(accountId: number, to: string): Promise<{ id: number; session: string }> {
     const devices = await repo.devicesOf(this.store.db, accountId);
     // The paired number wins over the one given at creation, as everywhere a device is found by number.
     const device =
@@ -88,13 +115,7 @@ export class SandboxControlService {
     if (device === undefined || device.network_session === null) {
       throw new ApiError('DEVICE_NOT_FOUND', { error: `no device of this account is paired with ${to}` });
     }
-    const replyTo = body.reply_to === undefined ? undefined : await this.replyTo(accountId, device.id, body.reply_to);
-    const message = {
-      content,
-      ...(replyTo === undefined ? {} : { replyTo }),
-      ...(body.media === undefined ? {} : { mediaUrl: body.media.url }),
-    };
-    return this.sandbox.sendFromPhone(phone, to, message, { session: device.network_session }, viewOf(accountId));
+    return { id: device.id, session: device.network_session };
   }
 
   /** The message `reply_to` names, as the device knows it: ours by our id, a received one by the network's id. */

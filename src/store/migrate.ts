@@ -35,6 +35,7 @@ import * as m010a from './migrations/010a-message-reactions.js';
 import * as m011a from './migrations/011a-message-actions.js';
 import * as m011b from './migrations/011b-incoming-media.js';
 import * as m011c from './migrations/011c-poll-votes.js';
+import * as m012a from './migrations/012a-call-rejection.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -65,6 +66,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['011a-message-actions', m011a],
   ['011b-incoming-media', m011b],
   ['011c-poll-votes', m011c],
+  ['012a-call-rejection', m012a],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -67,6 +67,10 @@ export interface DevicesTable {
   /** The network a paired device paired on, `sandbox` or `whatsapp`; null while unpaired (009a, docs/networks-per-device.md). */
   network: AddedLater<string>;
   send_interval_ms: number | null;
+  /** 1: incoming calls are rejected on the network (012a). */
+  reject_calls: Generated<number>;
+  /** Sent to a caller whose call was rejected; null for none (012a). */
+  reject_calls_message: AddedLater<string | null>;
   /** The gateway node holding the connection. */
   server_name: string | null;
   /** Network session credentials. Secret: never returned, never logged. */

@@ -34,6 +34,8 @@ describe.skipIf(noStoreAvailable)('devices', () => {
         // Where its pairing goes: the gateway's network here (docs/networks-per-device.md).
         network: 'sandbox',
         send_interval_ms: null,
+        reject_calls: false,
+        reject_calls_message: null,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.stringMatching(/Z$/),
         server: { name: 'test-node', status: 'ACTIVE' },

@@ -470,6 +470,40 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         ).rejects.toMatchObject({ status: 400, message: 'Invalid message' });
       });
 
+      it('a phone calls the device: incoming_call, rejected on the network as the phone sees it; offline is 409', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const placed = await network.sandbox.callFromPhone(FRIEND, { video: true }, { session: device.session });
+        expect(placed).toMatchObject({ to: DEVICE, video: true, status: 'ringing' });
+        const heard = await device.recorder.wait('incoming_call', (e) => e.id === placed.id);
+        expect(heard).toEqual({ type: 'incoming_call', id: placed.id, from: FRIEND, video: true });
+        await device.connection.rejectCall({ id: placed.id, from: FRIEND, video: true });
+        expect((await network.sandbox.getPhone(FRIEND)).calls).toEqual([{ ...placed, status: 'rejected' }]);
+        // A call unknown to the network is no error.
+        await device.connection.rejectCall({ id: 'NOPE', from: FRIEND, video: false });
+
+        const group = await network.sandbox.callFromPhone(
+          FRIEND,
+          { group: '120363000000000042@g.us' },
+          { session: device.session },
+        );
+        expect(await device.recorder.wait('incoming_call', (e) => e.id === group.id)).toMatchObject({
+          video: false,
+          group: '120363000000000042@g.us',
+        });
+        await expect(
+          network.sandbox.callFromPhone(FRIEND, { video: 'yes' } as never, { session: device.session }),
+        ).rejects.toMatchObject({ status: 400, message: 'Invalid call' });
+        await expect(network.sandbox.callFromPhone(FRIEND, {}, { session: 'unknown' })).rejects.toMatchObject({
+          status: 404,
+        });
+        device.connection.close();
+        await expect(network.sandbox.callFromPhone(FRIEND, {}, { session: device.session })).rejects.toMatchObject({
+          status: 409,
+          message: 'Device not connected',
+        });
+      });
+
       it('tells the device of a phone’s vote, and the phone shows the presence and chat states it was told', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);
@@ -642,6 +676,55 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
           await expect(device.connection.getGroup(id)).rejects.toBeInstanceOf(NetworkNotFoundError);
           await expect(device.connection.addParticipants(id, [FRIEND])).rejects.toBeInstanceOf(NetworkNotFoundError);
         }
+      });
+
+      it('administration: remove, promote, demote with outcomes; invite codes; join by code; leave', async () => {
+        const network = await start();
+        const admin = await pair(network, 1, DEVICE);
+        const joiner = await pair(network, 2, OTHER_DEVICE);
+        const group = await network.sandbox.createGroup('Admin', [{ phone: DEVICE, admin: true }, { phone: FRIEND }]);
+
+        expect(await admin.connection.changeParticipants(group.id, [FRIEND, '4917655556666', 'x1'], 'promote')).toEqual(
+          [
+            { phone: FRIEND, ok: true },
+            { phone: '4917655556666', ok: false, code: 'NOT_A_MEMBER' },
+            { phone: 'x1', ok: false, code: 'INVALID_NUMBER' },
+          ],
+        );
+        expect((await admin.connection.getGroup(group.id)).participants).toContainEqual({
+          phone: FRIEND,
+          role: 'admin',
+        });
+        expect(await admin.connection.changeParticipants(group.id, [FRIEND, DEVICE], 'demote')).toEqual([
+          { phone: FRIEND, ok: true },
+          { phone: DEVICE, ok: false, code: 'FORBIDDEN' },
+        ]);
+        await expect(joiner.connection.changeParticipants(group.id, [FRIEND], 'remove')).rejects.toBeInstanceOf(
+          NetworkNotFoundError,
+        );
+
+        const code = await admin.connection.groupInvite(group.id, false);
+        expect(code).toMatch(/^[A-Za-z0-9_-]{22}$/);
+        expect(await admin.connection.groupInvite(group.id, false)).toBe(code);
+        const fresh = await admin.connection.groupInvite(group.id, true);
+        expect(fresh).not.toBe(code);
+        await expect(joiner.connection.joinGroup(code)).rejects.toBeInstanceOf(NetworkNotFoundError);
+        const joined = await joiner.connection.joinGroup(fresh);
+        expect(joined.participants).toContainEqual({ phone: OTHER_DEVICE, role: null });
+        await admin.recorder.wait('groups_changed', (e) => e.groupIds.includes(group.id));
+        // A member that is not an admin may not read the code.
+        await expect(joiner.connection.groupInvite(group.id, false)).rejects.toBeInstanceOf(NetworkForbiddenError);
+
+        expect(await admin.connection.changeParticipants(group.id, [OTHER_DEVICE], 'remove')).toEqual([
+          { phone: OTHER_DEVICE, ok: true },
+        ]);
+        // The member taken out hears of it, and no longer sees the group.
+        await joiner.recorder.wait('groups_changed', (e) => e.groupIds.includes(group.id));
+        await expect(joiner.connection.getGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+
+        await admin.connection.leaveGroup(group.id);
+        await expect(admin.connection.getGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
+        await expect(admin.connection.leaveGroup(group.id)).rejects.toBeInstanceOf(NetworkNotFoundError);
       });
 
       it('settings: shown, changed in order, refusals carried with their class; admins-only groups refuse members', async () => {

@@ -66,10 +66,17 @@ export function groupView(world: WorldState, group: GroupRecord, view: PhoneView
   };
 }
 
-/** Tells every open connection of a member that the group changed; offline ones re-sync on connect. */
-function notify(world: WorldState, group: GroupRecord): void {
+/**
+ * Tells every open connection of a member (and of the `former` members a change just took out) that the group
+ * changed; offline ones re-sync on connect.
+ */
+export function notify(world: WorldState, group: GroupRecord, former: ReadonlySet<PhoneNumber> = new Set()): void {
   for (const link of [...world.links]) {
-    if (link.state === 'open' && link.phone !== null && group.participants.has(link.phone)) {
+    if (
+      link.state === 'open' &&
+      link.phone !== null &&
+      (group.participants.has(link.phone) || former.has(link.phone))
+    ) {
       world.emit(link, { type: 'groups_changed', groupIds: [group.id] });
     }
   }
@@ -171,7 +178,7 @@ export function createGroupByLink(
 }
 
 /** The group as the device may see it: unknown and not-a-member look the same. */
-function memberGroup(
+export function memberGroup(
   world: WorldState,
   link: Link,
   groupId: NetworkGroupId,
@@ -182,7 +189,7 @@ function memberGroup(
   return { group, self };
 }
 
-function adminGroup(world: WorldState, link: Link, groupId: NetworkGroupId): GroupRecord {
+export function adminGroup(world: WorldState, link: Link, groupId: NetworkGroupId): GroupRecord {
   const { group, self } = memberGroup(world, link, groupId);
   if (group.participants.get(self) === null) throw new NetworkForbiddenError();
   return group;

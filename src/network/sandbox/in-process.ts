@@ -53,6 +53,12 @@ class InProcessConnection implements NetworkConnection {
   addParticipants: NetworkConnection['addParticipants'] = (id, phones) =>
     settle(() => this.link.addParticipants(id, phones));
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => settle(() => this.link.updateGroup(id, changes));
+  changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    settle(() => this.link.changeParticipants(id, phones, action));
+  groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => settle(() => this.link.groupInvite(id, revoke));
+  joinGroup: NetworkConnection['joinGroup'] = (code) => settle(() => this.link.joinGroup(code));
+  leaveGroup: NetworkConnection['leaveGroup'] = (id) => settle(() => this.link.leaveGroup(id));
+  rejectCall: NetworkConnection['rejectCall'] = (call) => settle(() => this.link.rejectCall(call));
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = (media) => downloadSandboxMedia(media);
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
@@ -76,6 +82,7 @@ export function controlOf(world: SandboxWorld): SandboxControl {
       settle(() => world.sendFromPhone(phone, to, text, recipient, view)),
     changeFromPhone: (phone, change, recipient, view) =>
       settle(() => world.changeFromPhone(phone, change, recipient, view)),
+    callFromPhone: (phone, call, recipient, view) => settle(() => world.callFromPhone(phone, call, recipient, view)),
     readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
     createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),

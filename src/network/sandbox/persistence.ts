@@ -24,6 +24,8 @@ export interface PersistedState {
     readonly participants: ReadonlyArray<{ readonly phone: PhoneNumber; readonly role: ParticipantRole }>;
     /** Absent in files saved before groups had settings. */
     readonly settings?: GroupSettings;
+    /** Absent when no invite code was ever made (and in files saved before invite links). */
+    readonly invite?: string;
   }>;
 }
 

@@ -11,6 +11,7 @@
 import type { PhoneNumber } from '../network.js';
 import type {
   PhonePrivacy,
+  SandboxCall,
   SandboxInboxEntry,
   SandboxPhone,
   SandboxPhoneSettings,
@@ -98,6 +99,8 @@ export class PhoneRecord {
   pending: StoredEntry[] = [];
   /** The presence and chat states devices told this phone, oldest first (bounded like the inbox). */
   presence: Array<SandboxSeenPresence & { readonly view: PhoneView }> = [];
+  /** The calls this phone made to devices, oldest first (bounded like the inbox). */
+  calls: Array<{ -readonly [K in keyof SandboxCall]: SandboxCall[K] } & { readonly view: PhoneView }> = [];
   /** Sender phone -> typing duration announced before its next message. */
   typing = new Map<PhoneNumber, number>();
 
@@ -143,6 +146,17 @@ export class PhoneRecord {
     if (this.presence.length > INBOX_LIMIT) this.presence.splice(0, this.presence.length - INBOX_LIMIT);
   }
 
+  seeCall(call: SandboxCall, view: PhoneView): void {
+    this.calls.push({ ...call, view });
+    if (this.calls.length > INBOX_LIMIT) this.calls.splice(0, this.calls.length - INBOX_LIMIT);
+  }
+
+  /** The device `to` rejected this phone's call `id`. */
+  rejectCall(id: string, to: PhoneNumber): void {
+    const call = this.calls.find((c) => c.id === id && c.to === to);
+    if (call !== undefined) call.status = 'rejected';
+  }
+
   /** Takes the typing indicator the sender announced, so only its next message carries it. */
   takeTyping(from: PhoneNumber): number | undefined {
     const ms = this.typing.get(from);
@@ -169,6 +183,7 @@ export class PhoneRecord {
       presence: this.presence
         .filter((p) => view === undefined || p.view === view)
         .map(({ view: _own, ...seen }) => seen),
+      calls: this.calls.filter((c) => view === undefined || c.view === view).map(({ view: _own, ...call }) => call),
     };
   }
 }

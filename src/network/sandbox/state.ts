@@ -71,6 +71,8 @@ export interface GroupRecord {
   description: string | null;
   readonly participants: Map<PhoneNumber, ParticipantRole>;
   settings: GroupSettings;
+  /** The invite code, made when an admin first asks for it; revoking makes a new one. */
+  invite?: string;
 }
 
 /** A new group: everyone may post, only admins edit it (the sandbox's default), messages stay. */
@@ -285,6 +287,7 @@ export class WorldState {
         description: g.description,
         participants: [...g.participants].map(([phone, role]) => ({ phone, role })),
         settings: g.settings,
+        ...(g.invite === undefined ? {} : { invite: g.invite }),
       })),
     };
   }
@@ -298,7 +301,8 @@ export class WorldState {
       const participants = new Map(g.participants.map((p) => [p.phone, p.role] as const));
       // Files saved before groups had settings: the defaults.
       const settings = { ...DEFAULT_GROUP_SETTINGS, ...g.settings };
-      this.groups.set(g.id, { id: g.id, subject: g.subject, description: g.description, participants, settings });
+      const group = { id: g.id, subject: g.subject, description: g.description, participants, settings };
+      this.groups.set(g.id, g.invite === undefined ? group : { ...group, invite: g.invite });
     }
   }
 }

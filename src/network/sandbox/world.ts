@@ -12,21 +12,27 @@ import type {
   ConnectOptions,
   CreatedNetworkGroup,
   GroupChanges,
+  IncomingCall,
   NetworkEventHandler,
   NetworkGroup,
   NetworkGroupId,
+  ParticipantAction,
+  ParticipantChangeOutcome,
   PhoneNumber,
   PresenceState,
 } from '../network.js';
 import type {
   PhoneMessage,
   RecipientScope,
+  SandboxCall,
   SandboxPhone,
   SandboxPhoneChange,
   SandboxPhoneSettings,
   ScanScope,
 } from '../sandbox-control.js';
+import * as calls from './calls.js';
 import { changeFromPhone } from './changes.js';
+import * as admin from './group-admin.js';
 import * as groups from './groups.js';
 import type { SandboxMessage } from './media-digest.js';
 import * as messaging from './messaging.js';
@@ -49,6 +55,15 @@ export interface SandboxLink {
   createGroup(subject: string, participants: ReadonlyArray<PhoneNumber>): CreatedNetworkGroup;
   addParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>): AddParticipantOutcome[];
   updateGroup(groupId: NetworkGroupId, changes: GroupChanges): NetworkGroup;
+  changeParticipants(
+    groupId: NetworkGroupId,
+    phones: ReadonlyArray<PhoneNumber>,
+    action: ParticipantAction,
+  ): ParticipantChangeOutcome[];
+  groupInvite(groupId: NetworkGroupId, revoke: boolean): string;
+  joinGroup(code: string): NetworkGroup;
+  leaveGroup(groupId: NetworkGroupId): void;
+  rejectCall(call: IncomingCall): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
@@ -77,6 +92,11 @@ export class SandboxWorld {
       createGroup: (subject, participants) => groups.createGroupByLink(w, link, subject, participants),
       addParticipants: (groupId, phones) => groups.addParticipants(w, link, groupId, phones),
       updateGroup: (groupId, changes) => groups.updateGroup(w, link, groupId, changes),
+      changeParticipants: (groupId, phones, action) => admin.changeParticipants(w, link, groupId, phones, action),
+      groupInvite: (groupId, revoke) => admin.groupInvite(w, link, groupId, revoke),
+      joinGroup: (code) => admin.joinGroup(w, link, code),
+      leaveGroup: (groupId) => admin.leaveGroup(w, link, groupId),
+      rejectCall: (call) => calls.rejectCall(w, link, call),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
       logout: () => pairing.logoutLink(w, link),
       requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),
@@ -113,6 +133,15 @@ export class SandboxWorld {
 
   changeFromPhone(phone: PhoneNumber, change: SandboxPhoneChange, recipient: RecipientScope, view?: string): void {
     changeFromPhone(this.state, phone, change, recipient, viewOf(view));
+  }
+
+  callFromPhone(
+    phone: PhoneNumber,
+    call: { video?: unknown; group?: unknown },
+    recipient: RecipientScope,
+    view?: string,
+  ): SandboxCall {
+    return calls.callFromPhone(this.state, phone, call, recipient, viewOf(view));
   }
 
   readMessage(phone: PhoneNumber, messageId: string, view?: string): void {

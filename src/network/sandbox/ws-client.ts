@@ -20,7 +20,7 @@ import type {
   NetworkGroup,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import type { SandboxControl, SandboxPhone } from '../sandbox-control.js';
+import type { SandboxCall, SandboxControl, SandboxPhone } from '../sandbox-control.js';
 import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
 import { downloadSandboxMedia } from './media-download.js';
 import {
@@ -98,6 +98,12 @@ class ClientConnection implements NetworkConnection {
   createGroup: NetworkConnection['createGroup'] = (subject, phones) => this.call('createGroup', subject, phones);
   addParticipants: NetworkConnection['addParticipants'] = (id, phones) => this.call('addParticipants', id, phones);
   updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.call('updateGroup', id, changes);
+  changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    this.call('changeParticipants', id, phones, action);
+  groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => this.call('groupInvite', id, revoke);
+  joinGroup: NetworkConnection['joinGroup'] = (code) => this.call('joinGroup', code);
+  leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.call('leaveGroup', id);
+  rejectCall: NetworkConnection['rejectCall'] = (call) => this.call('rejectCall', call);
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
   // The media's address came with the message: the bytes are read from it here, not through the sandbox's socket.
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
@@ -311,6 +317,8 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
       changeFromPhone: async (phone, change, recipient, view) => {
         await control('changeFromPhone', phone, change, recipient, view);
       },
+      callFromPhone: (phone, call, recipient, view) =>
+        control('callFromPhone', phone, call, recipient, view) as Promise<SandboxCall>,
       readMessage: async (phone, messageId, view) => {
         await control('readMessage', phone, messageId, view);
       },

@@ -12,7 +12,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
-import type { ConnectOptions, GroupChanges, NetworkGroupId, PhoneNumber, PresenceState } from '../network.js';
+import type {
+  ConnectOptions,
+  GroupChanges,
+  IncomingCall,
+  NetworkGroupId,
+  ParticipantAction,
+  PhoneNumber,
+  PresenceState,
+} from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import type {
   PhoneMessage,
@@ -60,6 +68,16 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.addParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[]);
     case 'updateGroup':
       return link.updateGroup(a[0] as NetworkGroupId, a[1] as GroupChanges);
+    case 'changeParticipants':
+      return link.changeParticipants(a[0] as NetworkGroupId, a[1] as PhoneNumber[], a[2] as ParticipantAction);
+    case 'groupInvite':
+      return link.groupInvite(a[0] as NetworkGroupId, a[1] === true);
+    case 'joinGroup':
+      return link.joinGroup(a[0] as string);
+    case 'leaveGroup':
+      return link.leaveGroup(a[0] as NetworkGroupId);
+    case 'rejectCall':
+      return link.rejectCall(a[0] as IncomingCall);
     case 'checkNumbers':
       return link.checkNumbers(a[0] as PhoneNumber[]);
     case 'logout':
@@ -109,6 +127,13 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
       return world.changeFromPhone(
         a[0] as PhoneNumber,
         a[1] as SandboxPhoneChange,
+        recipientScope(a[2]) ?? { session: '' },
+        optionalView(a[3]),
+      );
+    case 'callFromPhone':
+      return world.callFromPhone(
+        a[0] as PhoneNumber,
+        (a[1] ?? {}) as { video?: unknown; group?: unknown },
         recipientScope(a[2]) ?? { session: '' },
         optionalView(a[3]),
       );

@@ -10,7 +10,9 @@
  */
 import type { BaileysEventMap, GroupMetadata } from 'baileys';
 import type { CreatedNetworkGroup, GroupChanges, NetworkGroup, NetworkGroupId, PhoneNumber } from '../network.js';
+import type { ParticipantAction } from '../group-admin.js';
 import type { ConnectionContext } from './connection-context.js';
+import * as admin from './group-admin.js';
 import { GroupMetadataCache } from './group-cache.js';
 import { learnMembers } from './group-receipts.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
@@ -127,6 +129,32 @@ export class ConnectionGroups {
   async updateGroup(groupId: NetworkGroupId, changes: GroupChanges) {
     await applyGroupChanges(this.ctx.open(), groupId, changes);
     return this.getGroup(groupId);
+  }
+
+  async changeParticipants(groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>, action: ParticipantAction) {
+    const socket = this.ctx.open();
+    const metadata = await socket.groupMetadata(groupId).catch((error: unknown) => {
+      throw groupError(error);
+    });
+    try {
+      return await admin.changeParticipants(socket, metadata, phones, action);
+    } finally {
+      this.cache.forget([groupId]);
+    }
+  }
+
+  groupInvite(groupId: NetworkGroupId, revoke: boolean): Promise<string> {
+    return admin.groupInvite(this.ctx.open(), groupId, revoke);
+  }
+
+  async joinGroup(code: string): Promise<NetworkGroup> {
+    return this.remember(await admin.joinGroup(this.ctx.open(), code));
+  }
+
+  async leaveGroup(groupId: NetworkGroupId): Promise<void> {
+    await admin.leaveGroup(this.ctx.open(), groupId);
+    this.cache.forget([groupId]);
+    this.knownGroups.delete(groupId);
   }
 
   async checkNumbers(phones: ReadonlyArray<PhoneNumber>) {

@@ -26,21 +26,16 @@ import {
   NetworkSendError,
   type ConnectionCapabilities,
   type ConnectOptions,
-  type CreatedNetworkGroup,
   type NetworkConnection,
   type NetworkEvent,
   type NetworkEventHandler,
-  type IncomingMedia,
-  type NetworkGroup,
-  type NetworkGroupId,
-  type GroupChanges,
   type OutgoingNetworkMessage,
   type PhoneNumber,
-  type PresenceState,
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
+import { announceCalls, rejectCall } from './calls.js';
 import { closeAction } from './close-codes.js';
 import type { ConnectionContext, ConnectionDeps } from './connection-context.js';
 import { ConnectionGroups } from './connection-groups.js';
@@ -206,6 +201,7 @@ export class WhatsAppConnection implements NetworkConnection {
       'groups.upsert': (groups) => this.groups.onUpsert(groups),
       'groups.update': (groups) => this.groups.onUpdate(groups),
       'group-participants.update': (update) => this.groups.onParticipants(update),
+      call: (updates) => announceCalls(updates, (event) => this.emit(event)),
       'lid-mapping.update': (update) => this.receiving.onLidMapping(update),
     };
     this.detach = attachSocket(socket, handlers, (node) => this.sending.onAck(node));
@@ -391,24 +387,28 @@ export class WhatsAppConnection implements NetworkConnection {
   }
 
   readonly sendMessage = (message: OutgoingNetworkMessage): Promise<void> => this.sending.sendMessage(message);
-  readonly sendTyping = (to: PhoneNumber | NetworkGroupId, durationMs: number): Promise<void> =>
-    this.sending.sendTyping(to, durationMs);
-  readonly sendPresence = (state: PresenceState, to?: PhoneNumber | NetworkGroupId): Promise<void> =>
-    this.sending.sendPresence(state, to);
+  readonly sendTyping: NetworkConnection['sendTyping'] = (to, durationMs) => this.sending.sendTyping(to, durationMs);
+  readonly sendPresence: NetworkConnection['sendPresence'] = (state, to) => this.sending.sendPresence(state, to);
 
   // --- groups and numbers (connection-groups.ts) -------------------------------
 
-  readonly listGroups = (): Promise<NetworkGroup[]> => this.groups.listGroups();
-  readonly getGroup = (groupId: NetworkGroupId): Promise<NetworkGroup> => this.groups.getGroup(groupId);
-  readonly createGroup = (subject: string, participants: ReadonlyArray<PhoneNumber>): Promise<CreatedNetworkGroup> =>
-    this.groups.createGroup(subject, participants);
-  readonly addParticipants = (groupId: NetworkGroupId, phones: ReadonlyArray<PhoneNumber>) =>
-    this.groups.addParticipants(groupId, phones);
-  readonly updateGroup = (groupId: NetworkGroupId, changes: GroupChanges) => this.groups.updateGroup(groupId, changes);
-  readonly checkNumbers = (phones: ReadonlyArray<PhoneNumber>) => this.groups.checkNumbers(phones);
+  readonly listGroups: NetworkConnection['listGroups'] = () => this.groups.listGroups();
+  readonly getGroup: NetworkConnection['getGroup'] = (groupId) => this.groups.getGroup(groupId);
+  readonly createGroup: NetworkConnection['createGroup'] = (subject, phones) =>
+    this.groups.createGroup(subject, phones);
+  readonly addParticipants: NetworkConnection['addParticipants'] = (id, ps) => this.groups.addParticipants(id, ps);
+  readonly updateGroup: NetworkConnection['updateGroup'] = (id, changes) => this.groups.updateGroup(id, changes);
+  readonly changeParticipants: NetworkConnection['changeParticipants'] = (id, phones, action) =>
+    this.groups.changeParticipants(id, phones, action);
+  readonly groupInvite: NetworkConnection['groupInvite'] = (id, revoke) => this.groups.groupInvite(id, revoke);
+  readonly joinGroup: NetworkConnection['joinGroup'] = (code) => this.groups.joinGroup(code);
+  readonly leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.groups.leaveGroup(id);
+  readonly rejectCall: NetworkConnection['rejectCall'] = (call) => rejectCall(this.open(), call);
+  readonly checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.groups.checkNumbers(phones);
+
   // --- incoming media (connection-media.ts) ---------------------------------------
 
-  readonly downloadMedia = (media: IncomingMedia) => this.media.download(media);
+  readonly downloadMedia: NetworkConnection['downloadMedia'] = (media) => this.media.download(media);
 
   // --- pairing, logout, close ----------------------------------------------------
 

@@ -241,6 +241,37 @@ export class FakeSocket implements SocketPort {
       if (group !== undefined) group.ephemeralDuration = seconds === 0 ? undefined : seconds;
     });
 
+  /** Invite codes by group, as the test scripts them (a revoke makes a new one); a code no group has is refused. */
+  readonly invites = new Map<string, string>();
+  /** The group `groupAcceptInvite` joins (the test adds the device to its metadata itself when it wants that). */
+  inviteGroups = new Map<string, string>();
+
+  groupInviteCode: SocketPort['groupInviteCode'] = (jid) =>
+    this.groupCall('groupInviteCode', [jid], () => this.invites.get(jid));
+
+  groupRevokeInvite: SocketPort['groupRevokeInvite'] = (jid) =>
+    this.groupCall('groupRevokeInvite', [jid], () => {
+      const code = `revoked${this.invites.size}${Date.now().toString(36)}`;
+      this.invites.set(jid, code);
+      return code;
+    });
+
+  groupAcceptInvite: SocketPort['groupAcceptInvite'] = (code) =>
+    this.groupCall('groupAcceptInvite', [code], () => {
+      const jid = this.inviteGroups.get(code);
+      if (jid === undefined) throw queryError(406, 'not-acceptable');
+      return jid;
+    });
+
+  groupLeave: SocketPort['groupLeave'] = (jid) =>
+    this.groupCall('groupLeave', [jid], () => {
+      delete this.groups[jid];
+    });
+
+  rejectCall: SocketPort['rejectCall'] = async (callId, callFrom) => {
+    this.record('rejectCall', [callId, callFrom]);
+  };
+
   onWhatsApp: SocketPort['onWhatsApp'] = async (...phones) => {
     this.record('onWhatsApp', phones);
     return this.numbers;
