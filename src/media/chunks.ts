@@ -16,6 +16,7 @@ import type { Clock } from '../clock.js';
 import type { MediaSource } from '../network/network.js';
 import type { Db } from '../store/schema.js';
 import { mediaRepository } from './repository.js';
+import { mediaBytesMoved } from './young-garbage.js';
 
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -29,11 +30,14 @@ export class MediaGoneError extends Error {
 
 /**
  * Writes a stream into chunks of CHUNK_BYTES, in order, each row its own short statement (outside any other
- * transaction, so a long download holds no lock). `finish` writes the rest.
+ * transaction, so a long download holds no lock). `finish` writes the rest. The bytes are copied once, into one
+ * chunk-sized buffer the writer reuses for every row (the store has taken its copy when an insert resolves), so a
+ * download makes no garbage of its own whatever its size.
  */
 export class ChunkWriter {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  /** The row being filled; allocated on the first byte, reused for every row. */
+  private row: Buffer | null = null;
+  private filled = 0;
   private seq = 0;
   private written = 0;
 
@@ -49,9 +53,16 @@ export class ChunkWriter {
   }
 
   async write(chunk: Uint8Array): Promise<void> {
-    this.pending.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    this.pendingBytes += chunk.byteLength;
-    while (this.pendingBytes >= CHUNK_BYTES) await this.flush(CHUNK_BYTES);
+    mediaBytesMoved(chunk.byteLength);
+    let at = 0;
+    while (at < chunk.byteLength) {
+      const row = (this.row ??= Buffer.allocUnsafe(CHUNK_BYTES));
+      const take = Math.min(chunk.byteLength - at, CHUNK_BYTES - this.filled);
+      row.set(chunk.subarray(at, at + take), this.filled);
+      this.filled += take;
+      at += take;
+      if (this.filled === CHUNK_BYTES) await this.flush();
+    }
   }
 
   /**
@@ -61,19 +72,15 @@ export class ChunkWriter {
   async finish(): Promise<void> {
     await this.flush();
     if (this.seq === 0) await this.insert(new Uint8Array(0));
+    this.row = null;
   }
 
-  /** Writes up to `limit` bytes of what is pending as one row (all of it by default). */
-  private async flush(limit = Infinity): Promise<void> {
-    if (this.pendingBytes === 0) return;
-    const all = Buffer.concat(this.pending, this.pendingBytes);
-    const size = Math.min(limit, all.length);
-    // A copy, not a view: the rest stays pending without pinning the whole concatenation.
-    const row = new Uint8Array(all.subarray(0, size));
-    const rest = all.subarray(size);
-    this.pending = rest.length === 0 ? [] : [Buffer.from(rest)];
-    this.pendingBytes = rest.length;
-    await this.insert(row);
+  /** Writes what is filled as one row (a view of the reused buffer: the insert copies it before resolving). */
+  private async flush(): Promise<void> {
+    if (this.filled === 0 || this.row === null) return;
+    const bytes = this.row.subarray(0, this.filled);
+    this.filled = 0;
+    await this.insert(bytes);
   }
 
   private async insert(row: Uint8Array): Promise<void> {
@@ -96,6 +103,7 @@ export async function mediaSource(db: Db, mediaId: string): Promise<MediaSource 
       for (const { seq } of chunks) {
         const bytes = await mediaRepository.chunk(db, mediaId, seq);
         if (bytes === undefined) throw new MediaGoneError();
+        mediaBytesMoved(bytes.byteLength);
         yield bytes;
       }
     },
@@ -139,6 +147,7 @@ export async function* readRange(db: Db, mediaId: string, start: number, end: nu
     if (from > end) return;
     const bytes = await mediaRepository.chunk(db, mediaId, seq);
     if (bytes === undefined) throw new MediaGoneError();
+    mediaBytesMoved(bytes.byteLength);
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     yield view.subarray(Math.max(0, start - from), Math.min(size, end - from + 1));
   }
