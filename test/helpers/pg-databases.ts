@@ -19,12 +19,12 @@ export function databaseUrlOf(admin: string, database: string, schema?: string):
   return url.toString();
 }
 
-/** Runs `work` on a connection of its own to `url`, closed afterwards whatever happens. */
-export async function onServer(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+/** Runs `work` on a connection of its own to `url`, closed afterwards whatever happens; answers what it answered. */
+export async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await work(client);
+    return await work(client);
   } finally {
     await client.end();
   }
@@ -57,6 +57,8 @@ export async function migratedCopy(admin: string, template: string): Promise<Mig
   }
   return {
     url: databaseUrlOf(admin, database, schema),
-    drop: () => onServer(admin, (c) => c.query(`drop database if exists ${database}`)),
+    drop: async () => {
+      await onServer(admin, (c) => c.query(`drop database if exists ${database}`));
+    },
   };
 }
