@@ -84,7 +84,7 @@ class OutageGate {
  * prepared.ts and bulk-insert.ts) go to the server as named prepared statements: each
  * connection parses and plans them once instead of at every call. That was about a third of
  * the server's CPU per message on the end-to-end benchmark. A text is named from its second
- * use, and at most MAX_NAMED texts per process are, so statements built per call (lists of
+ * use, and at most MAX_NAMED texts per pool are, so statements built per call (lists of
  * varying length) cannot fill the server's memory. A named statement the server no longer
  * accepts (a migration run by another node changed a table under a `select *`) runs unnamed
  * from then on.
@@ -125,8 +125,6 @@ class StatementNames {
   }
 }
 
-const statementNames = new StatementNames();
-
 /** A checked-out client whose every statement has a deadline. */
 class BoundedClient implements PostgresPoolClient {
   /** Set when the connection can no longer be trusted (a statement timed out, the socket failed). */
@@ -141,6 +139,7 @@ class BoundedClient implements PostgresPoolClient {
     private readonly inner: pg.PoolClient,
     private readonly answerMs: number,
     private readonly gate: OutageGate,
+    private readonly statementNames: StatementNames,
   ) {}
 
   /** Called on every check-out. */
@@ -173,7 +172,7 @@ class BoundedClient implements PostgresPoolClient {
       if (/^\s*rollback\b/i.test(sql)) return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
       return Promise.reject(this.broken);
     }
-    const name = statementNames.nameOf(sql);
+    const name = this.statementNames.nameOf(sql);
     const query: pg.QueryConfig = { text: sql, values: parameters as unknown[] };
     if (name !== undefined) query.name = name;
     const answer =
@@ -184,7 +183,7 @@ class BoundedClient implements PostgresPoolClient {
       name === undefined
         ? answer
         : answer.catch((error: unknown) => {
-            statementNames.refused(sql, error);
+            this.statementNames.refused(sql, error);
             throw error;
           }),
     );
@@ -223,6 +222,8 @@ class BoundedPool implements PostgresPool {
   /** One wrapper per pooled connection (Kysely keeps its own per client object it is given). */
   private readonly wrappers = new WeakMap<pg.PoolClient, BoundedClient>();
   private readonly gate = new OutageGate();
+  /** The pool's own: a store's names never depend on what another store in the same process ran. */
+  private readonly statementNames = new StatementNames();
 
   constructor(
     readonly pool: pg.Pool,
@@ -241,7 +242,7 @@ class BoundedPool implements PostgresPool {
     }
     let wrapper = this.wrappers.get(client);
     if (wrapper === undefined) {
-      wrapper = new BoundedClient(client, this.answerMs, this.gate);
+      wrapper = new BoundedClient(client, this.answerMs, this.gate, this.statementNames);
       this.wrappers.set(client, wrapper);
     }
     return wrapper.checkedOut(trial);

@@ -89,7 +89,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('three gateway pro
   it.each([['a configured token', TOKEN] as const, ['a printed token', ''] as const])(
     'with %s: every node listens, one account, one token',
     async (_what, token) => {
-      const location = await newStoreLocation();
+      const location = await newStoreLocation({ migrated: false });
       try {
         const starts = await Promise.allSettled(
           ['node-a', 'node-b', 'node-c'].map((name) =>

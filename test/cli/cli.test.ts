@@ -57,7 +57,7 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
   let acmeToken: string;
 
   beforeAll(async () => {
-    location = await newStoreLocation();
+    location = await newStoreLocation({ migrated: false });
     gw = await startGateway({ location });
   });
   afterAll(async () => {
@@ -335,7 +335,7 @@ describe.skipIf(noStoreAvailable)('gateway CLI', () => {
   });
 
   it('migrate runs the migrations on a fresh store, then has nothing left', async () => {
-    const fresh = await newStoreLocation();
+    const fresh = await newStoreLocation({ migrated: false });
     try {
       // A store that was never set up is created only when asked (docs/cli.md).
       const refused = await cli(fresh, 'migrate');

@@ -72,7 +72,7 @@ describe.skipIf(noStoreAvailable)('the CLI names its store and creates one only 
   });
 
   it('refuses a fresh store without --create, creates it with, then names it on every command', async () => {
-    const location = await newStoreLocation();
+    const location = await newStoreLocation({ migrated: false });
     cleanup.push(() => location.drop());
     const env = settingsOf(location);
     const line = await storeLine(location);

@@ -1,5 +1,6 @@
 // Builds a gateway for a test against the store this project runs on
-// (TEST_STORE=sqlite: a temp directory; postgres: a fresh schema), with a
+// (TEST_STORE=sqlite: a temp directory; postgres: a copy of the run's migrated
+// template database, or a fresh empty schema when a test asks for one), with a
 // known API token, and tears it all down afterwards.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/clock.js';
+import { migratedCopy } from './pg-databases.js';
 
 export const TEST_TOKEN = 'mgw_test_token_for_the_default_account_0000';
 export const storeKind = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres';
@@ -28,11 +30,33 @@ function pgAdminUrl(): string | null {
 /** True when the postgres project has no server (tests are then skipped, loudly, by the global setup). */
 export const noStoreAvailable = storeKind === 'postgres' && pgAdminUrl() === null;
 
-export async function newStoreLocation(): Promise<StoreLocation> {
+export interface LocationOptions {
+  /**
+   * PostgreSQL: false for an empty schema in the server's own database, as an operator's new store is (tests of
+   * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a database copied from
+   * the run's template, already migrated: the same tables a gateway's start-up makes, without paying for them. No
+   * effect on SQLite, whose store is always a new file.
+   */
+  readonly migrated?: boolean;
+}
+
+export async function newStoreLocation(options: LocationOptions = {}): Promise<StoreLocation> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const admin = pgAdminUrl();
   if (storeKind === 'sqlite' || admin === null) {
     return { databaseUrl: null, dataDir, drop: () => rm(dataDir, { recursive: true, force: true }) };
+  }
+  const template = inject('pgTemplate');
+  if (options.migrated !== false && template !== null) {
+    const copy = await migratedCopy(admin, template.database);
+    return {
+      databaseUrl: copy.url,
+      dataDir,
+      async drop() {
+        await copy.drop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `gw_test_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin });

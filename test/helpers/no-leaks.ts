@@ -1,6 +1,9 @@
 // Fails a test file that leaves a server, socket, timer or child process
-// running after its last test: every test cleans up what it starts.
-import { afterAll, beforeAll } from 'vitest';
+// running after its last test, or the process's environment variables changed:
+// every test cleans up what it starts. Where files share a process (the `unit`
+// project), it also puts back what vitest itself lends a file (fake timers,
+// spies, stubbed variables and globals), so no file runs under an earlier one's.
+import { afterAll, beforeAll, vi } from 'vitest';
 
 const WATCHED = new Set(['TCPServerWrap', 'TCPSocketWrap', 'Timeout', 'ProcessWrap', 'PipeWrap']);
 
@@ -13,9 +16,28 @@ function snapshot(): Map<string, number> {
 }
 
 let before = new Map<string, number>();
+let environment: Record<string, string | undefined> = {};
 
 beforeAll(() => {
   before = snapshot();
+  environment = { ...process.env };
+});
+
+/** The names of the variables whose value differs from `earlier` (set, changed or removed). */
+function changedVariables(earlier: Record<string, string | undefined>): string[] {
+  const names = new Set([...Object.keys(earlier), ...Object.keys(process.env)]);
+  return [...names].filter((name) => earlier[name] !== process.env[name]).sort();
+}
+
+afterAll(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+  vi.unstubAllGlobals();
+  const changed = changedVariables(environment);
+  if (changed.length > 0) {
+    throw new Error(`test file left environment variables changed: ${changed.join(', ')} (use vi.stubEnv)`);
+  }
 });
 
 afterAll(async () => {

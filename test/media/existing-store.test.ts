@@ -37,7 +37,7 @@ describe.skipIf(noStoreAvailable)('stores made before the chunk store', () => {
   it.runIf(storeKind === 'sqlite')(
     'switches an older SQLite file to incremental vacuum at start, data kept',
     async () => {
-      location = await newStoreLocation();
+      location = await newStoreLocation({ migrated: false });
       const file = join(location.dataDir, 'gateway.sqlite');
       const old = new Database(file);
       old.pragma('journal_mode = WAL');

@@ -118,7 +118,7 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
   const agent = new Agent();
 
   beforeAll(async () => {
-    location = await newStoreLocation();
+    location = await newStoreLocation({ migrated: false });
   });
   afterAll(async () => {
     await agent.close();
@@ -245,7 +245,7 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
   });
 
   it('a first start that cannot listen prints no token and uses none up: the next start prints one', async () => {
-    const fresh = await newStoreLocation();
+    const fresh = await newStoreLocation({ migrated: false });
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     try {
@@ -282,7 +282,7 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
   });
 
   it('GATEWAY_NETWORK=whatsapp without GATEWAY_NETWORK_KEY stops before anything is stored or printed', async () => {
-    const fresh = await newStoreLocation();
+    const fresh = await newStoreLocation({ migrated: false });
     try {
       const gateway = startProcess(fresh, { GATEWAY_NETWORK: 'whatsapp' });
       expect(await within(gateway.exited, 'exit')).toEqual({ code: 1, signal: null });

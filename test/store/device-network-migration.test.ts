@@ -24,7 +24,7 @@ describe.skipIf(noStoreAvailable)('migration 009a-device-network', () => {
   }
 
   it('backfills the network of paired devices from their sessions', async () => {
-    const location = await newStoreLocation();
+    const location = await newStoreLocation({ migrated: false });
     cleanup.push(() => location.drop());
     const db = open(location);
     cleanup.push(() => db.destroy());

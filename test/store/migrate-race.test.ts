@@ -87,7 +87,7 @@ describe.skipIf(noStoreAvailable)('migrations from two processes at once', () =>
   // The children run the build's store (fixtures/migrate-once.js).
   beforeAll(() => ensureBuilt(), BUILD_TIMEOUT_MS);
   it.each([[1], [2], [3]])('race %i: both succeed and every migration runs exactly once', async () => {
-    const location = await newStoreLocation();
+    const location = await newStoreLocation({ migrated: false });
     try {
       const children = [start(location), start(location)];
       await withTimeout(Promise.all(children.map((c) => c.ready)), 'starting the children');

@@ -45,7 +45,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while 
     const churners = [churn(1), churn(2), churn(3)];
     try {
       for (let i = 0; i < 8; i++) {
-        const location = await newStoreLocation();
+        const location = await newStoreLocation({ migrated: false });
         try {
           const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
           try {
@@ -68,7 +68,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while 
     // a few hundred rounds; start-up then leaned on retries, which a loaded machine could run out of.
     churning = true;
     const churners = [churn(4), churn(5), churn(6)];
-    const location = await newStoreLocation();
+    const location = await newStoreLocation({ migrated: false });
     const store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
     const db = new Kysely<unknown>({
       dialect: introspectingOwnSchema(

@@ -15,7 +15,7 @@ describe.skipIf(noStoreAvailable)('migrations landing out of name order', () => 
   });
 
   it('a store that ran 008f but not 008d runs 008d when it next starts', async () => {
-    location = await newStoreLocation();
+    location = await newStoreLocation({ migrated: false });
     store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
     expect(await store.migrate()).toContain('008f-sandbox-accounts');
     // Undo 008d as if it had never existed when this store was migrated (008f stays applied).
