@@ -23,6 +23,8 @@ import { waitFor } from '../helpers/wait.js';
 
 /** What the issue allows between a revocation elsewhere and the first refusal. */
 const REACH_MS = 1_000;
+/** Longer than the gateway trusts its last read of the revocation counter (750 ms) plus one background read (250 ms). */
+const IDLE_MS = 1_200;
 
 /** Runs the CLI as an operator does, its own process on the gateway's store; resolves on its exit. */
 function runCliProcess(location: StoreLocation, ...argv: string[]): Promise<{ code: number | null; out: string }> {
@@ -94,9 +96,13 @@ describe.skipIf(noStoreAvailable)('token revocation reaches every process', () =
 
   it('a gateway idle since its last check refuses the first request after a CLI revocation', async () => {
     const revoked = await newCachedToken(gw, 'revoked-while-idle');
+    // Idle: no request for longer than the counter is trusted (750 ms), plus the one background read that may
+    // follow the last request (250 ms later). Without the wait a CLI that starts fast enough revokes while the
+    // last read is still trusted, and the first request is answered from the cache (allowed: within 1 s).
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const result = await runCliProcess(location, 'tokens', 'revoke', String(revoked.id), '--account', 'default');
     expect(result, result.out).toMatchObject({ code: 0 });
-    // The process start alone takes longer than the check interval: the first request must see it.
+    // The last read is older than the counter is trusted: the first request reads it again and must see it.
     expect((await gw.request('GET', '/devices', undefined, revoked.token)).status).toBe(401);
   });
 });

@@ -10,13 +10,11 @@ import { waitFor } from '../helpers/wait.js';
 import {
   docsScreenshot,
   launchBrowser,
-  openPage,
-  screenshot,
+  PageSlot,
   seriousViolations,
   signIn,
   startDashboardGateway,
   startReceiver,
-  type TestPage,
 } from './harness.js';
 
 const DEVICE = 'Front desk';
@@ -29,8 +27,10 @@ describe('the dashboard in a browser', () => {
   let base: string;
   let browser: Browser;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let current: TestPage | null = null;
-  let currentName = '';
+  const pages = new PageSlot(
+    () => browser,
+    () => base,
+  );
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway());
@@ -45,19 +45,9 @@ describe('the dashboard in a browser', () => {
 
   /** A fresh page for the test; its last state is photographed and its console checked afterwards. */
   async function page(name: string, width?: number) {
-    current = await openPage(browser, base, width);
-    currentName = name;
-    current.context.setDefaultTimeout(15_000);
-    return current.page;
+    return (await pages.open(name, width)).page;
   }
-  afterEach(async () => {
-    if (current === null) return;
-    const { context, page: p, errors } = current;
-    current = null;
-    await screenshot(p, currentName).catch(() => undefined);
-    await context.close();
-    expect(errors, 'errors in the browser console').toEqual([]);
-  });
+  afterEach(() => pages.close());
 
   it('a wrong token shows an error and stays on the sign-in page', async () => {
     const p = await page('wrong token');
@@ -483,8 +473,7 @@ describe('the dashboard in a browser', () => {
       expect(outline).not.toBe('none');
       expect(report).toEqual([]);
       if (width === 1440) {
-        await current?.context.close();
-        current = null;
+        await pages.discard();
       }
     }
   });

@@ -98,6 +98,43 @@ export function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 80);
 }
 
+/**
+ * The one page a test file has open at a time: opened by name (its screenshot's), and after each test photographed,
+ * closed, and the test failed on any error the browser's console showed (`close`, from the file's `afterEach`).
+ */
+export class PageSlot {
+  private current: TestPage | null = null;
+  private name = '';
+
+  constructor(
+    private readonly browser: () => Browser,
+    private readonly base: () => string,
+    private readonly timeoutMs = 15_000,
+  ) {}
+
+  async open(name: string, width?: number, height?: number): Promise<TestPage> {
+    this.current = await openPage(this.browser(), this.base(), width, height);
+    this.name = name;
+    this.current.context.setDefaultTimeout(this.timeoutMs);
+    return this.current;
+  }
+
+  /** Closes the page without a photograph or the console's check (a test that moves on to another page). */
+  async discard(): Promise<void> {
+    await this.current?.context.close();
+    this.current = null;
+  }
+
+  async close(): Promise<void> {
+    if (this.current === null) return;
+    const { context, page, errors } = this.current;
+    this.current = null;
+    await screenshot(page, this.name).catch(() => undefined);
+    await context.close();
+    expect(errors, 'errors in the browser console').toEqual([]);
+  }
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${safeName(name)}.png`), fullPage: true });

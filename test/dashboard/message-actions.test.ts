@@ -7,37 +7,18 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { ManualClock } from '../../src/clock.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { startMediaServer, type MediaServer } from '../media/media-server.js';
-import {
-  launchBrowser,
-  openPage,
-  screenshot,
-  seriousViolations,
-  signIn,
-  startDashboardGateway,
-  type TestPage,
-} from './harness.js';
+import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { ShiftedClock } from '../helpers/shifted-clock.js';
 
 const DEVICE_PHONE = '6281377000301';
 const CUSTOMER = '6281377000402';
 const WAIT = { timeout: 15_000 };
 const PUBLIC_URL = 'https://gateway.example.test';
 const MINUTE = 60_000;
-
-/** Real time moving on, plus what a test adds: an edit is refused once 15 minutes have passed. */
-class ShiftedClock extends ManualClock {
-  private offset = 0;
-  override now(): number {
-    return Date.now() + this.offset;
-  }
-  override advance(ms: number): void {
-    this.offset += ms;
-  }
-}
 
 const PNG = readFileSync(new URL('../fixtures/media/tiny.png', import.meta.url));
 
@@ -50,8 +31,10 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
   let deviceId: number;
   /** The customer's message the phone edits (second test); still unread when the third marks a later one read. */
   let typoId = '';
-  let current: TestPage | null = null;
-  let currentName = '';
+  const pages = new PageSlot(
+    () => browser,
+    () => base,
+  );
 
   beforeAll(async () => {
     // 1 MB per incoming file, so a file over it is quick to make. The public address is another origin (a gateway
@@ -68,23 +51,13 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
   });
 
   async function messagesPage(name: string): Promise<Page> {
-    current = await openPage(browser, base);
-    currentName = name;
-    current.context.setDefaultTimeout(15_000);
-    const p = current.page;
+    const p = (await pages.open(name)).page;
     await signIn(p);
     await p.goto(`/dashboard/#/devices/${deviceId}/messages`);
     await p.getByRole('heading', { name: 'Messages', exact: true }).waitFor(WAIT);
     return p;
   }
-  afterEach(async () => {
-    if (current === null) return;
-    const { context, page: p, errors } = current;
-    current = null;
-    await screenshot(p, currentName).catch(() => undefined);
-    await context.close();
-    expect(errors).toEqual([]);
-  });
+  afterEach(() => pages.close());
 
   const messageOf = async (id: string) => (await gw.request('GET', `/messages/${id}`)).body.data;
 

@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, openPage, screenshot, signIn, startDashboardGateway, type TestPage } from './harness.js';
+import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
 
 const DEVICE_PHONE = '6281377100101';
 const CUSTOMER = '6281377100202';
@@ -36,8 +36,10 @@ describe('the dashboard as a new user tries it', () => {
   let base: string;
   let browser: Browser;
   let deviceId: number;
-  let current: TestPage | null = null;
-  let currentName = '';
+  const pages = new PageSlot(
+    () => browser,
+    () => base,
+  );
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway());
@@ -50,21 +52,11 @@ describe('the dashboard as a new user tries it', () => {
   });
 
   async function page(name: string, width?: number, height?: number): Promise<Page> {
-    current = await openPage(browser, base, width, height);
-    currentName = name;
-    current.context.setDefaultTimeout(15_000);
-    const p = current.page;
+    const p = (await pages.open(name, width, height)).page;
     await signIn(p);
     return p;
   }
-  afterEach(async () => {
-    if (current === null) return;
-    const { context, page: p, errors } = current;
-    current = null;
-    await screenshot(p, currentName).catch(() => undefined);
-    await context.close();
-    expect(errors, 'errors in the browser console').toEqual([]);
-  });
+  afterEach(() => pages.close());
 
   const send = async (text: string, receiver = CUSTOMER) => {
     const answer = await gw.request('POST', '/messages', {

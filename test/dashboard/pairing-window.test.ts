@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { waitForDevice } from '../helpers/pairing.js';
-import { launchBrowser, openPage, screenshot, signIn, startDashboardGateway, type TestPage } from './harness.js';
+import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
 
 const WINDOW_S = 6;
 const WAIT = { timeout: 20_000 };
@@ -18,8 +18,11 @@ describe('the end of a pairing window on the pairing page', () => {
   let gw: TestGateway;
   let base: string;
   let browser: Browser;
-  let current: TestPage | null = null;
-  let currentName = '';
+  const pages = new PageSlot(
+    () => browser,
+    () => base,
+    20_000,
+  );
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway({ pairingWindowS: WINDOW_S }));
@@ -29,23 +32,14 @@ describe('the end of a pairing window on the pairing page', () => {
     await browser?.close();
     await gw?.close();
   });
-  afterEach(async () => {
-    if (current === null) return;
-    const { context, page: p, errors } = current;
-    current = null;
-    await screenshot(p, currentName).catch(() => undefined);
-    await context.close();
-    expect(errors, 'errors in the browser console').toEqual([]);
-  });
+  afterEach(() => pages.close());
 
   async function page(name: string, width: number, height: number, clockOffsetMs = 0): Promise<Page> {
-    current = await openPage(browser, base, width, height);
-    currentName = name;
-    current.context.setDefaultTimeout(20_000);
+    const { context, page: p } = await pages.open(name, width, height);
     // The browser's clock set apart from the gateway's (it keeps running).
-    if (clockOffsetMs !== 0) await current.context.clock.install({ time: Date.now() + clockOffsetMs });
-    await signIn(current.page);
-    return current.page;
+    if (clockOffsetMs !== 0) await context.clock.install({ time: Date.now() + clockOffsetMs });
+    await signIn(p);
+    return p;
   }
 
   const qrSrc = (p: Page) => p.getByRole('img', { name: /QR code/ }).getAttribute('src');

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { deviceRow } from '../helpers/rows.js';
-import { launchBrowser, openPage, screenshot, signIn, startDashboardGateway, type TestPage } from './harness.js';
+import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -24,8 +24,10 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
   let base: string;
   let browser: Browser;
   let sandboxToken: string;
-  let current: TestPage | null = null;
-  let currentName = '';
+  const pages = new PageSlot(
+    () => browser,
+    () => base,
+  );
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway({
@@ -43,19 +45,9 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
   });
 
   async function page(name: string) {
-    current = await openPage(browser, base);
-    currentName = name;
-    current.context.setDefaultTimeout(15_000);
-    return current.page;
+    return (await pages.open(name)).page;
   }
-  afterEach(async () => {
-    if (current === null) return;
-    const { context, page: p, errors } = current;
-    current = null;
-    await screenshot(p, currentName).catch(() => undefined);
-    await context.close();
-    expect(errors).toEqual([]);
-  });
+  afterEach(() => pages.close());
 
   it('a sandbox account sees that its devices are on the sandbox, with its virtual phones', async () => {
     const p = await page('sandbox account banner');

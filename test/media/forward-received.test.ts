@@ -4,37 +4,17 @@
 // sends them again, received locations, contact cards and polls go on as new messages of ours; media that is not
 // `stored` (pending, failed, too large, expired) is 400 `Message cannot be forwarded` saying why. An action's answer
 // on a received media message shows its `media` and `file_url` as GET /messages/{id} does.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, quickWebhooks, startReceiver, waitForEvent, type Receiver } from '../events/helpers.js';
+import { pairedWithWebhook, startReceiver, waitForEvent, type Receiver } from '../events/helpers.js';
 import { startMediaServer, type MediaServer } from './media-server.js';
+import { ShiftedClock } from '../helpers/shifted-clock.js';
+import { DAY_MS, mediaBuild as build, mediaConfig as config, sha256Hex as sha } from './setup.js';
 
 const PHONE = '6287700000191';
 const FRIEND = '6287799990191';
-const DAY_MS = 86_400_000;
-
-const build = {
-  sandbox: { deliveryDelayMs: 5, readDelayMs: 5 },
-  webhooks: quickWebhooks,
-  incomingMedia: { retryBaseMs: 20, readyWaitMs: 300, stallMs: 10_000 },
-};
-const config = { allowPrivateUrls: true, sendIntervalMs: 0, incomingMediaMaxMb: 1 };
-
-/** Real time moving on, plus whatever a test adds (expiry is jumped to). */
-class ShiftedClock extends ManualClock {
-  private offset = 0;
-  override now(): number {
-    return Date.now() + this.offset;
-  }
-  override advance(ms: number): void {
-    this.offset += ms;
-  }
-}
-
-const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe.skipIf(noStoreAvailable)('forward of received content (sandbox, listening gateway)', () => {
   const clock = new ShiftedClock();

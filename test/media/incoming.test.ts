@@ -4,44 +4,23 @@
 // 206 with exactly those bytes, a tampered or expired signature is 403, retention answers 410, media over the limit
 // is `too_large`, a failing media server is retried then `failed` (the message stays), and a download cut short by
 // a restart is finished after it.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   pairedWithWebhook,
   pairedWithWebhookSettings,
-  quickWebhooks,
   startReceiver,
   waitForEvent,
   type Receiver,
 } from '../events/helpers.js';
 import { startMediaServer, type MediaServer } from './media-server.js';
+import { ShiftedClock } from '../helpers/shifted-clock.js';
+import { DAY_MS, mediaBuild as build, mediaConfig as config, sha256Hex as sha } from './setup.js';
 
 const PHONE = '6287700000091';
 const FRIEND = '6287799990091';
-const DAY_MS = 86_400_000;
-
-const build = {
-  sandbox: { deliveryDelayMs: 5, readDelayMs: 5 },
-  webhooks: quickWebhooks,
-  incomingMedia: { retryBaseMs: 20, readyWaitMs: 300, stallMs: 10_000 },
-};
-const config = { allowPrivateUrls: true, sendIntervalMs: 0, incomingMediaMaxMb: 1 };
-
-/** Real time moving on, plus whatever a test adds (retries wait in real time; expiry is jumped to). */
-class ShiftedClock extends ManualClock {
-  private offset = 0;
-  override now(): number {
-    return Date.now() + this.offset;
-  }
-  override advance(ms: number): void {
-    this.offset += ms;
-  }
-}
-
-const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 async function get(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, { headers: { connection: 'close', ...headers } });
