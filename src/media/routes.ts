@@ -53,7 +53,7 @@ export const mediaRoutes: FastifyPluginAsync<MediaRouteOptions> = async (app, { 
         throw new ApiError('UNAUTHORIZED');
       }
       const range = typeof request.headers.range === 'string' ? request.headers.range : undefined;
-      const served = await serving.open(request.params.media_id, access, range);
+      const served = await serving.open(request.params.media_id, access, range, reply.raw);
       return reply.code(served.status).headers(served.headers).send(served.body);
     },
   );

@@ -7,7 +7,7 @@
  * Owns: those rules and the range's reading. Must never: read a whole piece of media into memory, tell another
  * account's media apart from unknown media, or serve bytes to a request whose signature does not hold.
  */
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { sleep, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/store.js';
@@ -39,7 +39,8 @@ const POLL_MS = 200;
 export class MediaServing {
   constructor(private readonly options: MediaServingOptions) {}
 
-  async open(mediaId: string, access: MediaAccess, range: string | undefined): Promise<ServedMedia> {
+  /** `output`, when given, is where the body will be written: each chunk is read once the one before is out. */
+  async open(mediaId: string, access: MediaAccess, range: string | undefined, output?: Writable): Promise<ServedMedia> {
     if ('signature' in access) {
       const check = this.options.links.check(mediaId, access.expires, access.signature);
       if (check === 'invalid') throw new ApiError('MEDIA_SIGNATURE_INVALID');
@@ -60,7 +61,8 @@ export class MediaServing {
       throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${size}` } });
     }
     const [start, end] = wanted ?? [0, size - 1];
-    const body = Readable.from(size === 0 ? [] : readRange(this.options.store.db, mediaId, start, end), {
+    const written = output === undefined ? undefined : () => writtenOut(output);
+    const body = Readable.from(size === 0 ? [] : readRange(this.options.store.db, mediaId, start, end, written), {
       objectMode: false,
     });
     headers['content-length'] = String(size === 0 ? 0 : end - start + 1);
@@ -92,6 +94,26 @@ export class MediaServing {
       }
     }
   }
+}
+
+/**
+ * True once `output` has written out everything it was given (it emits `drain` when what it held back is out);
+ * false when that cannot be known: it holds back less than its limit (no `drain` will come), or it closed.
+ */
+function writtenOut(output: Writable): Promise<boolean> {
+  if (output.destroyed) return Promise.resolve(false);
+  if (!output.writableNeedDrain) return Promise.resolve(output.writableLength === 0);
+  return new Promise((resolve) => {
+    const settle = (drained: boolean) => () => {
+      output.off('drain', onDrain);
+      output.off('close', onClose);
+      resolve(drained);
+    };
+    const onDrain = settle(true);
+    const onClose = settle(false);
+    output.on('drain', onDrain);
+    output.on('close', onClose);
+  });
 }
 
 /**
