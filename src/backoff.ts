@@ -1,6 +1,7 @@
 /**
  * How long to wait before trying again: the one place the gateway's retry waits are shaped (the dispatcher's send
- * retries, the store retries of writes that have no other copy, the cluster listener's reconnects).
+ * retries, the store retries of writes that have no other copy, the cluster listener's reconnects, the devices'
+ * reconnects).
  *
  * Owns: doubling a wait up to a ceiling, and spreading waits so that many retries started together do not come back
  * together ("equal jitter": between half the wait and all of it).

@@ -81,6 +81,11 @@ export class FakeClock extends ManualClock {
     return this.timers.length;
   }
 
+  /** When those timers are due (this clock's epoch ms), ascending: a test reads what a worker scheduled. */
+  get dueTimes(): number[] {
+    return this.timers.map((t) => t.at).sort((a, b) => a - b);
+  }
+
   override advance(ms: number): void {
     this.set(this.current + ms);
   }

@@ -10,8 +10,8 @@
  *   any ──stop()──▶ stopped, once the run in flight (if any) has ended; nothing runs after it
  *
  * Owns: the run in flight, the repeat mark, the one timer, the count of failures in a row.
- * Must never: run twice at once, run after stop() resolved, or leave a timer behind a stop; wait except through
- * the clock it is given (a test moves that clock instead of waiting).
+ * Must never: run twice at once, run after stop() resolved, lose a wake-up, or leave a timer behind a stop; wait
+ * except through the clock it is given (a test moves that clock instead of waiting).
  */
 import type { Clock, Timer } from './clock.js';
 
@@ -53,6 +53,8 @@ export class WakeLoop {
     }
     this.current = this.loop().finally(() => {
       this.current = null;
+      // Woken after the loop's last look but before it let go: that wake-up runs now rather than being lost.
+      if (this.again) this.wake();
     });
   }
 

@@ -9,6 +9,7 @@ describe('FakeClock', () => {
     clock.after(300, () => seen.push(['c', clock.now()]));
     clock.after(100, () => seen.push(['a', clock.now()]));
     clock.after(100, () => seen.push(['b', clock.now()]));
+    expect(clock.dueTimes).toEqual([1_100, 1_100, 1_300]);
     clock.advance(99);
     expect(seen).toEqual([]);
     clock.advance(150);
@@ -21,6 +22,7 @@ describe('FakeClock', () => {
     expect(seen).toHaveLength(3);
     expect(seen[2]).toEqual(['c', 1_300]);
     expect(clock.pending).toBe(0);
+    expect(clock.dueTimes).toEqual([]);
   });
 
   it('runs a timer set by a callback within the same span; a cancelled one never runs', () => {
@@ -29,6 +31,7 @@ describe('FakeClock', () => {
     clock.after(10, () => clock.after(10, () => seen.push(clock.now())));
     const cancelled = clock.after(15, () => seen.push(-1));
     cancelled.cancel();
+    expect(clock.dueTimes).toEqual([10]);
     clock.advance(25);
     expect(seen).toEqual([20]);
     expect(clock.now()).toBe(25);

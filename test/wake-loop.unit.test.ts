@@ -33,6 +33,27 @@ function loopOf(run: () => Promise<NextRun>, extra: Partial<ConstructorParameter
 }
 
 describe('WakeLoop', () => {
+  it('runs again when woken after its run ended but before the loop let go of it (a wake-up is never lost)', async () => {
+    // The run ends; a wake-up comes `depth` promise turns later. Wherever it lands, the loop runs once more.
+    for (let depth = 0; depth < 12; depth++) {
+      let runs = 0;
+      const loop = loopOf(() => {
+        runs += 1;
+        const ended = Promise.resolve(null);
+        if (runs === 1) {
+          let later: Promise<unknown> = ended;
+          for (let i = 0; i < depth; i++) later = later.then(() => undefined);
+          void later.then(() => loop.wake());
+        }
+        return ended;
+      });
+      loop.wake();
+      await settle();
+      expect(runs, `a wake-up ${depth} turns after the run`).toBe(2);
+      await loop.stop();
+    }
+  });
+
   it('runs once more, once, when woken any number of times during a run', async () => {
     const gates = [deferred(), deferred()];
     let runs = 0;

@@ -71,6 +71,7 @@ export interface RootOptions {
     qrWaitMs?: number;
     reconnectBaseMs?: number;
     reconnectMaxMs?: number;
+    reconnectJitter?: () => number;
     maxConcurrentConnects?: number;
     replacedRetryMs?: number;
     outdatedRetryMs?: number;

@@ -8,6 +8,7 @@
  * apply an event out of order (the manager chains each device's events).
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
 import type { NetworkEvent, ReconnectHint } from '../network/network.js';
 import { storeFault } from '../store/faults.js';
 import {
@@ -43,6 +44,8 @@ export interface ConnectionHost {
 
 export interface ConnectionEventsDeps {
   readonly logger: FastifyBaseLogger;
+  /** When a connection opened and dropped (a stable one starts the backoff again): the reconnect timers' clock. */
+  readonly clock: Clock;
   readonly writes: DeviceWrites;
   readonly policy: ReconnectPolicy;
 }
@@ -115,7 +118,7 @@ export class ConnectionEvents {
   private async opened(deviceId: number, live: Live<Connecting>): Promise<void> {
     this.deps.policy.connected(deviceId);
     this.host.recovering.delete(deviceId);
-    const { retry } = toOpen(live, Date.now()).state;
+    const { retry } = toOpen(live, this.deps.clock.now()).state;
     // The backoff is not reset yet: a connection that drops again at once is flapping (see toDropped).
     if (retry.failures > 0) this.deps.logger.info({ deviceId, attempts: retry.failures }, 'device reconnected');
     else this.deps.logger.info({ deviceId }, 'device connected');
@@ -133,7 +136,7 @@ export class ConnectionEvents {
 
   /** The network refused or dropped a session's connection: not connected, whatever the store did before. */
   private async droppedByNetwork(deviceId: number, live: Live, reason: string, hint: ReconnectHint): Promise<void> {
-    if (isIn(live, 'connecting', 'open')) toDropped(live, Date.now(), STABLE_MS);
+    if (isIn(live, 'connecting', 'open')) toDropped(live, this.deps.clock.now(), STABLE_MS);
     this.host.recovering.delete(deviceId);
     try {
       await this.deps.writes.setConnected(deviceId, live.epoch, false);

@@ -25,6 +25,8 @@ export interface ConnectionManagerOptions {
   readonly maxConcurrentConnects?: number;
   readonly reconnectBaseMs?: number;
   readonly reconnectMaxMs?: number;
+  /** Uniform numbers in [0, 1) for the reconnect jitter (default Math.random; tests fix them). */
+  readonly reconnectJitter?: () => number;
   /** Earliest reconnect after another client replaced the session (docs/internals.md, WhatsApp and sandbox accounts: at least 60 s). */
   readonly replacedRetryMs?: number;
   /** Earliest reconnect after the network refused the protocol version (docs/internals.md, WhatsApp and sandbox accounts: at least 10 min). */

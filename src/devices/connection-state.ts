@@ -34,6 +34,7 @@
  * its slot). Must never: write the store, talk to the cluster, open a connection or tell listeners; the
  * connection manager does those around the transitions.
  */
+import type { Timer } from '../clock.js';
 import type { NetworkConnection } from '../network/network.js';
 
 /** The table above, row by row: `(none)` and `(live)` as written there. */
@@ -82,7 +83,8 @@ export interface Pairing {
   readonly conn: NetworkConnection;
   qr: string | null;
   readonly waiters: QrWaiter[];
-  readonly timer: NodeJS.Timeout;
+  /** Ends the attempt when the window closes (set through the manager's clock). */
+  readonly timer: Timer;
   /** When the pairing window closes (epoch ms). */
   readonly endsAt: number;
 }
@@ -90,7 +92,8 @@ export interface Pairing {
 /** A paired device waiting to connect from its stored session (at once, or after a backoff). */
 export interface Scheduled {
   readonly kind: 'scheduled';
-  readonly timer: NodeJS.Timeout;
+  /** Asks for a connect slot: at once, or when the backoff has passed on the manager's clock. */
+  readonly timer: Timer;
   readonly retry: Retry;
   /** The connection that dropped before, whose background writes may still run (settled before a handover). */
   readonly previous: NetworkConnection | null;
@@ -123,7 +126,7 @@ export interface Connecting {
 export interface Open {
   readonly kind: 'open';
   readonly conn: NetworkConnection;
-  /** When it opened (Date.now()), to tell a flapping connection from a stable one. */
+  /** When it opened (the manager's clock), to tell a flapping connection from a stable one. */
   readonly openedAt: number;
   readonly retry: Retry;
 }
@@ -189,7 +192,7 @@ export function startPairing(
 }
 
 /** (none) → scheduled: a paired device's first connect from its stored session. */
-export function startSession(generation: number, epoch: number, timer: NodeJS.Timeout): Live<Scheduled> {
+export function startSession(generation: number, epoch: number, timer: Timer): Live<Scheduled> {
   return {
     generation,
     epoch,
@@ -221,7 +224,7 @@ export function toConnecting(
 ): Live<Connecting> {
   const from = live.state;
   if (from.kind === 'pairing') {
-    clearTimeout(from.timer);
+    from.timer.cancel();
     return move(live, { kind: 'connecting', conn, slot: null, retry: newRetry() });
   }
   live.generation = generation;
@@ -244,7 +247,7 @@ export function toDropped(live: Live<Connecting | Open>, now: number, stableMs: 
 }
 
 /** dropped | opening → scheduled: the next connect, after `timer`; an opening gives its slot back. */
-export function toScheduled(live: Live<Dropped | Opening>, timer: NodeJS.Timeout): Live<Scheduled> {
+export function toScheduled(live: Live<Dropped | Opening>, timer: Timer): Live<Scheduled> {
   const from = live.state;
   if (from.kind === 'opening') from.slot.release();
   const previous = from.kind === 'dropped' ? from.conn : from.previous;
@@ -296,7 +299,7 @@ export function toEnded(
   const from = live.state;
   live.generation = -1;
   move(live, { kind: 'ended', was: from.kind === 'pairing' ? 'pairing' : 'session', last: connectionOf(from) });
-  if (from.kind === 'pairing' || from.kind === 'scheduled') clearTimeout(from.timer);
+  if (from.kind === 'pairing' || from.kind === 'scheduled') from.timer.cancel();
   if (from.kind === 'pairing') failQrWaiters(from, waiterError);
   if (from.kind === 'opening' || from.kind === 'connecting') from.slot?.release();
   try {

@@ -19,9 +19,11 @@
  *
  * Must never: hold the only copy of anything (the store is the truth; this is a cache of sockets and timers, a
  * few hundred bytes per device), change a device's state other than through a transition of connection-state.ts,
- * let a stale connection's late events change state (each connection has a generation number), or connect a
- * device the cluster does not hold here.
+ * let a stale connection's late events change state (each connection has a generation number), connect a
+ * device the cluster does not hold here, or wait for time except on the injected clock (the pairing window and
+ * the reconnect backoff are its timers; a first connect runs at once, after the current turn).
  */
+import type { Timer } from '../clock.js';
 import type { Network, NetworkConnection, NetworkEvent, ReconnectHint } from '../network/network.js';
 import { DeviceUnavailableError, LeaseLostError, type LossCause } from '../cluster/holdings.js';
 import { storeFault } from '../store/faults.js';
@@ -55,6 +57,12 @@ import type { DeviceConnections } from './service.js';
 export { QrUnavailableError } from './pairing-attempts.js';
 export type { ConnectionManagerOptions } from './connection-options.js';
 
+/** Runs `fn` after the current turn of the event loop: no time passes by any clock's rules. */
+function atOnce(fn: () => void): Timer {
+  const handle = setTimeout(fn, 0);
+  return { cancel: () => clearTimeout(handle) };
+}
+
 /** Events other features listen to (message receipts, incoming messages, group changes, connection open). */
 export type DeviceNetworkListener = (deviceId: number, event: NetworkEvent) => void;
 
@@ -85,7 +93,7 @@ export class ConnectionManager implements DeviceConnections {
         closed: () => this.closed,
         tell: this.tell,
       },
-      { logger: options.logger, writes: this.writes, policy: this.policy },
+      { logger: options.logger, clock: options.clock, writes: this.writes, policy: this.policy },
     );
     options.holdings.subscribe({
       acquired: (deviceId, epoch) => this.adopt(deviceId, epoch),
@@ -285,8 +293,10 @@ export class ConnectionManager implements DeviceConnections {
 
   private startPairing(device: DeviceRow, epoch: number): Live<Pairing> {
     const generation = ++this.generation;
-    const timer = setTimeout(() => this.expirePairing(device.id, generation), this.options.pairingWindowMs);
-    const endsAt = this.options.clock.now() + this.options.pairingWindowMs;
+    // The window ends on the clock that says when it ends (a test moves it instead of waiting).
+    const { clock, pairingWindowMs } = this.options;
+    const endsAt = clock.now() + pairingWindowMs;
+    const timer = clock.after(pairingWindowMs, () => this.expirePairing(device.id, generation));
     // The account's view of the sandbox's phones (other networks ignore it).
     const options = { deviceId: device.id, session: null, expectedPhone: device.expected_phone };
     return this.connectNow({ ...options, view: String(device.account_id) }, generation, (conn) => {
@@ -330,10 +340,11 @@ export class ConnectionManager implements DeviceConnections {
   /** A paired device not live here connects from its stored session (at once, after a free slot). */
   private connectSession(deviceId: number, epoch: number): void {
     if (this.closed) return;
+    // At once, not a wait on time: after this turn, so the state is recorded before the timer can fire.
     const live: Live = startSession(
       ++this.generation,
       epoch,
-      setTimeout(() => this.queue(deviceId, live), 0),
+      atOnce(() => this.queue(deviceId, live)),
     );
     this.live.set(deviceId, live);
   }
@@ -341,9 +352,10 @@ export class ConnectionManager implements DeviceConnections {
   /** Schedules the next attempt with backoff, no sooner than `hint` allows; answers its delay. */
   private scheduleReconnect(deviceId: number, live: Live<Dropped | Opening>, hint?: ReconnectHint): number {
     const delayMs = this.policy.nextDelay(live.state.retry, hint);
+    // On the injected clock: a test moves it past the backoff instead of waiting for it.
     toScheduled(
       live,
-      setTimeout(() => this.queue(deviceId, live), delayMs),
+      this.options.clock.after(delayMs, () => this.queue(deviceId, live)),
     );
     return delayMs;
   }

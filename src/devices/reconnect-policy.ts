@@ -4,10 +4,13 @@
  * drops that need longer (another client replaced the session, a refused protocol version, a network this
  * gateway does not run), a warning once per run of drops in a loop, and the once-per-device error logs.
  *
- * Owns: the delay arithmetic and the reconnect logs. Must never: set timers, change a device's state or write the
- * store; the connection manager schedules with the delay it answers.
+ * Owns: the delay arithmetic and the reconnect logs. Must never: set timers, read the time but from the injected
+ * clock (the one the manager's reconnect timers run on), change a device's state or write the store; the
+ * connection manager schedules with the delay it answers.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { doubling, jitter } from '../backoff.js';
+import type { Clock } from '../clock.js';
 import type { ReconnectHint } from '../network/network.js';
 import type { Retry } from './connection-state.js';
 
@@ -19,6 +22,10 @@ const LOOP_WINDOW_MS = 5 * 60_000;
 
 export interface ReconnectPolicyOptions {
   readonly logger: FastifyBaseLogger;
+  /** The time drops are counted in (the same clock the reconnect timers run on). */
+  readonly clock: Clock;
+  /** Uniform numbers in [0, 1) for the jitter (default Math.random); a test fixes them to know each wait exactly. */
+  readonly reconnectJitter?: () => number;
   readonly reconnectBaseMs?: number;
   readonly reconnectMaxMs?: number;
   readonly replacedRetryMs?: number;
@@ -29,6 +36,7 @@ export class ReconnectPolicy {
   private readonly baseMs: number;
   private readonly maxMs: number;
   private readonly floorMs: Readonly<Record<ReconnectHint, number>>;
+  private readonly random: () => number;
   /** Devices whose refused protocol version was already logged: once per device, not per retry. */
   private readonly outdatedLogged = new Set<number>();
   /** Devices whose network this gateway does not run, already warned about: once per device. */
@@ -37,6 +45,7 @@ export class ReconnectPolicy {
   constructor(private readonly options: ReconnectPolicyOptions) {
     this.baseMs = options.reconnectBaseMs ?? 1_000;
     this.maxMs = options.reconnectMaxMs ?? 60_000;
+    this.random = options.reconnectJitter ?? Math.random;
     this.floorMs = {
       backoff: 0,
       replaced: options.replacedRetryMs ?? 60_000,
@@ -48,9 +57,8 @@ export class ReconnectPolicy {
   /** Counts one more failure and answers the wait before the next attempt, no sooner than `hint` allows. */
   nextDelay(retry: Retry, hint: ReconnectHint = 'backoff'): number {
     retry.failures += 1;
-    const ceiling = Math.min(this.maxMs, this.baseMs * 2 ** Math.min(retry.failures - 1, 20));
     // Equal jitter: half fixed, half random, so a fleet that dropped together does not return together.
-    const delay = ceiling / 2 + Math.random() * (ceiling / 2);
+    const delay = jitter(doubling(this.baseMs, this.maxMs, retry.failures), this.random);
     return Math.max(delay, this.floorMs[hint]);
   }
 
@@ -61,7 +69,7 @@ export class ReconnectPolicy {
 
   /** Operators hear once per run of LOOP_DROPS drops within LOOP_WINDOW_MS, not on every drop. */
   warnIfLooping(deviceId: number, retry: Retry): void {
-    const now = Date.now();
+    const now = this.options.clock.now();
     retry.drops.push(now);
     if (retry.drops.length > LOOP_DROPS) retry.drops.shift();
     if (retry.drops.length < LOOP_DROPS || now - retry.drops[0]! > LOOP_WINDOW_MS) return;

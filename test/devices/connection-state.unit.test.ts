@@ -2,6 +2,7 @@
 // pairing): the table in the module's header, its data, and the transition functions say the same thing.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { FakeClock, type Timer } from '../../src/clock.js';
 import type { NetworkConnection } from '../../src/network/network.js';
 import {
   TRANSITIONS,
@@ -24,12 +25,23 @@ import {
 } from '../../src/devices/connection-state.js';
 import { ConnectSlots } from '../../src/devices/connect-slots.js';
 
-const timers: NodeJS.Timeout[] = [];
-afterEach(() => timers.splice(0).forEach(clearTimeout));
+// The states' timers are the manager's clock's; they run only when a test moves it.
+let clock = new FakeClock(0);
+afterEach(() => {
+  clock = new FakeClock(0);
+});
 
-function timer(): NodeJS.Timeout {
+function timer(): Timer {
+  return clock.after(60_000, () => undefined);
+}
+
+/** A QR waiter's wait is real time (the network's answer), as in src/devices/pairing-attempts.ts. */
+const waiterTimers: NodeJS.Timeout[] = [];
+afterEach(() => waiterTimers.splice(0).forEach(clearTimeout));
+
+function waiterTimer(): NodeJS.Timeout {
   const t = setTimeout(() => undefined, 60_000);
-  timers.push(t);
+  waiterTimers.push(t);
   return t;
 }
 
@@ -186,15 +198,19 @@ describe('leaving a state undoes what it held', () => {
   it('ending a pairing fails its QR waiters, stops its window and closes its connection', () => {
     const c = conn();
     const window = vi.fn();
-    const pairing = startPairing(1, 7, { conn: c, timer: setTimeout(window, 0), endsAt: 0 });
+    const pairing = startPairing(1, 7, { conn: c, timer: clock.after(1_000, window), endsAt: 1_000 });
     const reject = vi.fn();
-    pairing.state.waiters.push({ resolve: vi.fn(), reject, timer: timer() });
+    pairing.state.waiters.push({ resolve: vi.fn(), reject, timer: waiterTimer() });
     const from: ConnectionState = toEnded(pairing, () => new Error('the pairing attempt ended'));
     expect(from.kind).toBe('pairing');
     expect(reject).toHaveBeenCalledWith(new Error('the pairing attempt ended'));
     expect(c.closed).toBe(1);
     expect(pairing.generation).toBe(-1);
     expect(pairing.state).toEqual({ kind: 'ended', was: 'pairing', last: c });
+    // The window's timer is gone: the end of the window passes without it.
+    expect(clock.pending).toBe(0);
+    clock.advance(1_000);
+    expect(window).not.toHaveBeenCalled();
   });
 
   it('keeps the dropped connection while waiting, to settle its writes', () => {
@@ -202,8 +218,11 @@ describe('leaving a state undoes what it held', () => {
     const connecting = toConnecting(toOpening(toQueued(startSession(1, 7, timer())), slot()), c, 2);
     const scheduled = toScheduled(toDropped(connecting, 0, 30_000), timer());
     expect(scheduled.state.previous).toBe(c);
+    expect(clock.pending).toBe(2);
     toEnded(scheduled, () => new Error('ended'));
     expect(c.closed).toBe(1);
+    // The first session's timer is the test's own (never cancelled by a transition); the scheduled one's is gone.
+    expect(clock.pending).toBe(1);
   });
 });
 

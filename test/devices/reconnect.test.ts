@@ -1,8 +1,10 @@
 // docs/internals.md, Devices and pairing and the architecture's lesson from other gateways: reconnects
 // back off exponentially with jitter, and only a few devices connect at once,
-// so a restart or a network blip does not stampede the network.
+// so a restart or a network blip does not stampede the network. The backoff runs on the gateway's clock: the
+// tests that check its waits move a FakeClock and read each wait exactly, whatever the machine's load.
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.js';
 import type { Network, NetworkConnection, NetworkEventHandler, ConnectOptions } from '../../src/network/network.js';
 import { NetworkUnavailableError } from '../../src/network/network.js';
 import { noStoreAvailable, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
@@ -14,6 +16,8 @@ class ScriptedNetwork implements Network {
   readonly connects: Array<{ deviceId: number; at: number }> = [];
   inFlight = 0;
   maxInFlight = 0;
+  /** The time a connect is recorded at: the gateway's clock where a test moves it. */
+  now: () => number = () => Date.now();
   constructor(
     private readonly behaviour: (
       options: ConnectOptions,
@@ -27,7 +31,7 @@ class ScriptedNetwork implements Network {
 
   connect(options: ConnectOptions, onEvent: NetworkEventHandler): NetworkConnection {
     const attempt = this.connects.filter((c) => c.deviceId === options.deviceId).length + 1;
-    this.connects.push({ deviceId: options.deviceId, at: Date.now() });
+    this.connects.push({ deviceId: options.deviceId, at: this.now() });
     this.inFlight += 1;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     let closed = false;
@@ -186,29 +190,34 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     await seed.close({ keepStore: true });
     open.pop();
 
+    const clock = new FakeClock(Date.now());
+    // The jitter's draws in turn: each wait is ceiling/2 + draw × ceiling/2, the ceiling doubling from 40 ms.
+    const draws = [0, 0.5, 1, 0.25, 0.5];
+    let drawn = 0;
     const network = new ScriptedNetwork((_options, attempt) => (attempt <= 5 ? 'fail' : 'connect'));
+    network.now = () => clock.now();
     const gw = await startGateway({
       location: seed.location,
-      build: { network, connections: { reconnectBaseMs: 40, reconnectMaxMs: 10_000 } },
+      clock,
+      build: {
+        network,
+        connections: { reconnectBaseMs: 40, reconnectMaxMs: 10_000, reconnectJitter: () => draws[drawn++]! },
+        // No webhook poll among the clock's timers while the test reads them.
+        webhooks: { pollIntervalMs: 3_600_000 },
+      },
     });
     open.push(gw);
     await gw.app.ready();
+    const waits = await followBackoff(clock, network, [20, 60, 160, 200, 480]);
     await waitFor(
       async () => (await gw.request('GET', `/devices/${id}`)).body.data.connected,
       (connected) => connected === true,
       { what: 'connected after 5 failures', timeoutMs: 10_000 },
     );
-    const times = network.connects.map((c) => c.at);
-    expect(times).toHaveLength(6);
-    // Gap n (after the nth failure) lies within [ceiling/2, ceiling] plus the 15 ms the attempt itself took.
-    for (let n = 1; n <= 5; n++) {
-      const gap = times[n]! - times[n - 1]! - 15;
-      const ceiling = 40 * 2 ** (n - 1);
-      expect(gap, `gap ${n}`).toBeGreaterThanOrEqual(ceiling / 2 - 5);
-      // Timers are never early, but a busy host runs them late: the upper bound only
-      // shows the wait is not far beyond its ceiling; the lower bounds show the doubling.
-      expect(gap, `gap ${n}`).toBeLessThanOrEqual(ceiling + 250);
-    }
+    // The waits, as the clock counted them from one attempt to the next (the connect itself takes no clock time).
+    expect(waits).toEqual([20, 60, 160, 200, 480]);
+    expect(network.connects).toHaveLength(6);
+    expect(drawn).toBe(5);
   });
 
   it('waits longer after a replaced session and a refused protocol version, and says so in the log (docs/internals.md, WhatsApp and sandbox accounts)', async () => {
@@ -218,33 +227,38 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     await seed.close({ keepStore: true });
     open.pop();
 
+    const clock = new FakeClock(Date.now());
     const script = ['replaced', 'outdated', 'outdated', 'fail'] as const;
     const network = new ScriptedNetwork((_options, attempt) => script[attempt - 1] ?? 'connect');
+    network.now = () => clock.now();
     const lines: string[] = [];
     const gw = await startGateway({
       location: seed.location,
+      clock,
       build: {
         network,
         logger: { level: 'warn', stream: { write: (line: string) => void lines.push(line) } },
-        connections: { reconnectBaseMs: 10, reconnectMaxMs: 20, replacedRetryMs: 800, outdatedRetryMs: 1_200 },
+        connections: {
+          reconnectBaseMs: 10,
+          reconnectMaxMs: 20,
+          reconnectJitter: () => 0.5,
+          replacedRetryMs: 810,
+          outdatedRetryMs: 1_230,
+        },
+        webhooks: { pollIntervalMs: 3_600_000 },
       },
     });
     open.push(gw);
     await gw.app.ready();
+    // Each wait is its floor; a plain failure right after is back to the short backoff (ceiling 20: 15 at 0.5).
+    const waits = await followBackoff(clock, network, [810, 1_230, 1_230, 15]);
     await waitFor(
       async () => (await gw.request('GET', `/devices/${id}`)).body.data.connected,
       (connected) => connected === true,
       { what: 'connected after the scripted drops', timeoutMs: 15_000 },
     );
-    const times = network.connects.map((c) => c.at);
-    expect(times).toHaveLength(5);
-    const gaps = times.slice(1).map((t, i) => t - times[i]! - 15);
-    // Each wait is at least its floor; a plain failure right after is back to the short backoff.
-    expect(gaps[0]).toBeGreaterThanOrEqual(800 - 5);
-    expect(gaps[1]).toBeGreaterThanOrEqual(1_200 - 5);
-    expect(gaps[2]).toBeGreaterThanOrEqual(1_200 - 5);
-    // Generous: on a loaded machine timers fire late, never early.
-    expect(gaps[3]).toBeLessThan(700);
+    expect(waits).toEqual([810, 1_230, 1_230, 15]);
+    expect(network.connects).toHaveLength(5);
     const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; deviceId?: number });
     expect(logged.filter((l) => l.msg.startsWith('another client replaced'))).toMatchObject([
       { level: 40, deviceId: id },
@@ -255,3 +269,41 @@ describe.skipIf(noStoreAvailable)('reconnecting', () => {
     ]);
   });
 });
+
+/**
+ * Follows a device's failing connects on a clock only the test moves: after each failure, waits for the reconnect
+ * timer at exactly `expected[n]` past the failed attempt, shows it has not run a millisecond before, moves the
+ * clock onto it and waits for the next connect. Answers the waits between the connects as the clock counted them.
+ */
+async function followBackoff(
+  clock: FakeClock,
+  network: ScriptedNetwork,
+  expected: readonly number[],
+): Promise<number[]> {
+  for (let n = 1; n <= expected.length; n++) {
+    await waitFor(
+      () => network.connects.length,
+      (count) => count === n,
+      { what: `connect ${n}` },
+    );
+    // The clock stands still while the attempt fails: the drop is handled at the attempt's time.
+    const due = network.connects[n - 1]!.at + expected[n - 1]!;
+    await waitFor(
+      () => clock.dueTimes,
+      (times) => times.includes(due),
+      { what: `connect ${n + 1} scheduled at +${expected[n - 1]} ms` },
+    );
+    clock.set(due - 1);
+    expect(clock.dueTimes, `wait ${n} not over a millisecond early`).toContain(due);
+    expect(network.connects).toHaveLength(n);
+    clock.set(due);
+    expect(clock.dueTimes, `wait ${n} over on time`).not.toContain(due);
+  }
+  await waitFor(
+    () => network.connects.length,
+    (count) => count === expected.length + 1,
+    { what: 'the last connect' },
+  );
+  const times = network.connects.map((c) => c.at);
+  return times.slice(1).map((t, i) => t - times[i]!);
+}

@@ -1,7 +1,10 @@
 // docs/internals.md, Webhooks: failed deliveries are retried with backoff until the give-up
 // age, every attempt is in the delivery log, a delivery can be sent again by
-// hand, and the signing secret rotates.
+// hand, and the signing secret rotates. The tests of the retries' times run a gateway on a FakeClock: a retry comes
+// due when the test moves the clock to the time it was scheduled for, so every wait is read exactly and none is
+// waited for.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock, iso } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -39,82 +42,6 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     await Promise.all(receivers.splice(0).map((r) => r.close()));
   });
   afterAll(() => gw?.close());
-
-  it('a receiver answering 500 then 200 gets the event twice, and the log shows both attempts', async () => {
-    const hooks = await receiver((_request, n) => (n === 1 ? 500 : 200));
-    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
-    const [delivery] = await waitFor(
-      () => deliveries(gw, device.id),
-      (list) => list.length === 1 && list[0].status === 'delivered',
-      { what: 'delivered after a retry' },
-    );
-    expect(delivery.type).toBe('device.paired');
-    expect(delivery.attempts).toEqual([
-      {
-        attempted_at: expect.any(String),
-        url: hooks.url,
-        http_status: 500,
-        latency_ms: expect.any(Number),
-        error: 'receiver answered HTTP 500: receiver says no',
-        format: 'standard',
-        reply: null,
-      },
-      {
-        attempted_at: expect.any(String),
-        url: hooks.url,
-        http_status: 200,
-        latency_ms: expect.any(Number),
-        error: null,
-        format: 'standard',
-        reply: null,
-      },
-    ]);
-    expect(hooks.byId(delivery.id)).toHaveLength(2);
-    // Each attempt is signed afresh; both verify.
-    for (const request of hooks.byId(delivery.id))
-      expect(verified(device.webhook_secret, request).id).toBe(delivery.id);
-    expect(delivery.delivered_at).not.toBeNull();
-    expect(delivery.next_attempt_at).toBeNull();
-  });
-
-  it('a receiver that keeps failing: retried with backoff, then failed at the give-up age; a manual retry delivers it', async () => {
-    const hooks = await receiver(() => 503);
-    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
-    const pending = await waitFor(
-      () => deliveries(gw, device.id),
-      (list) => list[0]?.attempts.length >= 2,
-      { what: 'two failed attempts' },
-    );
-    expect(pending[0].status).toBe('pending');
-    const [failed] = await waitFor(
-      () => deliveries(gw, device.id),
-      (list) => list[0]?.status === 'failed',
-      { what: 'failed after the give-up age' },
-    );
-    expect(failed.failed_at).not.toBeNull();
-    expect(Date.parse(failed.failed_at) - Date.parse(failed.created_at)).toBeGreaterThanOrEqual(1500);
-    expect(failed.attempts.every((a: any) => a.http_status === 503)).toBe(true);
-    // The waits grow: the second gap (300 ms ± 20 %) is longer than the first (50 ms ± 20 %).
-    const times = failed.attempts.map((a: any) => Date.parse(a.attempted_at));
-    expect(times[2] - times[1]).toBeGreaterThan(times[1] - times[0]);
-
-    hooks.respond = () => 204;
-    const retried = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${failed.id}/retry`);
-    expect(retried.status).toBe(200);
-    expect(retried.body).toMatchObject({
-      status: 200,
-      message: 'Delivery retry scheduled',
-      data: { id: failed.id, status: 'pending' },
-    });
-    const [delivered] = await waitFor(
-      () => deliveries(gw, device.id),
-      (list) => list[0]?.status === 'delivered',
-      { what: 'delivered by the manual retry' },
-    );
-    expect(delivered.failed_at).toBeNull();
-    expect(delivered.attempts.at(-1)).toMatchObject({ http_status: 204, error: null });
-    expect(delivered.attempts).toHaveLength(failed.attempts.length + 1);
-  });
 
   it('a manual retry sends a delivered event again, under the same webhook-id', async () => {
     const hooks = await receiver();
@@ -180,27 +107,6 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     );
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(hooks.byId(id)).toHaveLength(2);
-  });
-
-  it('a manual retry asked for while an attempt is in flight is not lost when that attempt fails for good', async () => {
-    let release!: () => void;
-    const held = new Promise<number>((resolve) => (release = () => resolve(500)));
-    // An attempt that ends past the give-up age would mark the delivery failed; the request overrides it.
-    const hooks = await receiver((_request, n) => (n === 1 ? held : 200));
-    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
-    const first = await waitForEvent(hooks, 'device.paired');
-    const id = first.headers['webhook-id'] as string;
-    const res = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
-    expect(res.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1600)); // past maxAgeMs (1500): the 500 is final
-    release();
-    const [delivery] = await waitFor(
-      () => deliveries(gw, device.id),
-      (list) => list[0]?.status === 'delivered',
-      { what: 'delivered by the retry asked for in flight' },
-    );
-    expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([500, 200]);
-    expect(delivery.failed_at).toBeNull();
   });
 
   it('answers 404 for an unknown delivery, another account’s or a missing device, and 400 with no webhook URL', async () => {
@@ -327,5 +233,193 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     expect(String(late.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(verified(again, late).data.id).toBe(third);
     expect(() => verified(secret, late)).toThrow(/signature/i);
+  });
+});
+
+describe.skipIf(noStoreAvailable)('webhook retry times, on a clock the test moves', () => {
+  let gw: TestGateway;
+  const clock = new FakeClock(Date.now());
+  /** The gateway's log lines (info and up): a receiver's pause is told there with its end. */
+  const lines: string[] = [];
+  const receivers: Receiver[] = [];
+  let phones = 10;
+  const nextPhone = () => `62872100000${phones++}`;
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const started = await startReceiver(...args);
+    receivers.push(started);
+    return started;
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      clock,
+      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
+      build: {
+        sandbox: { deliveryDelayMs: 5, readDelayMs: 5 },
+        logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+        // No poll: the retries' own timers are the deliverer's only timers on the clock (the signal wakes it).
+        webhooks: { ...quickWebhooks, retryScheduleMs: [50, 300], maxAgeMs: 1500, pollIntervalMs: 3_600_000 },
+      },
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  afterAll(() => gw?.close());
+
+  /** The end of the device's receiver's latest pause (0: none), as the operator's log told it. */
+  function pausedUntil(deviceId: number): number {
+    const told = lines
+      .map((line) => JSON.parse(line) as { msg: string; deviceId?: number; paused_until?: string })
+      .filter((l) => l.deviceId === deviceId && l.msg.startsWith('webhook receiver keeps failing'))
+      .map((l) => Date.parse(l.paused_until!));
+    return Math.max(0, ...told);
+  }
+
+  /**
+   * Waits for the delivery's `attempts`-th attempt to be recorded with a retry scheduled, and for the deliverer
+   * to hold a timer on the clock for that time or sooner (the poll is an hour away), then moves the clock onto the
+   * time the next attempt is due: the scheduled `next_attempt_at`, or the end of the receiver's pause if later (a
+   * paused receiver is not tried before it; the schedule is cut at the give-up age, the pause is not). Answers the
+   * scheduled time and the time the clock was moved to.
+   */
+  async function retryDue(deviceId: number, attempts: number): Promise<{ next: number; due: number }> {
+    const [pending] = await waitFor(
+      () => deliveries(gw, deviceId),
+      (list) => list[0]?.attempts.length === attempts && list[0].next_attempt_at !== null,
+      { what: `attempt ${attempts} recorded, the next scheduled` },
+    );
+    expect(pending.status).toBe('pending');
+    const next = Date.parse(pending.next_attempt_at);
+    expect(next).toBeGreaterThan(clock.now());
+    await waitFor(
+      () => clock.dueTimes,
+      (times) => times.length > 0 && times[0]! <= next,
+      { what: `a timer for the retry at ${iso(next)}` },
+    );
+    const due = Math.max(next, pausedUntil(deviceId));
+    clock.set(due);
+    return { next, due };
+  }
+
+  it('a receiver answering 500 then 200 gets the event twice, and the log shows both attempts', async () => {
+    const hooks = await receiver((_request, n) => (n === 1 ? 500 : 200));
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const { next, due } = await retryDue(device.id, 1);
+    expect(due).toBe(next);
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list.length === 1 && list[0].status === 'delivered',
+      { what: 'delivered after a retry' },
+    );
+    expect(delivery.type).toBe('device.paired');
+    expect(delivery.attempts).toEqual([
+      {
+        attempted_at: delivery.created_at,
+        url: hooks.url,
+        http_status: 500,
+        latency_ms: expect.any(Number),
+        error: 'receiver answered HTTP 500: receiver says no',
+        format: 'standard',
+        reply: null,
+      },
+      {
+        attempted_at: iso(due),
+        url: hooks.url,
+        http_status: 200,
+        latency_ms: expect.any(Number),
+        error: null,
+        format: 'standard',
+        reply: null,
+      },
+    ]);
+    expect(hooks.byId(delivery.id)).toHaveLength(2);
+    // Each attempt is signed afresh; both verify.
+    for (const request of hooks.byId(delivery.id))
+      expect(verified(device.webhook_secret, request).id).toBe(delivery.id);
+    expect(delivery.delivered_at).not.toBeNull();
+    expect(delivery.next_attempt_at).toBeNull();
+  });
+
+  it('a receiver that keeps failing: retried with backoff, then failed at the give-up age; a manual retry delivers it', async () => {
+    const hooks = await receiver(() => 503);
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    // Each retry at the time the log scheduled it, until the give-up age: the schedule is 50 ms then 300 ms
+    // (± 20 %), the receiver is paused after 3 failures in a row (for 50 ms, then 300 ms), and nothing is scheduled
+    // past created_at + 1500 ms.
+    const retries: Array<{ next: number; due: number }> = [];
+    for (let n = 1; ; n++) {
+      const [current] = await waitFor(
+        () => deliveries(gw, device.id),
+        (list) => list[0]?.attempts.length === n && (list[0].status === 'failed' || list[0].next_attempt_at !== null),
+        { what: `attempt ${n} recorded` },
+      );
+      if (current.status === 'failed') break;
+      retries.push(await retryDue(device.id, n));
+    }
+    const [failed] = await deliveries(gw, device.id);
+    const created = Date.parse(failed.created_at);
+    const deadline = created + 1500;
+    const times = failed.attempts.map((a: any) => Date.parse(a.attempted_at));
+    // The first attempt at once; every retry exactly when it came due by the clock.
+    expect(times).toEqual([created, ...retries.map((r) => r.due)]);
+    // Each due as scheduled; the last scheduled at the deadline, tried then or at the end of a pause that outlasts it.
+    const last = retries.at(-1)!;
+    for (const r of retries.slice(0, -1)) expect(r.due).toBe(r.next);
+    expect(last.next).toBe(deadline);
+    expect(last.due).toBeGreaterThanOrEqual(deadline);
+    expect(Date.parse(failed.failed_at)).toBe(last.due);
+    expect(failed.attempts.every((a: any) => a.http_status === 503)).toBe(true);
+    // The waits grow: the first is 50 ms ± 20 %, the next ones 300 ms ± 20 % (at least the 300 ms pause from
+    // the fourth failure on); the last at most that long too.
+    const gaps = times.slice(1).map((t: number, i: number) => t - times[i]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(40);
+    expect(gaps[0]).toBeLessThanOrEqual(60);
+    for (const gap of gaps.slice(1, -1)) {
+      expect(gap).toBeGreaterThanOrEqual(240);
+      expect(gap).toBeLessThanOrEqual(360);
+    }
+    expect(gaps.at(-1)).toBeLessThanOrEqual(360);
+    expect(gaps.length).toBeGreaterThanOrEqual(5);
+
+    hooks.respond = () => 204;
+    const retried = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${failed.id}/retry`);
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({
+      status: 200,
+      message: 'Delivery retry scheduled',
+      data: { id: failed.id, status: 'pending' },
+    });
+    const [delivered] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'delivered by the manual retry' },
+    );
+    expect(delivered.failed_at).toBeNull();
+    expect(delivered.attempts.at(-1)).toMatchObject({ http_status: 204, error: null });
+    expect(delivered.attempts).toHaveLength(failed.attempts.length + 1);
+  });
+
+  it('a manual retry asked for while an attempt is in flight is not lost when that attempt fails for good', async () => {
+    let release!: () => void;
+    const held = new Promise<number>((resolve) => (release = () => resolve(500)));
+    // An attempt that ends past the give-up age would mark the delivery failed; the request overrides it.
+    const hooks = await receiver((_request, n) => (n === 1 ? held : 200));
+    const device = await pairedWithWebhook(gw, nextPhone(), hooks.url);
+    const first = await waitForEvent(hooks, 'device.paired');
+    const id = first.headers['webhook-id'] as string;
+    const res = await gw.request('POST', `/devices/${device.id}/webhook-deliveries/${id}/retry`);
+    expect(res.status).toBe(200);
+    // At the give-up age (maxAgeMs 1500) by the clock: the 500 is final.
+    const [inFlight] = await deliveries(gw, device.id);
+    clock.set(Date.parse(inFlight.created_at) + 1500);
+    release();
+    const [delivery] = await waitFor(
+      () => deliveries(gw, device.id),
+      (list) => list[0]?.status === 'delivered',
+      { what: 'delivered by the retry asked for in flight' },
+    );
+    expect(delivery.attempts.map((a: any) => a.http_status)).toEqual([500, 200]);
+    expect(delivery.failed_at).toBeNull();
   });
 });
