@@ -13,6 +13,14 @@ export interface ReactionRow {
   readonly emoji: string;
 }
 
+/** A stored reaction with its message and time (the batched reactions of actions, reaction-writer.ts). */
+export interface StoredReaction {
+  readonly message_id: string;
+  readonly phone: string;
+  readonly emoji: string;
+  readonly reacted_at: number;
+}
+
 /** Message ids per statement: far below either store's limit on bound values. */
 const CHUNK = 500;
 
@@ -39,6 +47,58 @@ export const reactionsRepository = {
       .onConflict((oc) => oc.columns(['message_id', 'phone']).doUpdateSet({ emoji, reacted_at: now }))
       .execute();
     return true;
+  },
+
+  /** Every stored reaction to these messages, in no particular order (one statement per CHUNK ids). */
+  async storedOf(db: Db, ids: readonly string[]): Promise<StoredReaction[]> {
+    const out: StoredReaction[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      out.push(
+        ...(await db
+          .selectFrom('message_reactions')
+          .select(['message_id', 'phone', 'emoji', 'reacted_at'])
+          .where('message_id', 'in', ids.slice(i, i + CHUNK))
+          .execute()),
+      );
+    }
+    return out;
+  },
+
+  /**
+   * Writes the end state of many (message, phone) pairs at once: `set` inserted or replaced in one multi-row upsert,
+   * `taken` deleted in one statement. Each pair appears at most once in all (the caller folds a batch's reactions).
+   * Rows are written in key order, so two processes writing overlapping batches take their row locks in one order.
+   */
+  async writeMany(
+    db: Db,
+    set: readonly StoredReaction[],
+    taken: ReadonlyArray<readonly [string, string]>,
+  ): Promise<void> {
+    const sorted = [...set].sort((a, b) => compareKeys(a.message_id, a.phone, b.message_id, b.phone));
+    for (let i = 0; i < sorted.length; i += CHUNK) {
+      await db
+        .insertInto('message_reactions')
+        .values(sorted.slice(i, i + CHUNK))
+        .onConflict((oc) =>
+          oc.columns(['message_id', 'phone']).doUpdateSet((eb) => ({
+            emoji: eb.ref('excluded.emoji'),
+            reacted_at: eb.ref('excluded.reacted_at'),
+          })),
+        )
+        .execute();
+    }
+    for (let i = 0; i < taken.length; i += CHUNK) {
+      await db
+        .deleteFrom('message_reactions')
+        .where((eb) =>
+          eb.or(
+            taken
+              .slice(i, i + CHUNK)
+              .map(([messageId, phone]) => eb.and([eb('message_id', '=', messageId), eb('phone', '=', phone)])),
+          ),
+        )
+        .execute();
+    }
   },
 
   /** Each message's reactions, by message id, oldest first. */
@@ -72,3 +132,8 @@ export const reactionsRepository = {
     }
   },
 };
+
+function compareKeys(messageA: string, phoneA: string, messageB: string, phoneB: string): number {
+  if (messageA !== messageB) return messageA < messageB ? -1 : 1;
+  return phoneA < phoneB ? -1 : phoneA > phoneB ? 1 : 0;
+}

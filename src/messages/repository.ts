@@ -132,6 +132,20 @@ export const messagesRepository = {
       .where('direction', '<>', 'action')
       .executeTakeFirst(),
 
+  /** These messages (queue rows of actions excluded) in one statement, by id, whatever their account. */
+  findByIds: async (db: Db, ids: readonly string[]): Promise<Map<string, MessageRow>> => {
+    const found = new Map<string, MessageRow>();
+    if (ids.length === 0) return found;
+    const rows = await db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', 'in', ids)
+      .where('direction', '<>', 'action')
+      .execute();
+    for (const row of rows) found.set(row.id, row);
+    return found;
+  },
+
   list: (
     db: Db,
     accountId: number,
