@@ -6,6 +6,9 @@
  * Must never: decide whose message a reaction may name (events/message-changes.ts does), or record for a message
  * that was not looked up first.
  */
+import { sql } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
 import type { Db } from '../store/schema.js';
 
 export interface ReactionRow {
@@ -23,6 +26,22 @@ export interface StoredReaction {
 
 /** Message ids per statement: far below either store's limit on bound values. */
 const CHUNK = 500;
+
+// The reactions' read of a batch of reactions (reaction-writer.ts): one statement text for any number of messages.
+const storedOfPostgres = prepared(1, (db, ids: readonly string[]) =>
+  compiled(
+    db,
+    sql<StoredReaction>`select message_id, phone, emoji, reacted_at from message_reactions
+      where message_id = any(${ids}::text[])`,
+  ),
+);
+const storedOfSqlite = prepared(1, (db, idsJson: string) =>
+  compiled(
+    db,
+    sql<StoredReaction>`select message_id, phone, emoji, reacted_at from message_reactions
+      where message_id in (select value from json_each(${idsJson}))`,
+  ),
+);
 
 export const reactionsRepository = {
   /**
@@ -49,19 +68,10 @@ export const reactionsRepository = {
     return true;
   },
 
-  /** Every stored reaction to these messages, in no particular order (one statement per CHUNK ids). */
+  /** Every stored reaction to these messages, in no particular order (one prepared statement for any number). */
   async storedOf(db: Db, ids: readonly string[]): Promise<StoredReaction[]> {
-    const out: StoredReaction[] = [];
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      out.push(
-        ...(await db
-          .selectFrom('message_reactions')
-          .select(['message_id', 'phone', 'emoji', 'reacted_at'])
-          .where('message_id', 'in', ids.slice(i, i + CHUNK))
-          .execute()),
-      );
-    }
-    return out;
+    if (ids.length === 0) return [];
+    return onPostgres(db) ? storedOfPostgres(db, ids) : storedOfSqlite(db, JSON.stringify(ids));
   },
 
   /**
