@@ -1,7 +1,8 @@
 /**
- * Message actions accepted in batches on SQLite (docs/internals.md, Message actions): every action whose transaction
- * would start while a commit is in flight joins the next shared commit (store/batcher.ts), as sends do
- * (acceptance.ts), so a burst of reactions costs one commit (one fsync, on the store's only writer), not one each.
+ * Message actions accepted in batches on SQLite (docs/internals.md, Message actions): every edit, delete and read
+ * mark whose transaction would start while a commit is in flight joins the next shared commit (store/batcher.ts), as
+ * sends do (acceptance.ts), so a burst of them costs one commit (one fsync, on the store's only writer), not one
+ * each. Reactions have their own batched writer with multi-row statements, on both stores (reaction-writer.ts).
  * On PostgreSQL each action stays a transaction of its own: an action is several statements, a batch would run them
  * one after another on one connection, and the pool running them side by side measured faster (bench/README.md,
  * Message actions).

@@ -3,8 +3,9 @@
  * for everyone, mark read, forward.
  *
  * Owns: what each action may do to which message, decided and recorded in one transaction with its Idempotency-Key
- * and the queue row that carries it to the network (a row of `messages` with `direction = 'action'`, in the device's
- * order after the messages before it, paced and retried as they are, never counted against the quota). The change
+ * (reactions: with the other reactions of the batch, reaction-writer.ts) and the queue row that carries it to the
+ * network (a row of `messages` with `direction = 'action'`, in the device's order after the messages before it,
+ * paced and retried as they are, never counted against the quota). The change
  * is recorded when the action is accepted, so the answer shows it; the network hears of it when the queue gets to it.
  * Must never: let two requests (or a request and the dispatcher) both win over one message (every decision is one
  * statement: actions-repository.ts), take quota for an action, or give a cancelled message's unit back twice.
@@ -35,17 +36,19 @@ import { idempotencyRepository } from './idempotency-repository.js';
 import { replayAnswer, replayOfStoredKey } from './idempotent-replay.js';
 import { incomingIdsRepository } from './incoming-ids-repository.js';
 import { messageMediaRepository } from './media-repository.js';
+import { MessageLookups } from './message-lookups.js';
 import { hasMemberReceipts, presentMessage } from './present.js';
 import { pollVotesRepository } from './poll-votes.js';
 import { quotaRepository } from './quota-repository.js';
 import { pendingQueueRow } from './queue-row.js';
+import { ReactionWriter, type ReactionRequest } from './reaction-writer.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
 import { messagesRepository, type MessageRow } from './repository.js';
 import type { MediaOfMessages } from './reads.js';
 import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
 
-export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
+export { FAILED_TARGET } from './reaction-writer.js';
 
 /** `failed_reason` of a message cancelled while it waited in the queue. */
 export const REASON_CANCELLED = 'cancelled';
@@ -66,7 +69,7 @@ export interface MessageActionsOptions {
   readonly incomingMedia?: MediaOfMessages;
 }
 
-type ActionKind = 'reaction' | 'edit' | 'delete' | 'read';
+type ActionKind = 'edit' | 'delete' | 'read';
 
 /** What one accepted action does in its transaction: the answer, and the queue row to add (null: nothing to send). */
 interface Decision {
@@ -83,29 +86,34 @@ interface Decision {
 
 export class MessageActions {
   private readonly batches: ActionBatches;
+  private readonly reactions: ReactionWriter;
+  private readonly lookups: MessageLookups;
 
   constructor(private readonly options: MessageActionsOptions) {
+    this.lookups = new MessageLookups(options.store.db);
     this.batches = new ActionBatches(options.committer, options.store.db);
+    this.reactions = new ReactionWriter(options.committer, options.clock, options.announce, options.incomingMedia);
   }
 
-  /** `POST /messages/{id}/reaction {emoji}`. */
+  /**
+   * `POST /messages/{id}/reaction {emoji}`: checked as every action is, then decided and written with the other
+   * reactions of the next shared commit in multi-row statements, on both stores (reaction-writer.ts).
+   */
   async react(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
     const emoji = validateEmoji(body);
-    return this.act(accountId, id, { action: 'reaction', emoji }, key, true, async (trx, row, device) => {
-      // It never reached anyone: there is nothing on the network to react to.
-      if (row.direction === 'outgoing' && row.status === 'failed') {
-        throw new ApiError('VALIDATION_FAILED', { errors: { id: [FAILED_TARGET] } });
-      }
-      const target = await this.targetOf(trx, row);
-      const changed = await reactionsRepository.react(trx, row.id, device.phone!, emoji, this.options.clock.now());
-      return {
-        message: emoji === '' ? 'Reaction removed' : 'Reaction sent',
-        row,
-        queue: changed
-          ? { type: 'reaction', chat: target.chat, text: emoji, params: { message_id: row.id, emoji }, target }
-          : null,
-      };
-    });
+    const checked = await this.check(accountId, id, { action: 'reaction', emoji }, key, true);
+    if ('answer' in checked) return checked.answer;
+    const request: ReactionRequest = { accountId, emoji, key, ...checked };
+    const outcome = await this.reactions.accept(request);
+    switch (outcome.kind) {
+      case 'refused':
+        throw outcome.error;
+      case 'replay':
+        return replayAnswer(outcome.requestHash, checked.requestHash, outcome.response);
+      case 'ok':
+        if (outcome.queued) this.options.onAccepted(checked.found.device_id);
+        return outcome.answer;
+    }
   }
 
   /** `PATCH /messages/{id} {text}`. */
@@ -221,19 +229,10 @@ export class MessageActions {
     needsConnection: boolean,
     decide: (trx: Transaction<Database>, row: MessageRow, device: DeviceRow) => Promise<Decision>,
   ): Promise<SendAnswer> {
-    const { store, clock } = this.options;
-    const requestHash = key === undefined ? '' : hashBody({ ...request, message_id: id });
-    if (key !== undefined) {
-      const replay = await replayOfStoredKey(store.db, clock.now(), accountId, key, requestHash);
-      if (replay !== null) return replay;
-    }
-    const found = await messagesRepository.find(store.db, accountId, id);
-    if (found === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
-    const device = await this.options.senders.findByPhone(accountId, found.device_phone);
-    if (device === undefined || device.id !== found.device_id || device.phone === null) {
-      throw new ApiError('DEVICE_NOT_CONNECTED', { error: 'the message’s device is no longer paired with its number' });
-    }
-    if (needsConnection) this.requireConnected(device);
+    const { clock } = this.options;
+    const checked = await this.check(accountId, id, request, key, needsConnection);
+    if ('answer' in checked) return checked.answer;
+    const { found, device, requestHash } = checked;
     // In the next shared commit, with the actions (and sends) that arrive meanwhile (action-batches.ts).
     const outcome = await this.batches.run(async (trx) => {
       if (key !== undefined) {
@@ -271,18 +270,43 @@ export class MessageActions {
     return outcome.answer;
   }
 
+  /**
+   * What every action checks before its transaction: the key's live earlier answer (replayed), the message (404
+   * otherwise), its device still paired with its number and, when the action needs the network, connected.
+   */
+  private async check(
+    accountId: number,
+    id: string,
+    request: Record<string, unknown>,
+    key: string | undefined,
+    needsConnection: boolean,
+  ): Promise<
+    | { readonly answer: SendAnswer }
+    | {
+        readonly found: MessageRow;
+        readonly device: DeviceRow & { readonly phone: string };
+        readonly requestHash: string;
+      }
+  > {
+    const { store, clock } = this.options;
+    const requestHash = key === undefined ? '' : hashBody({ ...request, message_id: id });
+    if (key !== undefined) {
+      const replay = await replayOfStoredKey(store.db, clock.now(), accountId, key, requestHash);
+      if (replay !== null) return { answer: replay };
+    }
+    const found = await this.lookups.find(accountId, id);
+    if (found === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
+    const device = await this.options.senders.findByPhone(accountId, found.device_phone);
+    if (device === undefined || device.id !== found.device_id || device.phone === null) {
+      throw new ApiError('DEVICE_NOT_CONNECTED', { error: 'the message’s device is no longer paired with its number' });
+    }
+    if (needsConnection) this.requireConnected(device);
+    return { found, device: { ...device, phone: device.phone }, requestHash };
+  }
+
   private requireConnected(device: DeviceRow): void {
     if (device.status === 'SUSPENDED') throw new ApiError('DEVICE_SUSPENDED');
     if (!this.options.senders.isConnected(device)) throw new ApiError('DEVICE_NOT_CONNECTED');
-  }
-
-  /** The target as the network knows it: ours by our id, a received one by the network's id. */
-  private async targetOf(db: Db, row: MessageRow): Promise<QuotedMessage> {
-    const target = actionTarget(row);
-    if (row.direction === 'outgoing') return target;
-    const networkId = await incomingIdsRepository.incomingNetworkId(db, row.device_id, row.id);
-    if (networkId === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
-    return { ...target, id: networkId };
   }
 }
 

@@ -20,6 +20,25 @@ export const incomingIdsRepository = {
     return row?.network_id;
   },
 
+  /**
+   * The network ids of these incoming messages in one statement, keyed by `networkIdKey(device, message)` (a message
+   * counts only for the device that received it, as in incomingNetworkId).
+   */
+  incomingNetworkIds: async (db: Db, messageIds: readonly string[]): Promise<Map<string, string>> => {
+    const found = new Map<string, string>();
+    if (messageIds.length === 0) return found;
+    const rows = await db
+      .selectFrom('incoming_message_ids')
+      .select(['message_id', 'device_id', 'network_id'])
+      .where('message_id', 'in', messageIds)
+      .execute();
+    for (const row of rows) {
+      const key = networkIdKey(row.device_id, row.message_id);
+      if (!found.has(key)) found.set(key, row.network_id);
+    }
+    return found;
+  },
+
   /** An incoming message of the device, by the network's id of it. */
   findIncomingByNetworkId: (db: Db, deviceId: number, networkId: string): Promise<MessageRow | undefined> =>
     db
@@ -30,3 +49,6 @@ export const incomingIdsRepository = {
       .where('incoming_message_ids.network_id', '=', networkId)
       .executeTakeFirst(),
 };
+
+/** The key of incomingNetworkIds' answer. */
+export const networkIdKey = (deviceId: number, messageId: string): string => `${deviceId}\u0000${messageId}`;

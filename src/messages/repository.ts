@@ -98,6 +98,17 @@ const pendingAfterManyStatement = prepared(
     ),
 );
 
+/** Messages by id, queue rows of actions left out (the targets of message actions, actions.ts). */
+const findByIdsPostgres = prepared(1, (db, ids: readonly string[]) =>
+  compiled(db, sql<MessageRow>`select * from messages where id = any(${ids}::text[]) and direction <> 'action'`),
+);
+const findByIdsSqlite = prepared(1, (db, idsJson: string) =>
+  compiled(
+    db,
+    sql<MessageRow>`select * from messages where id in (select value from json_each(${idsJson})) and direction <> 'action'`,
+  ),
+);
+
 export const messagesRepository = {
   /** Of these devices, those with messages waiting to be sent (a node's poll for work it was not told of). */
   devicesWithPending: async (db: Db, deviceIds: readonly number[]): Promise<number[]> => {
@@ -131,6 +142,18 @@ export const messagesRepository = {
       // Queued actions (actions.ts) are rows of the queue, not messages.
       .where('direction', '<>', 'action')
       .executeTakeFirst(),
+
+  /**
+   * These messages (queue rows of actions excluded) in one statement, by id, whatever their account: one statement
+   * text for any number of ids (an array parameter on PostgreSQL, JSON read with `json_each` on SQLite).
+   */
+  findByIds: async (db: Db, ids: readonly string[]): Promise<Map<string, MessageRow>> => {
+    const found = new Map<string, MessageRow>();
+    if (ids.length === 0) return found;
+    const rows = onPostgres(db) ? await findByIdsPostgres(db, ids) : await findByIdsSqlite(db, JSON.stringify(ids));
+    for (const row of rows) found.set(row.id, row);
+    return found;
+  },
 
   list: (
     db: Db,
