@@ -18,6 +18,7 @@ import type { Database } from '../store/schema.js';
 import { SUCCESS_MESSAGES, presentMessage, type MessageJson } from './present.js';
 import type { QuotedMessage } from '../network/network.js';
 import { messagesRepository, type MessageRow } from './repository.js';
+import { claimBatchKeys } from './batch-keys.js';
 import { idempotencyRepository } from './idempotency-repository.js';
 import { messageMediaRepository } from './media-repository.js';
 import { quotaRepository } from './quota-repository.js';
@@ -72,27 +73,13 @@ export class AcceptanceWriter {
     const outcomes: Array<AcceptOutcome | undefined> = new Array(items.length);
 
     // A key claimed earlier in this batch: the later request waits for that one's outcome (docs/internals.md, Sending, issue 10).
-    const claimedHere = new Map<string, number>();
-    const followers = new Map<number, number>();
-    for (const [i, item] of items.entries()) {
-      if (item.idempotencyKey === undefined) continue;
-      const slot = `${item.accountId}\u0000${item.idempotencyKey}`;
-      const leader = claimedHere.get(slot);
-      if (leader !== undefined) {
-        followers.set(i, leader);
-        continue;
-      }
-      const claim = await idempotencyRepository.claimIdempotencyKey(
-        trx,
-        item.accountId,
-        item.idempotencyKey,
-        item.requestHash,
-        now,
-        now - IDEMPOTENCY_WINDOW_MS,
-      );
-      if (claim.claimed) claimedHere.set(slot, i);
-      else outcomes[i] = { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
-    }
+    const keyed = items.map((item) => ({
+      accountId: item.accountId,
+      key: item.idempotencyKey,
+      requestHash: item.requestHash,
+    }));
+    const { replays, followers } = await claimBatchKeys(trx, keyed, now, IDEMPOTENCY_WINDOW_MS);
+    for (const [i, replay] of replays) outcomes[i] = { kind: 'replay', ...replay };
 
     const deviceIds = [...new Set(items.map((item) => item.device.id))];
     const left = new Map<number, number>();

@@ -22,6 +22,7 @@ import type { Committer } from '../store/batcher.js';
 import type { Database } from '../store/schema.js';
 import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
 import { actionTarget } from './actions-rules.js';
+import { claimBatchKeys } from './batch-keys.js';
 import { idempotencyRepository } from './idempotency-repository.js';
 import { incomingIdsRepository, networkIdKey } from './incoming-ids-repository.js';
 import { pollVotesRepository } from './poll-votes.js';
@@ -78,7 +79,8 @@ export class ReactionWriter {
   private async write(trx: Transaction<Database>, items: ReactionRequest[]): Promise<ReactionOutcome[]> {
     const now = this.clock.now();
     const outcomes: Array<ReactionOutcome | undefined> = new Array(items.length);
-    const followers = await claimKeys(trx, items, outcomes, now);
+    const { replays, followers } = await claimBatchKeys(trx, items, now, IDEMPOTENCY_WINDOW_MS);
+    for (const [i, replay] of replays) outcomes[i] = { kind: 'replay', ...replay };
     const live = [...items.keys()].filter((i) => outcomes[i] === undefined && !followers.has(i));
 
     // The targets as they are now, their network ids and their reactions: one statement each for the whole batch.
@@ -180,40 +182,6 @@ export class ReactionWriter {
       media: incoming.length === 0 ? new Map() : await this.incomingMedia!.shown(incoming, trx),
     };
   }
-}
-
-/**
- * Claims the batch's keys in arrival order; a key's live earlier request answers `replay`. Answers the followers: a
- * request whose key an earlier request of this batch claimed, by the index of that one.
- */
-async function claimKeys(
-  trx: Transaction<Database>,
-  items: readonly ReactionRequest[],
-  outcomes: Array<ReactionOutcome | undefined>,
-  now: number,
-): Promise<Map<number, number>> {
-  const claimedHere = new Map<string, number>();
-  const followers = new Map<number, number>();
-  for (const [i, item] of items.entries()) {
-    if (item.key === undefined) continue;
-    const slot = `${item.accountId}\u0000${item.key}`;
-    const leader = claimedHere.get(slot);
-    if (leader !== undefined) {
-      followers.set(i, leader);
-      continue;
-    }
-    const claim = await idempotencyRepository.claimIdempotencyKey(
-      trx,
-      item.accountId,
-      item.key,
-      item.requestHash,
-      now,
-      now - IDEMPOTENCY_WINDOW_MS,
-    );
-    if (claim.claimed) claimedHere.set(slot, i);
-    else outcomes[i] = { kind: 'replay', requestHash: claim.requestHash, response: claim.response };
-  }
-  return followers;
 }
 
 /**
