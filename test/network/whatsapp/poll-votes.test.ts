@@ -74,11 +74,13 @@ describe.skipIf(noStoreAvailable)('votes on a member’s poll in a group, on Wha
         voteMessage('WAVOTE0002', secret, ['Park']),
       ],
     });
-    const vote = await waitFor(
-      async () => events('poll.vote'),
-      (list) => list.length >= 1,
-      { what: 'poll.vote', timeoutMs: 10_000 },
+    // Each event is its own delivery: the vote's may reach the receiver before the poll's.
+    await waitFor(
+      async () => [events('poll.vote').length, events('message.incoming').length],
+      ([votes, incoming]) => votes! >= 1 && incoming! >= 1,
+      { what: 'poll.vote and the poll’s message.incoming', timeoutMs: 10_000 },
     );
+    const vote = events('poll.vote');
     const poll = events('message.incoming')[0]!.data;
     expect(poll).toMatchObject({ type: 'poll', sender: AUTHOR, params: { group_id: GROUP } });
     expect(vote.map((e) => e.data)).toEqual([{ message_id: poll.id, from: VOTER, selected: ['Park'] }]);
