@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { qrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
+import { SandboxControlError } from '../../src/network/sandbox-control.js';
 
 const PHONE = '6281240000100'; // a virtual phone both accounts write to
 const OURS = '6281240000001'; // the default account's device
@@ -54,9 +55,17 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
     await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'reserved', phone: RESERVED });
     ourMessage = await send(OURS, TEST_TOKEN, 'default account secret');
     theirMessage = await send(THEIRS, other, 'acme secret');
+    // The phone exists in the world only once the first message reaches it: until then the count is 0.
     await waitFor(
-      () => gw.app.services.network.sandbox!.getPhone(PHONE),
-      (phone) => phone.inbox.length === 2,
+      async () => {
+        try {
+          return (await gw.app.services.network.sandbox!.getPhone(PHONE)).inbox.length;
+        } catch (error) {
+          if (error instanceof SandboxControlError && error.status === 404) return 0;
+          throw error;
+        }
+      },
+      (count) => count === 2,
       { what: 'both messages in the phone’s inbox' },
     );
   });
