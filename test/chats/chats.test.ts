@@ -260,6 +260,32 @@ describe.skipIf(noStoreAvailable)('chats', () => {
     expect((await gw.request('GET', `/chats?device=${unpaired}`)).body).toMatchObject({ data: [], next_cursor: null });
   });
 
+  it('documents every chat route in the OpenAPI document, the chat object with its fields', async () => {
+    const doc = (await gw.request('GET', '/openapi.json', undefined, null)).body;
+    for (const [path, method] of [
+      ['/chats', 'get'],
+      ['/chats/{chat}/messages', 'get'],
+      ['/chats/{chat}/read', 'post'],
+      ['/chats/{chat}', 'patch'],
+    ] as const) {
+      expect(doc.paths[path]?.[method]?.tags, `${method} ${path}`).toEqual(['Chats']);
+    }
+    const listed = doc.paths['/chats'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(listed.properties.data.items.properties)).toEqual([
+      'id',
+      'type',
+      'name',
+      'last_message',
+      'unread_count',
+      'archived',
+      'pinned',
+      'muted_until',
+    ]);
+    expect(listed.properties.next_cursor).toBeDefined();
+    const patch = doc.paths['/chats/{chat}'].patch.requestBody.content['application/json'].schema;
+    expect(Object.keys(patch.properties)).toEqual(['device', 'archived', 'pinned', 'muted_until']);
+  });
+
   it('another account’s device is 404 on every chat route', async () => {
     const other = await gw.app.services.accounts.createAccount('chats-other');
     const token = (await gw.app.services.accounts.createToken(other.id, 't')).token;
