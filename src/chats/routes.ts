@@ -40,8 +40,10 @@ const DeviceField = Type.Unknown({ description: DEVICE_DESCRIPTION, examples: ['
 const ReadBody = Type.Object({ device: Type.Optional(DeviceField) });
 const SettingsBody = Type.Object({
   device: Type.Optional(DeviceField),
-  archived: Type.Optional(Type.Unknown({ description: 'true: archive the chat; false: take it out of the archive' })),
-  pinned: Type.Optional(Type.Unknown({ description: 'true: pin the chat; false: unpin it' })),
+  archived: Type.Optional(
+    Type.Unknown({ description: 'true: archive the chat; false: take it out of the archive', examples: [true] }),
+  ),
+  pinned: Type.Optional(Type.Unknown({ description: 'true: pin the chat; false: unpin it', examples: [true] })),
   muted_until: Type.Optional(
     Type.Unknown({
       description: 'Mute the chat until this time (ISO 8601, in the future); null: unmute',
