@@ -139,7 +139,7 @@ try {
   const store = await openBenchStore(kind);
   stores.push(store);
   store.cli('migrate', '--create');
-  const nodes = await startNodes(store, 1, { LOG_LEVEL: 'warn' }, null);
+  const nodes = await startNodes(store, 1, { LOG_LEVEL: 'info' }, null);
   running.push(nodes);
   const base = nodes.urls[0]!;
   const created = await api(base, 'POST', '/devices', { package: 'STARTUP240K', name: 'chats', phone: DEVICE });
@@ -167,7 +167,7 @@ try {
     });
     const previous = process.env.BENCH_GATEWAY;
     process.env.BENCH_GATEWAY = baseline;
-    const old = await startNodes(other, 1, { LOG_LEVEL: 'warn' }, null, 'baseline');
+    const old = await startNodes(other, 1, { LOG_LEVEL: 'info' }, null, 'baseline');
     running.push(old);
     if (previous === undefined) delete process.env.BENCH_GATEWAY;
     else process.env.BENCH_GATEWAY = previous;
