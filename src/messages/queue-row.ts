@@ -44,5 +44,6 @@ export function pendingQueueRow(content: QueuedContent, now: number): Omit<Messa
     edited_at: null,
     deleted_at: null,
     claimed_at: null,
+    source: null,
   };
 }

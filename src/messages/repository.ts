@@ -17,7 +17,11 @@ import { quotaRepository } from './quota-repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 /** A row to insert: columns added by later migrations may be left out (they are then null). */
-export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at'> & {
+export type NewMessageRow = Omit<
+  MessageRow,
+  'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at' | 'source'
+> & {
+  readonly source?: string | null;
   readonly quoted?: string | null;
   readonly claimed_at?: number | null;
   readonly edited_at?: number | null;
@@ -52,6 +56,7 @@ const MESSAGE_COLUMNS = [
   'edited_at',
   'deleted_at',
   'claimed_at',
+  'source',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.

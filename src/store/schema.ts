@@ -71,6 +71,8 @@ export interface DevicesTable {
   reject_calls: Generated<number>;
   /** Sent to a caller whose call was rejected; null for none (012a). */
   reject_calls_message: AddedLater<string | null>;
+  /** When the history sync of the current pairing was announced; null until then (013b; src/messages/history.ts). */
+  history_synced_at: AddedLater<number>;
   /** The gateway node holding the connection. */
   server_name: string | null;
   /** Network session credentials. Secret: never returned, never logged. */
@@ -166,6 +168,8 @@ export interface MessagesTable {
   deleted_at: AddedLater<number>;
   /** Set while the dispatcher sends it (011a): a cancel ends only a `pending` message not claimed. */
   claimed_at: AddedLater<number>;
+  /** `history`: offered by the network's history sync at pairing (013b; src/messages/history.ts); null: live. */
+  source: AddedLater<string>;
 }
 
 /** A phone's reaction to a message (010a; src/messages/reactions.ts). */
