@@ -13,7 +13,7 @@ const MESSAGES = 20_000;
 const CHATS = 200;
 const OLD = 100;
 /** Heap growth allowed while the history is stored (the messages held whole would take several times more). */
-const HEAP_BOUND = 64 * 1024 * 1024;
+const HEAP_BOUND = 96 * 1024 * 1024;
 const LONG = { timeoutMs: 120_000, intervalMs: 250 };
 
 let world: StandinWorld;
