@@ -92,7 +92,7 @@ describe('the intake', () => {
     );
     intake.onSet(set([message(0, { at: NOW - 7 * DAY }), message(1, { at: NOW - 7 * DAY - 1000 })], 10));
     expect(batches()).toHaveLength(1);
-    expect((batches()[0] as { messages: unknown[] }).messages).toHaveLength(1);
+    expect((batches()[0] as { messages: readonly unknown[] }).messages).toHaveLength(1);
   });
 
   it('hands over batches of 500, the next only once the last was taken, and ends once, after them', async () => {
@@ -126,7 +126,7 @@ describe('the intake', () => {
     expect(batches()).toHaveLength(2);
     take(1);
     await vi.advanceTimersByTimeAsync(0);
-    expect(batches().map((b) => (b as { messages: unknown[] }).messages.length)).toEqual([500, 500, 200]);
+    expect(batches().map((b) => (b as { messages: readonly unknown[] }).messages.length)).toEqual([500, 500, 200]);
     expect(events.some((e) => e.type === 'history_synced')).toBe(false);
     take(2);
     await vi.advanceTimersByTimeAsync(0);
