@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createPairedDevice, waitForDevice } from '../helpers/pairing.js';
+import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 
 const build = { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 } };
@@ -43,20 +43,20 @@ async function pairedWithHook(gw: TestGateway, phone: string) {
 }
 
 /** A new device of the account, with a webhook, paired with `phone` (the webhook is set before the scan). */
-async function newDeviceFor(gw: TestGateway, phone: string) {
-  const created = await gw.request('POST', '/devices', {
-    package: 'BUSINESS',
-    name: `history ${phone}`,
-  });
+async function newDeviceFor(gw: TestGateway, phone: string, token?: string) {
+  const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: `history ${phone}` }, token);
   expect(created.status, JSON.stringify(created.body)).toBe(201);
   const id = created.body.data.id as number;
-  const hooked = await gw.request('PATCH', `/devices/${id}`, { webhook_url: 'https://hooks.example.invalid/h' });
+  const hook = { webhook_url: 'https://hooks.example.invalid/h' };
+  const hooked = await gw.request('PATCH', `/devices/${id}`, hook, token);
   expect(hooked.status, JSON.stringify(hooked.body)).toBe(200);
-  const qr = await gw.request('GET', `/devices/${id}/qr?response_type=url`);
-  const { decodeQrDataUrl } = await import('../helpers/qr.js');
-  const scan = await gw.request('POST', '/sandbox/scan', { qr: decodeQrDataUrl(qr.body.data.qr), phone });
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id, token), phone }, token);
   expect(scan.status, JSON.stringify(scan.body)).toBe(200);
-  await waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
+  await waitFor(
+    async () => (await gw.request('GET', `/devices/${id}`, undefined, token)).body.data,
+    (d) => d.paired_status === 'PAIRED' && d.connected === true,
+    { what: 'paired and connected' },
+  );
   return id;
 }
 
@@ -164,6 +164,21 @@ describe.skipIf(noStoreAvailable)('history sync at pairing (sandbox)', () => {
     );
     expect((await historyRows(gw, second)).length).toBe(before);
     expect(await eventsOf(gw, second, 'device.history_synced')).toHaveLength(1);
+  });
+
+  it('offers a seeded history only in the seeding account: another account pairing the number gets none', async () => {
+    const account = await gw.app.services.accounts.createAccount('acme');
+    const other = (await gw.app.services.accounts.createToken(account.id, 'acme')).token;
+    const id = await newDeviceFor(gw, number, other);
+    const live = await gw.request('POST', `/sandbox/phones/${friend}/messages`, { to: number, text: 'to acme' }, other);
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    await waitFor(
+      () => eventsOf(gw, id, 'message.incoming'),
+      (events) => events.length === 1,
+      { what: 'the live message.incoming' },
+    );
+    expect(await historyRows(gw, id)).toEqual([]);
+    expect(await eventsOf(gw, id, 'device.history_synced')).toEqual([]);
   });
 
   it('refuses a malformed seed with the contract envelope', async () => {
