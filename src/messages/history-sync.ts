@@ -45,16 +45,16 @@ export class HistorySync {
 
   start(): void {
     this.unsubscribe ??= this.options.connections.onEvent((deviceId, event) => {
-      if (event.type === 'paired') this.syncs.delete(deviceId);
       if (event.type === 'history_messages' || event.type === 'history_synced') this.hear(deviceId, event);
     });
   }
 
-  /** Stops listening and waits for the batches being stored. */
+  /** Stops listening and waits for the batches being stored (a sync not ended yet stays unannounced). */
   async close(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = null;
-    while (this.syncs.size > 0) await Promise.allSettled([...this.syncs.values()].map((sync) => sync.chain));
+    // Nothing joins a queue once unsubscribed: what is queued now is all there is to wait for.
+    await Promise.allSettled([...this.syncs.values()].map((sync) => sync.chain));
   }
 
   private hear(deviceId: number, event: HistoryEvent): void {
