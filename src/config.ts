@@ -38,6 +38,11 @@ export interface Config {
   readonly webhookRetentionDays: number;
   /** Days a message is kept; 0 (the default) keeps them for ever (docs/internals.md, Retention). */
   readonly messageRetentionDays: number;
+  /**
+   * Days of a phone's history stored when a device is paired (`GATEWAY_HISTORY_DAYS`, default 7; 0 stores none and
+   * asks the network for none: docs/api.md, History sync).
+   */
+  readonly historyDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
   /**
@@ -325,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
+    historyDays: integer(env, 'GATEWAY_HISTORY_DAYS', 7, 0, 3_650),
     http: httpLimits(env),
     networkKey,
     whatsappUrl: standinUrl,

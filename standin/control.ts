@@ -9,6 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CHANGE_ROUTES, phoneChanges, type ChangeRoute } from './changes.js';
 import { phoneVotes } from './votes.js';
+import { HISTORY_LIMITS } from './history.js';
 import { linkedProfilesNotification } from './lid-mappings.js';
 import { ControlError } from './pairing.js';
 import { expireOnHost } from './media-retry.js';
@@ -61,7 +62,7 @@ export async function handleControl(hub: StandinHub, req: IncomingMessage, res: 
 async function route(hub: StandinHub, method: string, path: string, req: IncomingMessage): Promise<unknown> {
   const world = hub.world;
   const phoneRoute =
-    /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink|reveal|reactions|edits|deletes|votes))?$/.exec(path);
+    /^\/control\/phones\/([^/]+)(?:\/(messages|read|unlink|reveal|reactions|edits|deletes|votes|history))?$/.exec(path);
   if (method === 'GET' && path === '/control/presence') return { presence: hub.presence };
   if (method === 'GET' && path === '/control/stats') return { ...world.stats, waiting: world.waitingMessages() };
   if (method === 'GET' && phoneRoute !== null && phoneRoute[2] === undefined) {
@@ -82,6 +83,19 @@ async function route(hub: StandinHub, method: string, path: string, req: Incomin
   if (path === '/control/phones') {
     const account = world.account(digits(body.phone, 'phone'));
     return { phone: account.phone, lid: `${account.lid}@lid` };
+  }
+  if (phoneRoute !== null && phoneRoute[2] === 'history') {
+    // The history the phone offers its next linked device at its first login (history.ts).
+    const account = world.account(digits(decodeURIComponent(phoneRoute[1]!), 'phone'));
+    const count = (name: keyof typeof HISTORY_LIMITS, fallback?: number) => {
+      const value = body[name] ?? fallback;
+      const max = HISTORY_LIMITS[name];
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < (name === 'chats' ? 1 : 0) || value > max)
+        throw new ControlError(400, `${name} must be a whole number up to ${max}`);
+      return value;
+    };
+    account.history = { messages: count('messages'), chats: count('chats'), old: count('old', 0) };
+    return { ...account.history };
   }
   if (path === '/control/scan') {
     if (typeof body.qr !== 'string') throw new ControlError(400, 'qr must be the text of the QR code');

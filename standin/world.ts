@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { jidDecode, type BinaryNode, type proto } from 'baileys';
+import type { HistorySpec } from './history.js';
 import { Phone, type Bundle } from './phone.js';
 
 /** What a linked device (a companion, such as the gateway) registered: enough to build its pre-key bundle. */
@@ -49,6 +50,8 @@ export interface Account {
   readonly primary: Phone;
   readonly companions: Map<number, Companion>;
   nextDevice: number;
+  /** The history its phone offers a device at its first login (history.ts; `POST /control/phones/{phone}/history`). */
+  history?: HistorySpec;
 }
 
 export interface Group {

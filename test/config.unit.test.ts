@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       },
       webhookRetentionDays: 7,
       messageRetentionDays: 0,
+      historyDays: 7,
       networkKey: null,
       whatsappUrl: null,
       whatsappRootKey: null,
@@ -117,6 +118,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'DEBUG',
       GATEWAY_WEBHOOK_RETENTION_DAYS: '30',
       GATEWAY_MESSAGE_RETENTION_DAYS: '90',
+      GATEWAY_HISTORY_DAYS: '30',
       GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '30000',
       GATEWAY_PUBLIC_URL: 'https://gw.example.com/',
       GATEWAY_INCOMING_MEDIA_MAX_MB: '16',
@@ -140,6 +142,7 @@ describe('loadConfig', () => {
       http: loadConfig({}).http,
       webhookRetentionDays: 30,
       messageRetentionDays: 90,
+      historyDays: 30,
       networkKey: null,
       whatsappUrl: null,
       whatsappRootKey: null,
@@ -293,6 +296,9 @@ describe('loadConfig', () => {
     ['GATEWAY_WEBHOOK_RETENTION_DAYS', 'a week'],
     ['GATEWAY_MESSAGE_RETENTION_DAYS', '36501'],
     ['GATEWAY_MESSAGE_RETENTION_DAYS', '1.5'],
+    ['GATEWAY_HISTORY_DAYS', '3651'],
+    ['GATEWAY_HISTORY_DAYS', '-1'],
+    ['GATEWAY_HISTORY_DAYS', 'seven'],
     ['GATEWAY_WHATSAPP_URL', 'http://127.0.0.1:1'],
   ])('refuses %s=%j with a ConfigError naming the variable', (name, value) => {
     const error = configError({ [name]: value });

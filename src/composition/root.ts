@@ -31,6 +31,7 @@ import { ChatsService } from '../chats/service.js';
 import { MessageReads } from '../messages/reads.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
+import { HistorySync } from '../messages/history-sync.js';
 import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
@@ -272,6 +273,15 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     onEventsRecorded: eventSignal.ring,
     messages: { send: (accountId, body, key) => messages.send(accountId, body, key) },
   });
+  // The history a phone offers at pairing is stored, never announced message by message (DECISIONS 16).
+  const history = new HistorySync({
+    store,
+    clock,
+    connections,
+    logger,
+    days: config.historyDays,
+    onEventsRecorded: eventSignal.ring,
+  });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   const retention = new Retention({
     store,
@@ -382,6 +392,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'media-expiry', needs: ['store'], start: () => mediaExpiry.start(), stop: () => mediaExpiry.close() },
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
     { name: 'calls', needs: ['store'], start: () => calls.start(), stop: () => calls.close() },
+    { name: 'history', needs: ['store'], start: () => history.start(), stop: () => history.close() },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
@@ -404,7 +415,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls'],
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls', 'history'],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },

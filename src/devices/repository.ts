@@ -85,6 +85,7 @@ export const devicesRepository = {
       | 'network'
       | 'reject_calls'
       | 'reject_calls_message'
+      | 'history_synced_at'
     >,
   ): Promise<DeviceRow> => db.insertInto('devices').values(values).returningAll().executeTakeFirstOrThrow(),
 
@@ -268,6 +269,8 @@ export const devicesRepository = {
         network: paired.network,
         paired_status: 'PAIRED',
         server_name: serverName,
+        // A new pairing gets its own history sync (src/messages/history.ts).
+        history_synced_at: null,
         updated_at: now,
       })
       .where('id', '=', id)

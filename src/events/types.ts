@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'device.paired',
   'device.disconnected',
   'device.qr_expired',
+  'device.history_synced',
   'group.participants_added',
   'group.participants_removed',
   'group.participants_promoted',

@@ -143,6 +143,12 @@ export const MessageSchema = Type.Object(
         description: 'When its author deleted it for everyone on the network (its content is kept); absent when never',
       }),
     ),
+    source: Type.Optional(
+      Type.Literal('history', {
+        description:
+          'Set when the message came from the network’s history sync at pairing (docs/api.md, History sync): stored, never announced with `message.incoming`; absent for a message sent or received live',
+      }),
+    ),
     rendered_as: Type.Optional(
       Type.Literal('text', {
         description:
@@ -216,6 +222,7 @@ export function presentMessage(
     ...pollOf(row, stored, votes),
     ...(row.edited_at === null || row.edited_at === undefined ? {} : { edited_at: iso(row.edited_at) }),
     ...(row.deleted_at === null || row.deleted_at === undefined ? {} : { deleted_at: iso(row.deleted_at) }),
+    ...(row.source === 'history' ? { source: 'history' as const } : {}),
     ...(row.rendered_as === 'text' ? { rendered_as: 'text' as const } : {}),
   };
 }

@@ -46,5 +46,6 @@ export function pendingQueueRow(content: QueuedContent, now: number): Omit<Messa
     claimed_at: null,
     // An outgoing message is in the chat of its receiver; an action's row is in none (src/chats/chat-key.ts).
     chat: content.direction === 'outgoing' ? content.receiver : null,
+    source: null,
   };
 }

@@ -18,7 +18,11 @@ import { quotaRepository } from './quota-repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 /** A row to insert: columns added by later migrations may be left out (they are then null). */
-export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at' | 'chat'> & {
+export type NewMessageRow = Omit<
+  MessageRow,
+  'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at' | 'chat' | 'source'
+> & {
+  readonly source?: string | null;
   readonly quoted?: string | null;
   /** Worked out from the row when left out (src/chats/chat-key.ts). */
   readonly chat?: string | null;
@@ -56,6 +60,7 @@ const MESSAGE_COLUMNS = [
   'deleted_at',
   'claimed_at',
   'chat',
+  'source',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.

@@ -75,7 +75,9 @@ export function createNetwork(
       nativeInteractive: config.whatsappNativeInteractive,
       ackTimeoutMs: config.whatsappAckTimeoutMs,
       uploadTimeoutMs: config.whatsappUploadTimeoutMs,
+      historyDays: config.historyDays,
       factory: realSocketFactory({
+        history: config.historyDays > 0,
         ...(config.whatsappUrl === null ? {} : { url: config.whatsappUrl }),
         ...(config.whatsappRootKey === null ? {} : { rootKey: config.whatsappRootKey }),
         ...(config.whatsappVersion === undefined ? {} : { version: config.whatsappVersion }),

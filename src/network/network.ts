@@ -12,6 +12,7 @@
  */
 import type { ChatChange, ChatLastMessage } from './chats.js';
 import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
+import type { HistoryEvent } from './history.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
@@ -36,6 +37,7 @@ export {
 
 export type { ChatChange, ChatLastMessage } from './chats.js';
 export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
+export { HISTORY_BATCH, withinHistory, type HistoryEvent, type HistoryMessage } from './history.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
@@ -336,7 +338,9 @@ export type NetworkEvent =
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
-  | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber };
+  | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber }
+  /** The phone's history offered at pairing, in batches, then its end (history.ts). */
+  | HistoryEvent;
 
 /**
  * How soon the gateway may reconnect after a drop (docs/internals.md, WhatsApp and sandbox accounts): `backoff` (the default) its usual

@@ -198,6 +198,17 @@ export interface SandboxControl {
     recipient: RecipientScope,
     view?: string,
   ): Promise<SandboxCall>;
+  /**
+   * The phone had a conversation with the number `to` before `to` pairs: `messages` (texts, `from_me` when `to`
+   * wrote them, `at` ISO 8601) join `to`'s history, offered to the device it pairs next (docs/api.md, History sync).
+   * 400 for a malformed number or message, or more than 1,000 messages at once.
+   */
+  seedHistory(
+    phone: PhoneNumber,
+    to: PhoneNumber,
+    messages: ReadonlyArray<{ readonly text: string; readonly from_me?: boolean; readonly at?: string }>,
+    view?: string,
+  ): Promise<{ seeded: number }>;
   /** The phone reads a message it received: the sender gets a `read` status. 404 if not in its inbox. */
   readMessage(phone: PhoneNumber, messageId: string, view?: string): Promise<void>;
   /** Creates a group on the network. The first admin member is the superadmin when none is marked. */

@@ -316,6 +316,43 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   );
 
   app.post(
+    '/sandbox/phones/:phone/history',
+    {
+      schema: {
+        tags,
+        summary: 'Seeds the phone’s earlier conversation with a number, offered as history when it pairs',
+        description:
+          'The messages join the history of the number `to` (oldest first by `at`): the next time `to` pairs one of your devices, the device is offered them with the texts its number sent to phones, and stores those sent within `GATEWAY_HISTORY_DAYS` days with `source: "history"`, then gets one `device.history_synced` (docs/api.md, History sync). Up to 1,000 messages a call, 20,000 kept per number.',
+        params: PhoneParams,
+        body: Type.Object({
+          to: Type.String({
+            pattern: PHONE_PATTERN.source,
+            description: 'The number that will pair (the device’s number)',
+            examples: ['6281234567890'],
+          }),
+          messages: Type.Array(
+            Type.Object({
+              text: Type.String({ minLength: 1, maxLength: 4096 }),
+              from_me: Type.Optional(
+                Type.Boolean({ description: 'True: `to` wrote it to the phone; false (default): the phone wrote it' }),
+              ),
+              at: Type.Optional(Type.String({ format: 'date-time', description: 'When it was sent; now when absent' })),
+            }),
+            { minItems: 1, maxItems: 1000 },
+          ),
+        }),
+        response: { 200: CodeEnvelope(Type.Object({ seeded: Type.Integer() })), ...errorResponses(400, 401, 404) },
+      },
+      config: { fieldErrors: { to: 'INVALID_PHONE' } },
+    },
+    async (request) => {
+      const { phone } = request.params;
+      const data = await control(() => owned.seedHistory(accountOf(request), phone, request.body));
+      return { code: 200, status: 200, message: 'History seeded', data };
+    },
+  );
+
+  app.post(
     '/sandbox/phones/:phone/read',
     {
       schema: {

@@ -106,6 +106,19 @@ export class SandboxControlService {
     return this.sandbox.callFromPhone(phone, call, { session: device.session }, viewOf(accountId));
   }
 
+  /**
+   * The phone's earlier conversation with the number `to`, offered as history when `to` next pairs one of the
+   * caller's devices (docs/api.md, History sync). Seeded in the caller's view only: no other account's device sees it.
+   */
+  async seedHistory(
+    accountId: number,
+    phone: string,
+    body: { to: string; messages: ReadonlyArray<{ text: string; from_me?: boolean; at?: string }> },
+  ): Promise<{ seeded: number }> {
+    await this.requireOnSandbox(accountId);
+    return this.sandbox.seedHistory(phone, body.to, body.messages, viewOf(accountId));
+  }
+
   /** The account's device paired with `to` (404 `Device not found` otherwise), and its network session. */
   private async pairedDevice(accountId: number, to: string): Promise<{ id: number; session: string }> {
     const devices = await repo.devicesOf(this.store.db, accountId);

@@ -37,6 +37,7 @@ import * as m011b from './migrations/011b-incoming-media.js';
 import * as m011c from './migrations/011c-poll-votes.js';
 import * as m012a from './migrations/012a-call-rejection.js';
 import * as m013a from './migrations/013a-chats.js';
+import * as m013b from './migrations/013b-message-source.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -69,6 +70,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['011c-poll-votes', m011c],
   ['012a-call-rejection', m012a],
   ['013a-chats', m013a],
+  ['013b-message-source', m013b],
 ];
 
 class StaticProvider implements MigrationProvider {

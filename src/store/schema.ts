@@ -71,6 +71,8 @@ export interface DevicesTable {
   reject_calls: Generated<number>;
   /** Sent to a caller whose call was rejected; null for none (012a). */
   reject_calls_message: AddedLater<string | null>;
+  /** When the history sync of the current pairing was announced; null until then (013b; src/messages/history.ts). */
+  history_synced_at: AddedLater<number>;
   /** The gateway node holding the connection. */
   server_name: string | null;
   /** Network session credentials. Secret: never returned, never logged. */
@@ -168,6 +170,8 @@ export interface MessagesTable {
   claimed_at: AddedLater<number>;
   /** The chat it is in (013a; src/chats/chat-key.ts): a group's network id or the other person's number; null for action rows. */
   chat: AddedLater<string>;
+  /** `history`: offered by the network's history sync at pairing (013b; src/messages/history.ts); null: live. */
+  source: AddedLater<string>;
 }
 
 /** One chat of a device (013a; src/chats/maintain.ts keeps it with every message write). */

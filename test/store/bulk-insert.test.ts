@@ -49,6 +49,7 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       edited_at: i % 6 === 0 ? 7_000_000 + i : null,
       deleted_at: i % 4 === 1 ? 8_000_000 + i : null,
       claimed_at: i % 5 === 1 ? 9_000_000 + i : null,
+      source: i % 2 === 1 ? `history-${i}` : null,
     };
   }
 

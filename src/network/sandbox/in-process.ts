@@ -85,6 +85,7 @@ export function controlOf(world: SandboxWorld): SandboxControl {
     changeFromPhone: (phone, change, recipient, view) =>
       settle(() => world.changeFromPhone(phone, change, recipient, view)),
     callFromPhone: (phone, call, recipient, view) => settle(() => world.callFromPhone(phone, call, recipient, view)),
+    seedHistory: (phone, to, messages, view) => settle(() => world.seedHistory(phone, to, messages, view)),
     readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
     createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),

@@ -15,6 +15,7 @@ import {
   type PhoneNumber,
 } from '../network.js';
 import { SandboxControlError, type ScanScope } from '../sandbox-control.js';
+import { offerHistory } from './history.js';
 import { isWellFormedPhone, viewOf } from './phones.js';
 import type { Link, WorldState } from './state.js';
 
@@ -157,6 +158,8 @@ function completePairing(world: WorldState, link: Link, phone: PhoneNumber): { d
   world.changed();
   world.emit(link, { type: 'paired', phone, session: token });
   world.emit(link, { type: 'connected', phone });
+  // Only a pairing offers the number's history, never a reconnect (history.ts).
+  offerHistory(world, link, phone);
   return { device_phone: phone };
 }
 

@@ -82,6 +82,17 @@ export const DEFAULT_GROUP_SETTINGS: GroupSettings = {
   disappearingSeconds: 0,
 };
 
+/** A message a tester seeded into a number's history with one phone. */
+export interface SeededHistoryMessage {
+  readonly id: string;
+  /** The other phone of the conversation. */
+  readonly phone: PhoneNumber;
+  /** True: the number wrote it to the phone; false: the phone wrote it to the number. */
+  readonly fromMe: boolean;
+  readonly text: string;
+  readonly at: number;
+}
+
 /** Bounds that keep a long-running sandbox's memory flat. */
 const SESSION_QUEUE_LIMIT = 1000;
 const SENT_IDS_LIMIT = 100_000;
@@ -110,6 +121,8 @@ export class WorldState {
   readonly sentIds = new Set<string>();
   /** "sender phone + message id" already refused once by a rate-limited recipient. */
   readonly rateLimitedOnce = new Set<string>();
+  /** Histories testers seeded (history.ts), by view and device number: offered when that number pairs. */
+  readonly histories = new Map<string, SeededHistoryMessage[]>();
   /** Device phone -> how many of its connections were closed because the same session was opened again. */
   readonly replaced = new Map<PhoneNumber, number>();
   private readonly timers = new Set<NodeJS.Timeout>();

@@ -34,6 +34,8 @@ import type {
 } from '../sandbox-control.js';
 import * as calls from './calls.js';
 import * as chats from './chats.js';
+import * as history from './history.js';
+import type { SeedMessage } from './history.js';
 import { changeFromPhone } from './changes.js';
 import * as admin from './group-admin.js';
 import * as groups from './groups.js';
@@ -147,6 +149,10 @@ export class SandboxWorld {
     view?: string,
   ): SandboxCall {
     return calls.callFromPhone(this.state, phone, call, recipient, viewOf(view));
+  }
+
+  seedHistory(phone: PhoneNumber, to: PhoneNumber, messages: ReadonlyArray<SeedMessage>, view?: string) {
+    return history.seedHistory(this.state, phone, to, messages, viewOf(view));
   }
 
   readMessage(phone: PhoneNumber, messageId: string, view?: string): void {

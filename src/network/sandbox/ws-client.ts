@@ -321,6 +321,8 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
       },
       callFromPhone: (phone, call, recipient, view) =>
         control('callFromPhone', phone, call, recipient, view) as Promise<SandboxCall>,
+      seedHistory: (phone, to, messages, view) =>
+        control('seedHistory', phone, to, messages, view) as Promise<{ seeded: number }>,
       readMessage: async (phone, messageId, view) => {
         await control('readMessage', phone, messageId, view);
       },

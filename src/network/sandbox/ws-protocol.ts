@@ -65,6 +65,7 @@ export const CONTROL_OPS = [
   'sendFromPhone',
   'changeFromPhone',
   'callFromPhone',
+  'seedHistory',
   'readMessage',
   'createGroup',
   'disconnectDevice',
@@ -150,6 +151,11 @@ export function decodeEvent(wire: unknown): NetworkEvent {
     event.type === 'poll_vote'
   ) {
     return { ...event, at: new Date(event.at as unknown as string) };
+  }
+  // The sandbox process counts a batch taken once it is on the wire (ws-server.ts).
+  if (event.type === 'history_messages') {
+    const messages = event.messages.map((m) => ({ ...m, at: new Date(m.at as unknown as string) }));
+    return { type: 'history_messages', messages, taken: () => undefined };
   }
   return event;
 }

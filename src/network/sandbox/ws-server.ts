@@ -141,6 +141,13 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
         recipientScope(a[2]) ?? { session: '' },
         optionalView(a[3]),
       );
+    case 'seedHistory':
+      return world.seedHistory(
+        a[0] as PhoneNumber,
+        a[1] as PhoneNumber,
+        (a[2] ?? []) as ReadonlyArray<{ text: string; from_me?: boolean; at?: string }>,
+        optionalView(a[3]),
+      );
     case 'readMessage':
       return world.readMessage(a[0] as PhoneNumber, a[1] as string, optionalView(a[2]));
     case 'createGroup':
@@ -220,6 +227,8 @@ function serveClient(world: SandboxWorld, socket: WebSocket): void {
       const link = world.connect(frame.options as ConnectOptions, (event) => {
         if (isFinalEvent(event)) links.delete(cid);
         send({ t: 'event', cid, event });
+        // A history batch is taken once it is on the wire: the client's gateway holds it from there.
+        if (event.type === 'history_messages') event.taken();
       });
       links.set(cid, link);
     } else if (frame.t === 'close') {

@@ -25,6 +25,8 @@ export interface ConnectionDeps {
   readonly uploadTimeoutMs: number;
   /** Send `list` and `template` in WhatsApp's native interactive form instead of as text (experimental). */
   readonly nativeInteractive: boolean;
+  /** `GATEWAY_HISTORY_DAYS`: the history sync at pairing keeps messages of this many days; 0 none (history.ts). */
+  readonly historyDays: number;
   /** Writes of every session under way in this process, shared by the connections of one network. */
   readonly writes: SessionWrites;
 }

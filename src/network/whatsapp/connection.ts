@@ -16,8 +16,7 @@
  * Must never: emit an event synchronously inside connect() (the gateway has
  * not stored the connection yet), answer a stored session that cannot be read
  * with a fresh QR (it is `logged_out`), swallow a failed state write, open a
- * socket before the previous socket's key writes have settled, or keep
- * message history in memory.
+ * socket before the previous socket's key writes have settled, or keep the history sync whole (history.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { BaileysEventMap } from 'baileys';
@@ -204,6 +203,7 @@ export class WhatsAppConnection implements NetworkConnection {
       'group-participants.update': (update) => this.groups.onParticipants(update),
       call: (updates) => announceCalls(updates, (event) => this.emit(event)),
       'lid-mapping.update': (update) => this.receiving.onLidMapping(update),
+      ...this.receiving.history.handlers(),
     };
     this.detach = attachSocket(socket, handlers, (node) => this.sending.onAck(node));
   }

@@ -37,6 +37,8 @@ export interface WhatsAppNetworkOptions {
   readonly pruneIntervalMs?: number;
   /** `list` and `template` in WhatsApp's native interactive form instead of as text (experimental; default false). */
   readonly nativeInteractive?: boolean;
+  /** Days of history kept from the sync at pairing (`GATEWAY_HISTORY_DAYS`; default 0: none asked for or kept). */
+  readonly historyDays?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,6 +56,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     ackTimeoutMs: options.ackTimeoutMs ?? 20_000,
     uploadTimeoutMs: options.uploadTimeoutMs ?? 60_000,
     nativeInteractive: options.nativeInteractive ?? false,
+    historyDays: options.historyDays ?? 0,
     writes: new SessionWrites(),
   };
   // Signal session records (keys) printed by the libraries must never reach the console or the logs.

@@ -14,6 +14,7 @@ import type { NetworkEvent } from '../network.js';
 import type { ConnectionContext, Incoming } from './connection-context.js';
 import type { ConnectionGroups } from './connection-groups.js';
 import { resolveGroupSender } from './group-senders.js';
+import { HistoryIntake } from './history.js';
 import { fromNetworkId } from './ids.js';
 import { translateIncoming } from './incoming.js';
 import { resolveMentions } from './incoming-context.js';
@@ -26,13 +27,17 @@ import { isPollVote, readPollVote, type PollVoted } from './poll-votes.js';
 const STATUS = proto.WebMessageInfo.Status;
 
 export class Receiving {
+  /** The history sync at pairing, handed over in batches (history.ts). */
+  readonly history: HistoryIntake;
   /** Incoming messages pass one at a time (a reply may need a look at what was offered), so their order holds. */
   private inbound: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ctx: ConnectionContext,
     private readonly groups: ConnectionGroups,
-  ) {}
+  ) {
+    this.history = new HistoryIntake(ctx.deps.historyDays, (event) => ctx.emit(event));
+  }
 
   /** Resolves once every incoming message handed over so far has been passed on. */
   settled(): Promise<void> {

@@ -4,7 +4,7 @@
  *
  * Owns: the port's shape, picked from Baileys' own `WASocket` type (so a
  * library upgrade that changes a signature fails `tsc`), and the socket
- * settings that bound memory and traffic: no full history sync, no online
+ * settings that bound memory and traffic: no full history sync (the recent one only when history is kept), no online
  * presence on connect (phones keep their notifications), newsletters ignored
  * before decryption (status updates are taken, never refused, and skipped
  * later: incoming.ts), resend requests answered from
@@ -91,6 +91,8 @@ export interface RealSocketSettings {
   readonly connectTimeoutMs?: number;
   /** The WhatsApp Web version to announce instead of the library's default (`GATEWAY_WHATSAPP_VERSION`). */
   readonly version?: readonly [number, number, number];
+  /** Ask the phone for its recent history at pairing besides the bootstrap (`GATEWAY_HISTORY_DAYS` above 0). */
+  readonly history?: boolean;
 }
 
 export function realSocketFactory(settings: RealSocketSettings = {}): SocketFactory {
@@ -111,8 +113,11 @@ export function realSocketFactory(settings: RealSocketSettings = {}): SocketFact
       syncFullHistory: false,
       emitOwnEvents: false,
       fireInitQueries: true,
-      // Only the initial bootstrap: the library needs it for its LID mappings; the gateway keeps no history.
-      shouldSyncHistoryMessage: (message) => message.syncType === proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+      // The initial bootstrap (the library needs it for its LID mappings), and the recent history when the gateway
+      // keeps some (history.ts): never the full history, nor history asked for on demand.
+      shouldSyncHistoryMessage: (message) =>
+        message.syncType === proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP ||
+        (settings.history === true && message.syncType === proto.HistorySync.HistorySyncType.RECENT),
       // Channels only. A jid ignored here is refused to the network (the library answers it with a negative ack,
       // error 500), so status updates are taken and then skipped by the incoming translation (incoming.ts), and a
       // broadcast list's message is an ordinary message to this device (docs/whatsapp.md).
