@@ -32,6 +32,7 @@ import { IncomingMessages } from '../events/incoming.js';
 import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
+import { AccountWebhooks } from '../webhooks/service.js';
 import { EventSignal } from '../events/signal.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
@@ -122,6 +123,8 @@ export interface Root {
   readonly directory: DeviceDirectory;
   readonly pairing: PairingService;
   readonly webhooks: WebhooksService;
+  /** The account's webhooks (src/webhooks/). */
+  readonly accountWebhooks: AccountWebhooks;
   readonly groups: GroupsService;
   readonly members: MembersService;
   readonly groupAdmin: GroupAdminService;
@@ -270,6 +273,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     messages: { send: (accountId, body, key) => messages.send(accountId, body, key) },
   });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
+  const accountWebhooks = new AccountWebhooks({
+    store,
+    clock,
+    urlProblem: (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
+    onDue: (webhookId) => deliverer.retryWebhookNow(webhookId),
+  });
   const retention = new Retention({
     store,
     deleteMessages: messageRetentionRepository.deleteMessages,
@@ -406,6 +415,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     directory,
     pairing,
     webhooks,
+    accountWebhooks,
     groups,
     members,
     groupAdmin,

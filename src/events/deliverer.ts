@@ -60,7 +60,8 @@ import { DeliveryOutcomes } from './outcomes.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS } from './retry.js';
 import type { EventSignal } from './signal.js';
-import { readTargets, type Target } from './targets.js';
+import { NO_TARGETS, readTargets, targetOf, type Target, type Targets } from './targets.js';
+import { receiverKey, type ReceiverKey } from './receivers.js';
 import { untilStored } from '../store/until-stored.js';
 import type { RepliesByResponse } from './reply.js';
 import { WakeLoop } from '../wake-loop.js';
@@ -111,13 +112,18 @@ const MAX_LOST_LEASES = 64;
 
 interface Claimed {
   readonly events: ClaimedEvent[];
-  readonly targets: Map<number, Target>;
+  readonly targets: Targets;
+}
+
+/** A lane: one device's deliveries to one destination (its own webhook_url, or one account webhook). */
+function laneOf(event: ClaimedEvent): string {
+  return `${event.device_id}:${event.webhook_id ?? ''}`;
 }
 
 export class Deliverer {
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Attempts in flight here per device (the store's count includes other processes'). */
-  private readonly deviceLoad = new Map<number, number>();
+  /** Attempts in flight here per lane (a device and one destination; the store's count includes other processes'). */
+  private readonly deviceLoad = new Map<string, number>();
   /** The last claim stopped for lack of room (here, or a device's): a finished attempt should look again. */
   private roomBound = false;
   /** One per attempt under way; aborted when the close grace runs out. */
@@ -194,7 +200,7 @@ export class Deliverer {
       const out: Claimed[] = [];
       for (const params of items) {
         const events = await eventsRepository.claim(trx, params);
-        out.push({ events, targets: events.length === 0 ? new Map() : await readTargets(trx, events) });
+        out.push({ events, targets: events.length === 0 ? NO_TARGETS : await readTargets(trx, events) });
       }
       return out;
     });
@@ -217,9 +223,18 @@ export class Deliverer {
     this.loop.wake();
   }
 
-  /** A delivery of the device was made due now by hand: its receiver gets an attempt even if paused. */
+  /** A delivery of the device (to its own webhook_url) was made due now by hand: its receiver gets an attempt even if paused. */
   retryNow(deviceId: number): void {
-    this.outcomes.resume(deviceId);
+    this.retryReceiverNow(receiverKey({ device_id: deviceId, webhook_id: null }));
+  }
+
+  /** A delivery to the account webhook was made due now by hand: it gets an attempt even if paused. */
+  retryWebhookNow(webhookId: string): void {
+    this.retryReceiverNow(receiverKey({ device_id: 0, webhook_id: webhookId }));
+  }
+
+  private retryReceiverNow(receiver: ReceiverKey): void {
+    this.outcomes.resume(receiver);
     this.wake();
   }
 
@@ -270,13 +285,15 @@ export class Deliverer {
       const limit = Math.min(room, CLAIM_BATCH);
       const leaseUntil = Math.max(now + this.leaseMs, this.lastLeaseUntil + 1);
       this.lastLeaseUntil = leaseUntil;
+      // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
+      const paused = this.outcomes.paused(now, MAX_SKIPPED);
       const { events: claimed, targets } = await this.lease({
         now,
         leaseUntil,
         limit,
         perDevice: this.perDevice,
-        // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
-        skipDevices: this.outcomes.paused(now, MAX_SKIPPED),
+        skipDevices: paused.devices,
+        skipWebhooks: paused.webhooks,
         scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       }).catch((error: unknown) => {
@@ -284,9 +301,9 @@ export class Deliverer {
         this.lostLeases.push(leaseUntil);
         throw error;
       });
-      for (const event of claimed) this.begin(event, targets.get(event.device_id));
-      // A device at its bound had due rows left out, and may have more beyond the scan: its next
-      // finished attempt looks again, and so does the next claim (which skips that device).
+      for (const event of claimed) this.begin(event, targetOf(targets, event));
+      // A lane at its bound had due rows left out, and may have more beyond the scan: its next
+      // finished attempt looks again, and so does the next claim (which skips that lane).
       const deviceBound = [...this.deviceLoad.values()].some((n) => n >= this.perDevice);
       this.roomBound = deviceBound;
       if (claimed.length === 0) return;
@@ -332,7 +349,7 @@ export class Deliverer {
   // --- one delivery ---------------------------------------------------------------
 
   private begin(event: ClaimedEvent, target: Target | undefined): void {
-    const device = event.device_id;
+    const device = laneOf(event);
     this.deviceLoad.set(device, (this.deviceLoad.get(device) ?? 0) + 1);
     let dueAgain = false;
     const work = this.deliver(event, target)
