@@ -112,7 +112,12 @@ describe.skipIf(noStoreAvailable)('account webhooks: deliveries', () => {
     expect(disabled.received).toEqual([]);
 
     // The logs: the webhook's deliveries are its own; the device's log shows its own URL's only.
-    const logB = await gw.request('GET', `/webhooks/${hB.id}/deliveries`);
+    // The outcome is written just after the receiver answered.
+    const logB = await waitFor(
+      () => gw.request('GET', `/webhooks/${hB.id}/deliveries`),
+      (res) => res.body.data?.[0]?.status === 'delivered',
+      { what: 'the delivery logged as delivered' },
+    );
     expect(logB.status).toBe(200);
     expect(logB.body.meta).toMatchObject({ page: 1, total: 1 });
     const delivery = logB.body.data[0];
