@@ -1,6 +1,6 @@
 /**
- * The webhook deliverer (docs/internals.md, Webhooks): turns recorded events into signed HTTP
- * POSTs to each device's `webhook_url`, durably and at least once.
+ * The webhook deliverer (docs/internals.md, Webhooks): turns recorded deliveries into signed HTTP
+ * POSTs to their destination (a device's `webhook_url`, or an account webhook), durably and at least once.
  *
  * State machine of one delivery (a `webhook_events` row):
  *
@@ -9,7 +9,8 @@
  *   in flight ──non-2xx, timeout, refused, blocked address, before the
  *               deadline──▶ pending (attempts+1, next_attempt_at = now + backoff)
  *   in flight ──the same failure at or after created_at + 24 h──▶ failed
- *   in flight ──the device has no webhook_url any more──▶ failed (no request made)
+ *   in flight ──the device has no webhook_url any more, or the account webhook
+ *               was deleted or disabled──▶ failed (no request made)
  *   in flight ──the device's webhook format has no body for the type──▶ skipped (no request made)
  *   in flight ──2xx to a message.incoming that may carry replies, the replies
  *               cannot be queued now (store out of service)──▶ pending, as a failure
@@ -32,9 +33,10 @@
  *
  * Work is claimed in one statement that leases due rows (see the repository),
  * at most `concurrency` in flight in this process and at most
- * `perDeviceConcurrency` per device (counted in the store, so across
- * processes too, give or take claims racing each other): a slow or dead
- * receiver holds only its own device's slots and never delays the others.
+ * `perDeviceConcurrency` per lane, a device and one destination (counted in
+ * the store, so across processes too, give or take claims racing each other):
+ * a slow or dead receiver holds only its own lanes' slots and never delays
+ * the others, the same device's other destinations included.
  * Wake-ups: the EventSignal (events were committed), a finished attempt (a
  * slot is free), a retry coming due, and a poll (events recorded by another
  * process, leases left by a dead one). Delivery order is not kept: receivers
@@ -47,8 +49,8 @@
  * idempotent, so an attempt repeated after a crash queues nothing twice).
  *
  * Must never: keep the only copy of an event, send a body other than the
- * stored payload in the device's format, connect except through the guarded
- * dispatcher, or let a delivery of one device wait on another device's receiver.
+ * stored payload in the destination's format, connect except through the guarded
+ * dispatcher, or let a delivery wait on another destination's receiver.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
@@ -78,7 +80,7 @@ export interface WebhookTimings {
   readonly maxAgeMs?: number;
   /** Attempts in flight in this process at once. */
   readonly concurrency?: number;
-  /** Attempts in flight per device at once. */
+  /** Attempts in flight per lane (a device and one destination) at once. */
   readonly perDeviceConcurrency?: number;
   /** How long a claim holds a row; must exceed timeoutMs plus the time to record the outcome. */
   readonly leaseMs?: number;
