@@ -1,17 +1,18 @@
 /**
  * SQL for webhook deliveries: claiming due events, writing attempt outcomes,
- * the delivery log, manual retries, and the ids of incoming messages.
+ * moving a paused receiver's backlog, and the ids of incoming messages (the
+ * delivery logs and manual retries are delivery-log-repository.ts).
  *
  * Owns: the `webhook_events` rows after they are recorded (record.ts inserts
  * them), `webhook_attempts` and `incoming_message_ids`.
  * Must never: decide a rule (when to retry, when to give up, what a device
  * may see); the deliverer and the service decide and pass values in.
  */
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
-import type { Database, Db, WebhookAttemptsTable, WebhookEventsTable } from '../store/schema.js';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../store/schema.js';
+import { inScope, type DeliveryScope } from './delivery-log-repository.js';
 
-export type EventRow = Selectable<WebhookEventsTable>;
-export type AttemptRow = Selectable<WebhookAttemptsTable>;
+export type { AttemptRow, DeliveryScope, EventRow } from './delivery-log-repository.js';
 
 /** What an attempt needs of a claimed event. */
 export interface ClaimedEvent {
@@ -93,16 +94,6 @@ function paddedLists<T>(items: readonly T[]): T[][] {
     out.push(list);
   }
   return out;
-}
-
-/** Whose deliveries: a device's own webhook_url's, or one account webhook's. */
-export type DeliveryScope = { readonly deviceId: number } | { readonly webhookId: string };
-
-/** The rows of a scope (a receiver's, for pauses; a log's, for the API). */
-function inScope(eb: ExpressionBuilder<Database, 'webhook_events'>, scope: DeliveryScope) {
-  return 'deviceId' in scope
-    ? eb.and([eb('device_id', '=', scope.deviceId), eb('webhook_id', 'is', null)])
-    : eb('webhook_id', '=', scope.webhookId);
 }
 
 export const eventsRepository = {
@@ -356,90 +347,6 @@ export const eventsRepository = {
       .where('status', '=', 'pending')
       .execute();
   },
-
-  // --- the delivery log -------------------------------------------------------------
-
-  page: (
-    db: Db,
-    accountId: number,
-    scope: DeliveryScope,
-    filter: { status?: string; type?: string; limit: number; offset: number },
-  ): Promise<EventRow[]> => {
-    let query = db
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where((eb) => inScope(eb, scope))
-      .where('account_id', '=', accountId);
-    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
-    return query
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filter.limit)
-      .offset(filter.offset)
-      .execute();
-  },
-
-  count: async (
-    db: Db,
-    accountId: number,
-    scope: DeliveryScope,
-    filter: { status?: string; type?: string },
-  ): Promise<number> => {
-    let query = db
-      .selectFrom('webhook_events')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => inScope(eb, scope))
-      .where('account_id', '=', accountId);
-    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
-    const row = await query.executeTakeFirst();
-    return Number(row?.n ?? 0);
-  },
-
-  find: (db: Db, accountId: number, scope: DeliveryScope, id: string): Promise<EventRow | undefined> =>
-    db
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where('id', '=', id)
-      .where((eb) => inScope(eb, scope))
-      .where('account_id', '=', accountId)
-      .executeTakeFirst(),
-
-  attemptsOf: (db: Db, eventIds: readonly string[]): Promise<AttemptRow[]> =>
-    eventIds.length === 0
-      ? Promise.resolve([])
-      : db
-          .selectFrom('webhook_attempts')
-          .selectAll()
-          .where('event_id', 'in', eventIds)
-          .orderBy('attempted_at')
-          .orderBy('id')
-          .execute(),
-
-  /**
-   * A manual retry: the delivery becomes `pending`, due now, whatever its state (a failed one too). If an
-   * attempt is in flight (leased), it keeps its lease (and the lease's end as its due time) and is neither
-   * interrupted nor sent twice at once: the row is marked `retry_requested`, and the attempt's outcome sends
-   * it back here.
-   */
-  dueNow: (db: Db, accountId: number, scope: DeliveryScope, id: string, now: number): Promise<EventRow | undefined> =>
-    db
-      .updateTable('webhook_events')
-      .set((eb) => {
-        const inFlight = eb('locked_until', '>', now);
-        return {
-          status: 'pending',
-          failed_at: null,
-          next_attempt_at: eb.case().when(inFlight).then(eb.ref('next_attempt_at')).else(now).end(),
-          retry_requested: eb.case().when(inFlight).then(1).else(0).end(),
-        };
-      })
-      .where('id', '=', id)
-      .where((eb) => inScope(eb, scope))
-      .where('account_id', '=', accountId)
-      .returningAll()
-      .executeTakeFirst(),
 
   // --- incoming messages ------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import { isWebhookUrl, newWebhookSecret } from '../devices/service.js';
 import { DEFAULT_WEBHOOK_FORMAT, WEBHOOK_FORMATS, isWebhookFormat, webhookFormat } from '../events/formats/index.js';
 import { forgetAccountWebhooks } from '../events/destinations.js';
-import { eventsRepository } from '../events/repository.js';
+import { deliveryLogRepository } from '../events/delivery-log-repository.js';
 import { presentDelivery, type DeliveryJson } from '../events/present.js';
 import { groupByEvent, SECRET_OVERLAP_MS, type DeliveryFilter } from '../events/service.js';
 import { accountsRepository } from '../accounts/repository.js';
@@ -159,15 +159,15 @@ export class AccountWebhooks {
     const where = { status: filter.status, type: filter.type };
     const scope = { webhookId: id };
     const [rows, total] = await Promise.all([
-      eventsRepository.page(db, accountId, scope, {
+      deliveryLogRepository.page(db, accountId, scope, {
         ...where,
         limit: filter.per_page,
         offset: (filter.page - 1) * filter.per_page,
       }),
-      eventsRepository.count(db, accountId, scope, where),
+      deliveryLogRepository.count(db, accountId, scope, where),
     ]);
     const attempts = groupByEvent(
-      await eventsRepository.attemptsOf(
+      await deliveryLogRepository.attemptsOf(
         db,
         rows.map((row) => row.id),
       ),
@@ -179,10 +179,16 @@ export class AccountWebhooks {
   async retry(accountId: number, id: string, deliveryId: string): Promise<DeliveryJson> {
     const hook = await this.get(accountId, id);
     const { db } = this.options.store;
-    const row = await eventsRepository.dueNow(db, accountId, { webhookId: id }, deliveryId, this.options.clock.now());
+    const row = await deliveryLogRepository.dueNow(
+      db,
+      accountId,
+      { webhookId: id },
+      deliveryId,
+      this.options.clock.now(),
+    );
     if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
     this.options.onDue(id);
-    return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]), webhookFormat(hook.format));
+    return presentDelivery(row, await deliveryLogRepository.attemptsOf(db, [row.id]), webhookFormat(hook.format));
   }
 
   /** Checks what the input sets; answers the normalised filters and headers (undefined: not changed). */
