@@ -1,9 +1,9 @@
 /**
  * SQL for account webhooks (docs/webhooks.md, Several webhooks): the `webhooks` rows of an account, and
- * removing a deleted webhook's deliveries with their attempts.
+ * ending a deleted webhook's waiting deliveries.
  *
  * Owns: the `webhooks` table. The deliveries themselves are the events feature's (`webhook_events`,
- * events/repository.ts); only a webhook's deletion removes its own here, in the same transaction.
+ * events/repository.ts); only a webhook's deletion ends its waiting ones here, in the same transaction.
  * Must never: decide a rule (limits, what a filter may name, who may see what): the service decides and
  * passes values in; never answer another account's webhook.
  */
@@ -12,9 +12,6 @@ import type { Db, WebhooksTable } from '../store/schema.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookChanges = Omit<Updateable<WebhooksTable>, 'id' | 'account_id' | 'created_at'>;
-
-/** Deliveries (and their attempts) one statement of a deletion removes at most. */
-const DELETE_CHUNK = 500;
 
 export const webhooksRepository = {
   count: async (db: Db, accountId: number): Promise<number> => {
@@ -61,20 +58,18 @@ export const webhooksRepository = {
     return rows.length > 0;
   },
 
-  /** Removes up to DELETE_CHUNK deliveries of a deleted webhook with their attempts; answers how many. */
-  deleteDeliveries: async (db: Db, webhookId: string): Promise<number> => {
-    const ids = (
-      await db
-        .selectFrom('webhook_events')
-        .select('id')
-        .where('webhook_id', '=', webhookId)
-        .limit(DELETE_CHUNK)
-        .execute()
-    ).map((row) => row.id);
-    if (ids.length === 0) return 0;
-    await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
-    await db.deleteFrom('webhook_events').where('id', 'in', ids).execute();
-    return ids.length;
+  /**
+   * Ends a deleted webhook's waiting deliveries (`failed`): nobody is to deliver them to. Their rows and attempts
+   * are deleted by retention with every other ended delivery; an attempt under way records its outcome as usual.
+   */
+  stopDeliveries: async (db: Db, webhookId: string, now: number): Promise<number> => {
+    const result = await db
+      .updateTable('webhook_events')
+      .set({ status: 'failed', failed_at: now, locked_until: null, retry_requested: 0 })
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   },
 
   /** Devices of the account among `ids` (not deleted): a filter may name only those. */

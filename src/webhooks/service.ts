@@ -118,19 +118,20 @@ export class AccountWebhooks {
     return row;
   }
 
-  /** Deletes the webhook with its deliveries (their log goes too: the webhook is no longer there to ask about). */
+  /**
+   * Deletes the webhook; its waiting deliveries end `failed` in the same transaction (its log is no longer
+   * reachable, and goes with retention like every ended delivery).
+   */
   async delete(accountId: number, id: string): Promise<WebhookRow> {
     const { db } = this.options.store;
     const row = await this.get(accountId, id);
     const deleted = await db.transaction().execute(async (trx) => {
       if (!(await webhooksRepository.delete(trx, accountId, id))) return false;
-      await webhooksRepository.deleteDeliveries(trx, id);
+      await webhooksRepository.stopDeliveries(trx, id, this.options.clock.now());
       return true;
     });
     if (!deleted) throw new ApiError('WEBHOOK_NOT_FOUND');
     forgetAccountWebhooks(db, accountId);
-    // A long backlog goes in short steps (a delivery still claimed meanwhile ends failed: its webhook is gone).
-    while ((await webhooksRepository.deleteDeliveries(db, id)) > 0);
     return row;
   }
 

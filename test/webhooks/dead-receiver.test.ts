@@ -66,7 +66,7 @@ describe.skipIf(noStoreAvailable)('a dead receiver among ten webhooks', () => {
       (n) => n === tracked.length * MESSAGES * TYPES.length,
       {
         what: `every ${label} event at the eight receivers`,
-        timeoutMs: 10_000,
+        timeoutMs: 30_000,
       },
     );
     return arrivals().map(({ event, at }) => at - Date.parse(event.created_at));

@@ -167,24 +167,55 @@ describe.skipIf(noStoreAvailable)('account webhooks: deliveries', () => {
     expect(verified(rotated.secret, onlyB.received[3]!).type).toBe('message.incoming');
     verified(hB.secret, onlyB.received[3]!);
 
-    // Deleting a webhook deletes its deliveries with their attempts.
-    const ids = (
-      await gw.app.store.db.selectFrom('webhook_events').select('id').where('webhook_id', '=', hAll.id).execute()
-    ).map((r) => r.id);
-    expect(ids.length).toBeGreaterThan(0);
-    expect((await gw.request('DELETE', `/webhooks/${hAll.id}`)).status).toBe(200);
+    // Deleting a webhook ends its waiting deliveries: one recorded but not yet attempted is never sent.
+    const { db } = gw.app.store;
+    const { account_id } = await db
+      .selectFrom('devices')
+      .select('account_id')
+      .where('id', '=', a.id)
+      .executeTakeFirstOrThrow();
+    const waiting = await db
+      .insertInto('webhook_events')
+      .values({
+        id: 'dlv_waiting',
+        account_id,
+        device_id: a.id,
+        type: 'message.sent',
+        payload: JSON.stringify({ id: 'evt_waiting', type: 'message.sent', device: { id: a.id }, data: {} }),
+        url: all.url,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: Date.now() + 60_000,
+        locked_until: null,
+        created_at: Date.now(),
+        delivered_at: null,
+        failed_at: null,
+        webhook_id: hAll.id,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const deleted = await gw.request('DELETE', `/webhooks/${hAll.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toMatchObject({ code: 200, message: 'Webhook deleted', data: { id: hAll.id } });
+    expect(deleted.body.data).not.toHaveProperty('secret');
     expect((await gw.request('GET', `/webhooks/${hAll.id}/deliveries`)).status).toBe(404);
-    const left = await gw.app.store.db
+    const row = await db
+      .selectFrom('webhook_events')
+      .selectAll()
+      .where('id', '=', waiting.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe('failed');
+    const pending = await db
       .selectFrom('webhook_events')
       .select('id')
       .where('webhook_id', '=', hAll.id)
+      .where('status', '=', 'pending')
       .execute();
-    expect(left).toEqual([]);
-    const attemptsLeft = await gw.app.store.db
-      .selectFrom('webhook_attempts')
-      .select('id')
-      .where('event_id', 'in', ids)
-      .execute();
-    expect(attemptsLeft).toEqual([]);
+    expect(pending).toEqual([]);
+    // Events after the deletion do not go to it.
+    const before = all.received.length;
+    await phoneSends(gw, PEER, PHONE_A, 'after deletion');
+    await waitForEvent(own, 'message.incoming', (e) => e.data.message === 'after deletion');
+    expect(all.received.length).toBe(before);
   });
 });
