@@ -33,6 +33,7 @@ import { contactRoutes } from './contacts/routes.js';
 import { chatRoutes } from './chats/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { webhookRoutes } from './events/routes.js';
+import { accountWebhookRoutes } from './webhooks/routes.js';
 import { mediaRoutes } from './media/routes.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
@@ -259,7 +260,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
-  const { services, clusterNode, directory, pairing, webhooks, groups, members, groupAdmin, contacts, chats } = root;
+  const {
+    services,
+    clusterNode,
+    directory,
+    pairing,
+    webhooks,
+    accountWebhooks,
+    groups,
+    members,
+    groupAdmin,
+    contacts,
+    chats,
+  } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
@@ -302,6 +315,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         });
         await api.register(messageRoutes, { messages, actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
+        await api.register(accountWebhookRoutes, { webhooks: accountWebhooks });
         await api.register(groupRoutes, { groups, members });
         await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
         await api.register(contactRoutes, { contacts });

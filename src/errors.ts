@@ -75,6 +75,9 @@ export const ERRORS = {
   // Webhook deliveries (docs/internals.md, Webhooks)
   DELIVERY_NOT_FOUND: [404, 'Delivery not found'],
   WEBHOOK_URL_NOT_SET: [400, 'Webhook URL not set'],
+  // Account webhooks (DECISIONS 17; docs/webhooks.md, Several webhooks)
+  WEBHOOK_NOT_FOUND: [404, 'Webhook not found'],
+  WEBHOOK_LIMIT: [403, 'Webhook limit exceeded'],
   // Tokens (docs/internals.md, Accounts and tokens)
   TOKEN_NOT_FOUND: [404, 'Token not found'],
   CONFIRMATION_REQUIRED: [400, 'Confirmation required'],

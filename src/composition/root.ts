@@ -35,6 +35,7 @@ import { HistorySync } from '../messages/history-sync.js';
 import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
+import { AccountWebhooks } from '../webhooks/service.js';
 import { EventSignal } from '../events/signal.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
@@ -125,6 +126,8 @@ export interface Root {
   readonly directory: DeviceDirectory;
   readonly pairing: PairingService;
   readonly webhooks: WebhooksService;
+  /** The account's webhooks (src/webhooks/). */
+  readonly accountWebhooks: AccountWebhooks;
   readonly groups: GroupsService;
   readonly members: MembersService;
   readonly groupAdmin: GroupAdminService;
@@ -283,6 +286,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     onEventsRecorded: eventSignal.ring,
   });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
+  const accountWebhooks = new AccountWebhooks({
+    store,
+    clock,
+    urlProblem: (url) => destinationProblem(url, { policy: outboundPolicy, ...(lookup ? { lookup } : {}) }),
+    onDue: (webhookId) => deliverer.retryWebhookNow(webhookId),
+  });
   const retention = new Retention({
     store,
     deleteMessages: messageRetentionRepository.deleteMessages,
@@ -428,6 +437,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     directory,
     pairing,
     webhooks,
+    accountWebhooks,
     groups,
     members,
     groupAdmin,

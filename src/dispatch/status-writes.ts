@@ -8,7 +8,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { eventRow, insertEvents, type EventRow, type EventType } from '../events/record.js';
+import { announces, eventRows, insertEvents, type EventRow, type EventType } from '../events/record.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
 import { LeaseLostError } from '../cluster/holdings.js';
@@ -182,19 +182,20 @@ export class StatusWrites {
     return write();
   }
 
-  /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */
+  /** Whether the device's status changes become webhook events (a URL or an account webhook): only then is the row read back. */
   private async announces(db: Db, deviceId: number): Promise<boolean> {
-    return ((await this.options.devices.get(db, deviceId))?.webhook_url ?? null) !== null;
+    const device = await this.options.devices.get(db, deviceId);
+    return device !== undefined && (await announces(db, device));
   }
 
   private async event(trx: Db, batch: WriteBatch, row: MessageRow, type: EventType, at: number): Promise<void> {
     const device = await this.options.devices.get(trx, row.device_id);
     // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
     if (device === undefined || device.deleted_at !== null) return;
-    const event = eventRow(device, type, presentMessage(row), at);
-    if (event === null) return;
+    const events = await eventRows(trx, device, type, presentMessage(row), at);
+    if (events.length === 0) return;
     // Stored with the other events of the batch, in one insert before the commit.
-    batch.collect(EVENTS, event);
+    for (const event of events) batch.collect(EVENTS, event);
     this.eventsRecorded = true;
   }
 }

@@ -1,7 +1,7 @@
 /**
  * One HTTP attempt of one webhook delivery.
  *
- * Owns: the POST itself (signed headers, the exact body given), the time
+ * Owns: the POST itself (signed headers, an account webhook's custom headers, the exact body given), the time
  * limit on the whole exchange, reading just enough of the answer (all of a
  * 2xx answer up to `answerLimit` bytes when it may carry replies), and
  * turning whatever happened into a line of the delivery log (status,
@@ -18,6 +18,8 @@ import type { SignedHeaders } from './signing.js';
 export interface AttemptInput {
   readonly url: string;
   readonly headers: SignedHeaders;
+  /** An account webhook's custom headers (lower-case names; checked when the webhook was saved). */
+  readonly custom?: Readonly<Record<string, string>>;
   readonly body: string;
   readonly dispatcher: Dispatcher;
   readonly timeoutMs: number;
@@ -62,7 +64,13 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
   try {
     const res = await request(input.url, {
       method: 'POST',
-      headers: { ...input.headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
+      // Custom headers go first: the signature's and the body's own headers always win.
+      headers: {
+        'user-agent': USER_AGENT,
+        ...input.custom,
+        ...input.headers,
+        'content-type': 'application/json',
+      },
       body: input.body,
       dispatcher: input.dispatcher,
       signal: controller.signal,

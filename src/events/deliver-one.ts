@@ -3,8 +3,8 @@
  * signed, POSTed through the guarded dispatcher, and its answer read for replies when the format says so.
  * The result is the completion to record; the deliverer records it (outcomes.ts decides a failure's fate).
  *
- * Owns: the ends that make no request (no webhook_url, a body that cannot be rendered, a format with no
- * body for the type), the request itself, and queueing the replies an answer carries before the outcome.
+ * Owns: the ends that make no request (no webhook_url, a deleted or disabled account webhook, a body that
+ * cannot be rendered, a format with no body for the type), the request itself, and queueing the replies an answer carries before the outcome.
  * Must never: write to the store itself, send a body other than the stored payload in the device's
  * format, connect except through the guarded dispatcher, or outlive an abort (shutdown).
  */
@@ -14,12 +14,15 @@ import type { Clock } from '../clock.js';
 import { attemptDelivery, type AttemptResult } from './attempt.js';
 import { answersWithReplies, renderBody, type WebhookFormat } from './formats/index.js';
 import type { ClaimedEvent, Completion } from './repository.js';
+import { eventIdOf } from './record.js';
 import { REPLY_ANSWER_MAX_BYTES } from './reply-answer.js';
 import type { RepliesByResponse, ReplyNote } from './reply.js';
 import { signDelivery, signingSecrets } from './signing.js';
 import type { Target } from './targets.js';
 
 export const NO_WEBHOOK_URL_ERROR = 'the device has no webhook_url; delivery stopped';
+export const WEBHOOK_GONE_ERROR = 'the webhook was deleted; delivery stopped';
+export const WEBHOOK_DISABLED_ERROR = 'the webhook is disabled; delivery stopped';
 
 /** A request that was made and answered (or failed): turned into its completion by the outcomes. */
 export interface Answered {
@@ -73,8 +76,10 @@ export async function deliverOne(
 ): Promise<Completion> {
   const attemptedAt = context.clock.now();
   if (target === undefined || target.url === null) {
-    return ended(event, attemptedAt, NO_WEBHOOK_URL_ERROR, null, 'failed');
+    const why = event.webhook_id === null ? NO_WEBHOOK_URL_ERROR : WEBHOOK_GONE_ERROR;
+    return ended(event, attemptedAt, why, null, 'failed');
   }
+  if (target.disabled) return ended(event, attemptedAt, WEBHOOK_DISABLED_ERROR, null, 'failed');
   const { format } = target;
   let body: string | null;
   try {
@@ -89,12 +94,17 @@ export async function deliverOne(
     return ended(event, attemptedAt, error, format, 'skipped');
   }
   const replies = context.replies;
-  const readsReplies = replies !== undefined && answersWithReplies(format, target.reply, event.type);
+  // Only the device's own webhook_url answers with replies: one event sent to several receivers replies once.
+  const readsReplies =
+    replies !== undefined && !target.accountWebhook && answersWithReplies(format, target.reply, event.type);
+  // The event's id signs and names it (`webhook-id`) at every destination; a delivery row to an account webhook has its own.
+  const eventId = event.webhook_id === null ? event.id : eventIdOf(event.payload);
   const abort = new AbortController();
   context.attempts.add(abort);
   let result = await attemptDelivery({
     url: target.url,
-    headers: signDelivery(signingSecrets(target, attemptedAt), event.id, body, attemptedAt),
+    headers: signDelivery(signingSecrets(target, attemptedAt), eventId, body, attemptedAt),
+    custom: target.headers,
     body,
     dispatcher: context.http,
     timeoutMs: context.timeoutMs,

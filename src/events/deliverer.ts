@@ -1,6 +1,6 @@
 /**
- * The webhook deliverer (docs/internals.md, Webhooks): turns recorded events into signed HTTP
- * POSTs to each device's `webhook_url`, durably and at least once.
+ * The webhook deliverer (docs/internals.md, Webhooks): turns recorded deliveries into signed HTTP
+ * POSTs to their destination (a device's `webhook_url`, or an account webhook), durably and at least once.
  *
  * State machine of one delivery (a `webhook_events` row):
  *
@@ -9,7 +9,8 @@
  *   in flight ──non-2xx, timeout, refused, blocked address, before the
  *               deadline──▶ pending (attempts+1, next_attempt_at = now + backoff)
  *   in flight ──the same failure at or after created_at + 24 h──▶ failed
- *   in flight ──the device has no webhook_url any more──▶ failed (no request made)
+ *   in flight ──the device has no webhook_url any more, or the account webhook
+ *               was deleted or disabled──▶ failed (no request made)
  *   in flight ──the device's webhook format has no body for the type──▶ skipped (no request made)
  *   in flight ──2xx to a message.incoming that may carry replies, the replies
  *               cannot be queued now (store out of service)──▶ pending, as a failure
@@ -32,9 +33,10 @@
  *
  * Work is claimed in one statement that leases due rows (see the repository),
  * at most `concurrency` in flight in this process and at most
- * `perDeviceConcurrency` per device (counted in the store, so across
- * processes too, give or take claims racing each other): a slow or dead
- * receiver holds only its own device's slots and never delays the others.
+ * `perDeviceConcurrency` per lane, a device and one destination (counted in
+ * the store, so across processes too, give or take claims racing each other):
+ * a slow or dead receiver holds only its own lanes' slots and never delays
+ * the others, the same device's other destinations included.
  * Wake-ups: the EventSignal (events were committed), a finished attempt (a
  * slot is free), a retry coming due, and a poll (events recorded by another
  * process, leases left by a dead one). Delivery order is not kept: receivers
@@ -47,8 +49,8 @@
  * idempotent, so an attempt repeated after a crash queues nothing twice).
  *
  * Must never: keep the only copy of an event, send a body other than the
- * stored payload in the device's format, connect except through the guarded
- * dispatcher, or let a delivery of one device wait on another device's receiver.
+ * stored payload in the destination's format, connect except through the guarded
+ * dispatcher, or let a delivery wait on another destination's receiver.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher as HttpDispatcher } from 'undici';
@@ -60,7 +62,8 @@ import { DeliveryOutcomes } from './outcomes.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
 import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_SCHEDULE_MS } from './retry.js';
 import type { EventSignal } from './signal.js';
-import { readTargets, type Target } from './targets.js';
+import { NO_TARGETS, readTargets, targetOf, type Target, type Targets } from './targets.js';
+import { receiverKey, type ReceiverKey } from './receivers.js';
 import { untilStored } from '../store/until-stored.js';
 import type { RepliesByResponse } from './reply.js';
 import { WakeLoop } from '../wake-loop.js';
@@ -77,7 +80,7 @@ export interface WebhookTimings {
   readonly maxAgeMs?: number;
   /** Attempts in flight in this process at once. */
   readonly concurrency?: number;
-  /** Attempts in flight per device at once. */
+  /** Attempts in flight per lane (a device and one destination) at once. */
   readonly perDeviceConcurrency?: number;
   /** How long a claim holds a row; must exceed timeoutMs plus the time to record the outcome. */
   readonly leaseMs?: number;
@@ -111,13 +114,18 @@ const MAX_LOST_LEASES = 64;
 
 interface Claimed {
   readonly events: ClaimedEvent[];
-  readonly targets: Map<number, Target>;
+  readonly targets: Targets;
+}
+
+/** A lane: one device's deliveries to one destination (its own webhook_url, or one account webhook). */
+function laneOf(event: ClaimedEvent): string {
+  return `${event.device_id}:${event.webhook_id ?? ''}`;
 }
 
 export class Deliverer {
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Attempts in flight here per device (the store's count includes other processes'). */
-  private readonly deviceLoad = new Map<number, number>();
+  /** Attempts in flight here per lane (a device and one destination; the store's count includes other processes'). */
+  private readonly deviceLoad = new Map<string, number>();
   /** The last claim stopped for lack of room (here, or a device's): a finished attempt should look again. */
   private roomBound = false;
   /** One per attempt under way; aborted when the close grace runs out. */
@@ -194,7 +202,7 @@ export class Deliverer {
       const out: Claimed[] = [];
       for (const params of items) {
         const events = await eventsRepository.claim(trx, params);
-        out.push({ events, targets: events.length === 0 ? new Map() : await readTargets(trx, events) });
+        out.push({ events, targets: events.length === 0 ? NO_TARGETS : await readTargets(trx, events) });
       }
       return out;
     });
@@ -217,9 +225,18 @@ export class Deliverer {
     this.loop.wake();
   }
 
-  /** A delivery of the device was made due now by hand: its receiver gets an attempt even if paused. */
+  /** A delivery of the device (to its own webhook_url) was made due now by hand: its receiver gets an attempt even if paused. */
   retryNow(deviceId: number): void {
-    this.outcomes.resume(deviceId);
+    this.retryReceiverNow(receiverKey({ device_id: deviceId, webhook_id: null }));
+  }
+
+  /** A delivery to the account webhook was made due now by hand: it gets an attempt even if paused. */
+  retryWebhookNow(webhookId: string): void {
+    this.retryReceiverNow(receiverKey({ device_id: 0, webhook_id: webhookId }));
+  }
+
+  private retryReceiverNow(receiver: ReceiverKey): void {
+    this.outcomes.resume(receiver);
     this.wake();
   }
 
@@ -270,13 +287,15 @@ export class Deliverer {
       const limit = Math.min(room, CLAIM_BATCH);
       const leaseUntil = Math.max(now + this.leaseMs, this.lastLeaseUntil + 1);
       this.lastLeaseUntil = leaseUntil;
+      // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
+      const paused = this.outcomes.paused(now, MAX_SKIPPED);
       const { events: claimed, targets } = await this.lease({
         now,
         leaseUntil,
         limit,
         perDevice: this.perDevice,
-        // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
-        skipDevices: this.outcomes.paused(now, MAX_SKIPPED),
+        skipDevices: paused.devices,
+        skipWebhooks: paused.webhooks,
         scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       }).catch((error: unknown) => {
@@ -284,9 +303,9 @@ export class Deliverer {
         this.lostLeases.push(leaseUntil);
         throw error;
       });
-      for (const event of claimed) this.begin(event, targets.get(event.device_id));
-      // A device at its bound had due rows left out, and may have more beyond the scan: its next
-      // finished attempt looks again, and so does the next claim (which skips that device).
+      for (const event of claimed) this.begin(event, targetOf(targets, event));
+      // A lane at its bound had due rows left out, and may have more beyond the scan: its next
+      // finished attempt looks again, and so does the next claim (which skips that lane).
       const deviceBound = [...this.deviceLoad.values()].some((n) => n >= this.perDevice);
       this.roomBound = deviceBound;
       if (claimed.length === 0) return;
@@ -332,7 +351,7 @@ export class Deliverer {
   // --- one delivery ---------------------------------------------------------------
 
   private begin(event: ClaimedEvent, target: Target | undefined): void {
-    const device = event.device_id;
+    const device = laneOf(event);
     this.deviceLoad.set(device, (this.deviceLoad.get(device) ?? 0) + 1);
     let dueAgain = false;
     const work = this.deliver(event, target)

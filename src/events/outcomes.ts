@@ -1,7 +1,8 @@
 /**
  * What an answered webhook attempt means (docs/internals.md, Webhooks): delivered, due again after a
  * backoff, or failed for good; and what a run of failures means for the device's receiver as a whole
- * (receivers.ts): a pause, during which its waiting backlog is moved past the pause in short steps.
+ * (receivers.ts; a device's own webhook_url and each account webhook are receivers of their own): a pause,
+ * during which its waiting backlog is moved past the pause in short steps.
  *
  * Owns: the completion of an answered attempt, the receivers' health, the operator's log lines about
  * failing receivers, and moving a paused receiver's backlog.
@@ -13,7 +14,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Committer } from '../store/batcher.js';
 import type { Answered } from './deliver-one.js';
-import { ReceiverHealth, type FailureVerdict } from './receivers.js';
+import { ReceiverHealth, receiverKey, receiverOf, type FailureVerdict, type ReceiverKey } from './receivers.js';
 import { eventsRepository, type Completion } from './repository.js';
 import { afterFailure, type RetryPolicy } from './retry.js';
 
@@ -32,7 +33,7 @@ export interface OutcomesOptions {
 }
 
 interface DeferStep {
-  readonly deviceId: number;
+  readonly receiver: ReceiverKey;
   readonly until: number;
   readonly now: number;
 }
@@ -40,8 +41,8 @@ interface DeferStep {
 export class DeliveryOutcomes {
   /** Receivers that keep failing are paused as a whole (receivers.ts). */
   private readonly health: ReceiverHealth;
-  /** Moves of a paused receiver's backlog under way, by device. */
-  private readonly deferrals = new Map<number, Promise<void>>();
+  /** Moves of a paused receiver's backlog under way, by receiver. */
+  private readonly deferrals = new Map<ReceiverKey, Promise<void>>();
   private readonly deferStep: (params: DeferStep) => Promise<number>;
 
   constructor(private readonly options: OutcomesOptions) {
@@ -50,21 +51,29 @@ export class DeliveryOutcomes {
     this.deferStep = options.committer.channel<DeferStep, number>(async (trx, items) => {
       const out: number[] = [];
       for (const p of items) {
-        await eventsRepository.failExpired(trx, p.deviceId, p.now - policy.maxAgeMs, p.now);
-        out.push(await eventsRepository.defer(trx, p.deviceId, p.until, p.now, DEFER_CHUNK));
+        const scope = receiverOf(p.receiver);
+        await eventsRepository.failExpired(trx, scope, p.now - policy.maxAgeMs, p.now);
+        out.push(await eventsRepository.defer(trx, scope, p.until, p.now, DEFER_CHUNK));
       }
       return out;
     });
   }
 
-  /** Devices whose receivers are paused now (at most `max`): a claim leaves their deliveries out. */
-  paused(now: number, max: number): number[] {
-    return this.health.paused(now, max);
+  /** Receivers paused now (at most `max`), as devices (their own webhook_url) and webhooks: a claim leaves them out. */
+  paused(now: number, max: number): { devices: number[]; webhooks: string[] } {
+    const devices: number[] = [];
+    const webhooks: string[] = [];
+    for (const key of this.health.paused(now, max)) {
+      const receiver = receiverOf(key);
+      if ('deviceId' in receiver) devices.push(receiver.deviceId);
+      else webhooks.push(receiver.webhookId);
+    }
+    return { devices, webhooks };
   }
 
-  /** A delivery of the device was made due by hand: its receiver gets an attempt even if paused. */
-  resume(deviceId: number): void {
-    this.health.resume(deviceId);
+  /** A delivery to the receiver was made due by hand: it gets an attempt even if paused. */
+  resume(receiver: ReceiverKey): void {
+    this.health.resume(receiver);
   }
 
   /** Moves of paused receivers' backlogs under way (shutdown waits for them). */
@@ -85,67 +94,74 @@ export class DeliveryOutcomes {
       reply: note === null ? null : JSON.stringify(note),
     };
     const deviceId = event.device_id;
+    const receiver = receiverKey(event);
+    // Which receiver, for the log: the device's (its own webhook_url) or an account webhook.
+    const who = event.webhook_id === null ? { deviceId } : { deviceId, webhookId: event.webhook_id };
     if (result.ok) {
-      if (this.health.succeeded(deviceId)) logger.info({ deviceId }, 'webhook receiver answering again');
+      if (this.health.succeeded(receiver)) logger.info(who, 'webhook receiver answering again');
       return { id: event.id, attempt, outcome: 'delivered' };
     }
     const now = clock.now();
     const attempts = event.attempts + 1;
-    const verdict = this.health.failed(deviceId, now);
+    const verdict = this.health.failed(receiver, now);
     // Never the URL (it may carry a token) nor the receiver's answer (it may echo message content).
     const why = result.httpStatus === null ? { error: result.error } : { status: result.httpStatus };
     const decision = afterFailure(policy, attempts, event.created_at, now);
     if ('giveUp' in decision) {
-      logger.warn({ eventId: event.id, deviceId, attempts, ...why }, 'webhook delivery failed for good');
-      this.receiverVerdict(deviceId, verdict, why);
+      logger.warn({ eventId: event.id, ...who, attempts, ...why }, 'webhook delivery failed for good');
+      this.receiverVerdict(receiver, verdict, why);
       return { id: event.id, attempt, outcome: 'failed' };
     }
     // A paused receiver is not tried before its pause ends, but never past the give-up deadline.
     const retryAt = Math.min(Math.max(decision.retryAt, verdict.pausedUntil), event.created_at + policy.maxAgeMs);
-    logger.info({ eventId: event.id, deviceId, attempts, ...why, retry_at: iso(retryAt) }, 'webhook attempt failed');
-    this.receiverVerdict(deviceId, verdict, why);
+    logger.info({ eventId: event.id, ...who, attempts, ...why, retry_at: iso(retryAt) }, 'webhook attempt failed');
+    this.receiverVerdict(receiver, verdict, why);
     // Wake for it ourselves rather than waiting for the next poll.
     this.options.retryAt(retryAt);
     return { id: event.id, attempt, outcome: 'retry', retryAt };
   }
 
   /** What a failure means for the receiver as a whole: a pause (its backlog moved past it), a warning. */
-  private receiverVerdict(deviceId: number, verdict: FailureVerdict, why: object): void {
+  private receiverVerdict(receiver: ReceiverKey, verdict: FailureVerdict, why: object): void {
     const { logger } = this.options;
+    const who = receiverOf(receiver);
     if (verdict.warnFailingSince !== null) {
       logger.warn(
-        { deviceId, failing_since: iso(verdict.warnFailingSince), failures: verdict.failures, ...why },
+        { ...who, failing_since: iso(verdict.warnFailingSince), failures: verdict.failures, ...why },
         'webhook receiver failing for an hour or more',
       );
     }
     if (!verdict.newlyPaused) return;
     logger.info(
-      { deviceId, failures: verdict.failures, paused_until: iso(verdict.pausedUntil) },
+      { ...who, failures: verdict.failures, paused_until: iso(verdict.pausedUntil) },
       'webhook receiver keeps failing; its deliveries wait until the pause ends',
     );
-    this.deferBacklog(deviceId, verdict.pausedUntil);
+    this.deferBacklog(receiver, verdict.pausedUntil);
     this.options.retryAt(verdict.pausedUntil);
   }
 
   /**
-   * Moves the device's waiting deliveries to the end of its receiver's pause, in short steps, so they
-   * leave the due range the claims scan (and fails those past the give-up age). One move per device at a time.
+   * Moves the receiver's waiting deliveries to the end of its pause, in short steps, so they leave the
+   * due range the claims scan (and fails those past the give-up age). One move per receiver at a time.
    */
-  private deferBacklog(deviceId: number, until: number): void {
+  private deferBacklog(receiver: ReceiverKey, until: number): void {
     const { closed } = this.options;
-    if (this.deferrals.has(deviceId) || closed()) return;
+    if (this.deferrals.has(receiver) || closed()) return;
     const run = (async () => {
       for (;;) {
-        if (closed() || this.health.pausedUntil(deviceId) < until) return;
-        const moved = await this.deferStep({ deviceId, until, now: this.options.clock.now() });
+        if (closed() || this.health.pausedUntil(receiver) < until) return;
+        const moved = await this.deferStep({ receiver, until, now: this.options.clock.now() });
         if (moved < DEFER_CHUNK) return;
       }
     })()
       .catch((error: unknown) => {
         // The rows stay due: they are attempted (and fail, and are retried) one by one, as without a pause.
-        this.options.logger.error({ err: error, deviceId }, 'moving a paused receiver’s deliveries failed');
+        this.options.logger.error(
+          { err: error, ...receiverOf(receiver) },
+          'moving a paused receiver’s deliveries failed',
+        );
       })
-      .finally(() => this.deferrals.delete(deviceId));
-    this.deferrals.set(deviceId, run);
+      .finally(() => this.deferrals.delete(receiver));
+    this.deferrals.set(receiver, run);
   }
 }

@@ -3,13 +3,16 @@
  * change that causes them, so an event exists exactly when its change does.
  *
  * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`
- * (the event types are in types.ts). Delivery is the deliverer's job.
- * Must never: record for a device without a webhook_url (there is nowhere to
- * deliver; setting a URL later does not replay history), nor an event its
- * webhook format does not carry (`whatspie_v1` carries incoming messages only,
- * `whatspie_v2` four types; formats/). The body stored is always the standard
- * one: the format is applied when it is delivered, so a format changed later
- * applies to what is still waiting.
+ * (the event types are in types.ts), and which deliveries an event makes: one
+ * row per destination, the device's own `webhook_url` (its row's id is the
+ * event id) and each matching account webhook (destinations.ts; its row's id
+ * is `dlv_...`, its `webhook_id` the webhook's). Delivery is the deliverer's job.
+ * Must never: make a delivery for a destination that does not take the event
+ * (no webhook_url; setting a URL later does not replay history; a format that
+ * does not carry the type: `whatspie_v1` carries incoming messages only,
+ * `whatspie_v2` four types; formats/; a webhook whose filters leave it out).
+ * The body stored is always the standard one: the format is applied when it
+ * is delivered, so a format changed later applies to what is still waiting.
  */
 import type { Kysely, Transaction } from 'kysely';
 import { newUlid } from '../ids.js';
@@ -18,6 +21,7 @@ import type { Database, Db } from '../store/schema.js';
 import { prepared } from '../store/prepared.js';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { carries, webhookFormat } from './formats/index.js';
+import { accountWebhooks, matches } from './destinations.js';
 import type { EventType } from './types.js';
 
 export { EVENT_TYPES, type EventType } from './types.js';
@@ -34,11 +38,26 @@ export function newEventId(): string {
   return `evt_${newUlid()}`;
 }
 
+/** A delivery to an account webhook (its row id; the event's id is in the payload). */
+export function newDeliveryId(): string {
+  return `dlv_${newUlid()}`;
+}
+
 /** One insert per status change of every message: built once, then only bound (see store/prepared.ts). */
 const insertEvent = prepared(
-  7,
-  (db, id: string, accountId: number, deviceId: number, type: string, payload: string, url: string, now: number) =>
-    db.insertInto('webhook_events').values(pendingEvent(id, accountId, deviceId, type, payload, url, now)),
+  8,
+  (
+    db,
+    id: string,
+    accountId: number,
+    deviceId: number,
+    type: string,
+    payload: string,
+    url: string,
+    now: number,
+    webhookId: string | null,
+  ) =>
+    db.insertInto('webhook_events').values(pendingEvent(id, accountId, deviceId, type, payload, url, now, webhookId)),
 );
 
 /** An event ready to be stored (see `eventRow` and `insertEvents`). */
@@ -56,6 +75,7 @@ export interface EventRow extends Record<string, unknown> {
   readonly created_at: number;
   readonly delivered_at: null;
   readonly failed_at: null;
+  readonly webhook_id: string | null;
 }
 
 const eventInsert = new BulkInsert<'webhook_events', EventRow>('webhook_events', [
@@ -72,6 +92,7 @@ const eventInsert = new BulkInsert<'webhook_events', EventRow>('webhook_events',
   'created_at',
   'delivered_at',
   'failed_at',
+  'webhook_id',
 ]);
 
 /** A new event's row: due at once, never attempted. */
@@ -83,6 +104,7 @@ function pendingEvent(
   payload: string,
   url: string,
   now: number,
+  webhookId: string | null,
 ): EventRow {
   return {
     id,
@@ -98,15 +120,26 @@ function pendingEvent(
     created_at: now,
     delivered_at: null,
     failed_at: null,
+    webhook_id: webhookId,
   };
 }
 
 /**
- * The event to record for the device, or null when it has no webhook URL or its format does not
- * carry the type. For writers that store many events of one transaction at once (`insertEvents`).
+ * The deliveries to record for an event of the device: one to its webhook URL if it has one whose format
+ * carries the type, and one to each of its account's enabled webhooks whose filters and format take it; none
+ * when nobody takes it. For writers that store many events of one transaction at once (`insertEvents`).
+ * `db` is the writer's transaction: the account's webhooks are read with it when not in memory.
  */
-export function eventRow(device: EventDevice, type: EventType, data: unknown, now: number): EventRow | null {
-  if (device.webhook_url === null || !carries(webhookFormat(device.webhook_format), type)) return null;
+export async function eventRows(
+  db: Db,
+  device: EventDevice,
+  type: EventType,
+  data: unknown,
+  now: number,
+): Promise<EventRow[]> {
+  const own = device.webhook_url !== null && carries(webhookFormat(device.webhook_format), type);
+  const hooks = (await accountWebhooks(db, device.account_id)).filter((hook) => matches(hook, device.id, type));
+  if (!own && hooks.length === 0) return [];
   const id = newEventId();
   const payload = JSON.stringify({
     id,
@@ -115,15 +148,27 @@ export function eventRow(device: EventDevice, type: EventType, data: unknown, no
     created_at: iso(now),
     data,
   });
-  return pendingEvent(id, device.account_id, device.id, type, payload, device.webhook_url, now);
+  const rows: EventRow[] = [];
+  if (own) rows.push(pendingEvent(id, device.account_id, device.id, type, payload, device.webhook_url!, now, null));
+  for (const hook of hooks) {
+    rows.push(pendingEvent(newDeliveryId(), device.account_id, device.id, type, payload, hook.url, now, hook.id));
+  }
+  return rows;
 }
 
-/** Stores events made by `eventRow`, in multi-row inserts; must run in the transaction of their changes. */
+/** Whether events of the device make deliveries at all (a webhook URL, or an account webhook that may take them). */
+export async function announces(db: Db, device: EventDevice): Promise<boolean> {
+  if (device.webhook_url !== null) return true;
+  const hooks = await accountWebhooks(db, device.account_id);
+  return hooks.some((hook) => hook.devices === null || hook.devices.has(device.id));
+}
+
+/** Stores events made by `eventRows`, in multi-row inserts; must run in the transaction of their changes. */
 export function insertEvents(db: Db, rows: readonly EventRow[]): Promise<void> {
   return eventInsert.run(db, rows);
 }
 
-/** Records one event for the device if it has a webhook URL whose format carries the type. Returns the event id, or null. */
+/** Records one event's deliveries (see `eventRows`). Returns the event id, or null when nobody takes it. */
 export async function recordEvent(
   db: Kysely<Database> | Transaction<Database>,
   device: EventDevice,
@@ -131,8 +176,29 @@ export async function recordEvent(
   data: unknown,
   now: number,
 ): Promise<string | null> {
-  const row = eventRow(device, type, data, now);
-  if (row === null) return null;
-  await insertEvent(db, row.id, row.account_id, row.device_id, row.type, row.payload, row.url, now);
-  return row.id;
+  const rows = await eventRows(db, device, type, data, now);
+  const first = rows[0];
+  if (first === undefined) return null;
+  if (rows.length === 1) {
+    await insertEvent(
+      db,
+      first.id,
+      first.account_id,
+      first.device_id,
+      first.type,
+      first.payload,
+      first.url,
+      now,
+      first.webhook_id,
+    );
+  } else {
+    await eventInsert.run(db, rows);
+  }
+  return first.webhook_id === null ? first.id : eventIdOf(first.payload);
+}
+
+/** The event id inside a stored payload (a delivery to an account webhook has an id of its own). */
+export function eventIdOf(payload: string): string {
+  const { id } = JSON.parse(payload) as { id: string };
+  return id;
 }

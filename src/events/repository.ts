@@ -1,17 +1,18 @@
 /**
  * SQL for webhook deliveries: claiming due events, writing attempt outcomes,
- * the delivery log, manual retries, and the ids of incoming messages.
+ * moving a paused receiver's backlog, and the ids of incoming messages (the
+ * delivery logs and manual retries are delivery-log-repository.ts).
  *
  * Owns: the `webhook_events` rows after they are recorded (record.ts inserts
  * them), `webhook_attempts` and `incoming_message_ids`.
  * Must never: decide a rule (when to retry, when to give up, what a device
  * may see); the deliverer and the service decide and pass values in.
  */
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
-import type { Database, Db, WebhookAttemptsTable, WebhookEventsTable } from '../store/schema.js';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../store/schema.js';
+import { inScope, type DeliveryScope } from './delivery-log-repository.js';
 
-export type EventRow = Selectable<WebhookEventsTable>;
-export type AttemptRow = Selectable<WebhookAttemptsTable>;
+export type { AttemptRow, DeliveryScope, EventRow } from './delivery-log-repository.js';
 
 /** What an attempt needs of a claimed event. */
 export interface ClaimedEvent {
@@ -22,6 +23,8 @@ export interface ClaimedEvent {
   readonly payload: string;
   readonly attempts: number;
   readonly created_at: number;
+  /** The account webhook it goes to; null: the device's own webhook_url. */
+  readonly webhook_id: string | null;
 }
 
 export interface ClaimParams {
@@ -30,10 +33,12 @@ export interface ClaimParams {
   readonly leaseUntil: number;
   /** How many rows to take at most. */
   readonly limit: number;
-  /** At most this many leased rows per device, counting those already in flight. */
+  /** At most this many leased rows per lane (a device and one destination), counting those already in flight. */
   readonly perDevice: number;
-  /** Devices whose rows this claim must not take (paused receivers). */
+  /** Devices whose own webhook_url's rows this claim must not take (paused receivers). */
   readonly skipDevices: readonly number[];
+  /** Account webhooks whose rows this claim must not take (paused receivers). */
+  readonly skipWebhooks: readonly string[];
   /** How many due rows one claim looks at. */
   readonly scan: number;
   /** Several processes share the store: skip rows another claim is taking right now. */
@@ -93,42 +98,48 @@ function paddedLists<T>(items: readonly T[]): T[][] {
 
 export const eventsRepository = {
   /**
-   * Leases due events in one statement. Devices already at `perDevice` leases
-   * are left out before the scan (so a dead receiver's backlog cannot fill it),
-   * and within the scan each device gets only the slots it has left.
+   * Leases due events in one statement. A lane is a device and one destination (its own webhook_url, or
+   * one account webhook): lanes already at `perDevice` leases are left out before the scan (so a dead
+   * receiver's backlog cannot fill it, nor hold the slots of the device's other destinations), and within
+   * the scan each lane gets only the slots it has left.
    * The lease moves `next_attempt_at` to its end too: rows in flight drop out
    * of the due range (the scan reads only work it can take), and a lease left
    * by a dead process comes due by itself when it runs out.
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
     const lock = p.skipLocked ? sql`for update skip locked` : sql``;
-    // Padded to a power of two (one statement text per size, see paddedLists); -1 is no device.
+    // Padded to a power of two (one statement text per size, see paddedLists); -1 and '-' are no receiver.
     const skipped = paddedLists(p.skipDevices.length === 0 ? [-1] : p.skipDevices)[0]!;
+    const skippedHooks = paddedLists(p.skipWebhooks.length === 0 ? ['-'] : p.skipWebhooks)[0]!;
     const result = await sql<ClaimedEvent>`
       with inflight as (
-        select device_id, count(*) as n from webhook_events
+        select device_id, coalesce(webhook_id, '') as hook, count(*) as n from webhook_events
         where locked_until > ${p.now}
-        group by device_id
+        group by device_id, coalesce(webhook_id, '')
       ),
       due as (
-        select id, device_id, next_attempt_at from webhook_events
-        where status = 'pending'
-          and next_attempt_at <= ${p.now}
-          and device_id not in (select device_id from inflight where n >= ${p.perDevice})
-          and device_id not in (${sql.join(skipped)})
-        order by next_attempt_at
+        select e.id, e.device_id, coalesce(e.webhook_id, '') as hook, e.next_attempt_at from webhook_events e
+        where e.status = 'pending'
+          and e.next_attempt_at <= ${p.now}
+          and not exists (
+            select 1 from inflight i
+            where i.device_id = e.device_id and i.hook = coalesce(e.webhook_id, '') and i.n >= ${p.perDevice}
+          )
+          and (e.webhook_id is not null or e.device_id not in (${sql.join(skipped)}))
+          and (e.webhook_id is null or e.webhook_id not in (${sql.join(skippedHooks)}))
+        order by e.next_attempt_at
         limit ${p.scan}
         ${lock}
       ),
       ranked as (
         select due.id, due.next_attempt_at,
-          row_number() over (partition by due.device_id order by due.next_attempt_at)
+          row_number() over (partition by due.device_id, due.hook order by due.next_attempt_at)
             + coalesce(inflight.n, 0) as slot
-        from due left join inflight on inflight.device_id = due.device_id
+        from due left join inflight on inflight.device_id = due.device_id and inflight.hook = due.hook
       )
       update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
       where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
-      returning id, account_id, device_id, type, payload, attempts, created_at
+      returning id, account_id, device_id, type, payload, attempts, created_at, webhook_id
     `.execute(db);
     return result.rows.map((row) => ({
       ...row,
@@ -136,7 +147,33 @@ export const eventsRepository = {
       device_id: Number(row.device_id),
       attempts: Number(row.attempts),
       created_at: Number(row.created_at),
+      webhook_id: row.webhook_id ?? null,
     }));
+  },
+
+  /** How each account webhook of a claim delivers now (read per attempt: URL, secret and headers may change). */
+  webhookTargets: async (db: Db, webhookIds: readonly string[]) => {
+    const rows = [];
+    for (const list of paddedLists(webhookIds)) {
+      rows.push(
+        ...(await db
+          .selectFrom('webhooks')
+          .select([
+            'id',
+            'account_id',
+            'url',
+            'format',
+            'headers',
+            'enabled',
+            'secret',
+            'secret_previous',
+            'secret_previous_until',
+          ])
+          .where('id', 'in', list)
+          .execute()),
+      );
+    }
+    return rows;
   },
 
   /** Where and how each device's deliveries go now (URL and secret are read per attempt: both may change). */
@@ -246,7 +283,7 @@ export const eventsRepository = {
    * `until` instead, at most `limit` of them, earliest first. No attempt is
    * counted. Answers how many moved.
    */
-  defer: async (db: Db, deviceId: number, until: number, now: number, limit: number): Promise<number> => {
+  defer: async (db: Db, scope: DeliveryScope, until: number, now: number, limit: number): Promise<number> => {
     const rows = await db
       .updateTable('webhook_events')
       .set({ next_attempt_at: until })
@@ -256,7 +293,7 @@ export const eventsRepository = {
         db
           .selectFrom('webhook_events')
           .select('id')
-          .where('device_id', '=', deviceId)
+          .where((eb) => inScope(eb, scope))
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<', until)
           .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
@@ -268,12 +305,12 @@ export const eventsRepository = {
     return rows.length;
   },
 
-  /** Waiting deliveries of the device created before `createdBefore` (the give-up age) end `failed`, unattempted. */
-  failExpired: async (db: Db, deviceId: number, createdBefore: number, now: number): Promise<void> => {
+  /** Waiting deliveries of the receiver created before `createdBefore` (the give-up age) end `failed`, unattempted. */
+  failExpired: async (db: Db, scope: DeliveryScope, createdBefore: number, now: number): Promise<void> => {
     await db
       .updateTable('webhook_events')
       .set({ status: 'failed', failed_at: now, locked_until: null })
-      .where('device_id', '=', deviceId)
+      .where((eb) => inScope(eb, scope))
       .where('status', '=', 'pending')
       .where('created_at', '<=', createdBefore)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
@@ -310,90 +347,6 @@ export const eventsRepository = {
       .where('status', '=', 'pending')
       .execute();
   },
-
-  // --- the delivery log -------------------------------------------------------------
-
-  page: (
-    db: Db,
-    accountId: number,
-    deviceId: number,
-    filter: { status?: string; type?: string; limit: number; offset: number },
-  ): Promise<EventRow[]> => {
-    let query = db
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where('device_id', '=', deviceId)
-      .where('account_id', '=', accountId);
-    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
-    return query
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filter.limit)
-      .offset(filter.offset)
-      .execute();
-  },
-
-  count: async (
-    db: Db,
-    accountId: number,
-    deviceId: number,
-    filter: { status?: string; type?: string },
-  ): Promise<number> => {
-    let query = db
-      .selectFrom('webhook_events')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('device_id', '=', deviceId)
-      .where('account_id', '=', accountId);
-    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-    if (filter.type !== undefined) query = query.where('type', '=', filter.type);
-    const row = await query.executeTakeFirst();
-    return Number(row?.n ?? 0);
-  },
-
-  find: (db: Db, accountId: number, deviceId: number, id: string): Promise<EventRow | undefined> =>
-    db
-      .selectFrom('webhook_events')
-      .selectAll()
-      .where('id', '=', id)
-      .where('device_id', '=', deviceId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst(),
-
-  attemptsOf: (db: Db, eventIds: readonly string[]): Promise<AttemptRow[]> =>
-    eventIds.length === 0
-      ? Promise.resolve([])
-      : db
-          .selectFrom('webhook_attempts')
-          .selectAll()
-          .where('event_id', 'in', eventIds)
-          .orderBy('attempted_at')
-          .orderBy('id')
-          .execute(),
-
-  /**
-   * A manual retry: the delivery becomes `pending`, due now, whatever its state (a failed one too). If an
-   * attempt is in flight (leased), it keeps its lease (and the lease's end as its due time) and is neither
-   * interrupted nor sent twice at once: the row is marked `retry_requested`, and the attempt's outcome sends
-   * it back here.
-   */
-  dueNow: (db: Db, accountId: number, deviceId: number, id: string, now: number): Promise<EventRow | undefined> =>
-    db
-      .updateTable('webhook_events')
-      .set((eb) => {
-        const inFlight = eb('locked_until', '>', now);
-        return {
-          status: 'pending',
-          failed_at: null,
-          next_attempt_at: eb.case().when(inFlight).then(eb.ref('next_attempt_at')).else(now).end(),
-          retry_requested: eb.case().when(inFlight).then(1).else(0).end(),
-        };
-      })
-      .where('id', '=', id)
-      .where('device_id', '=', deviceId)
-      .where('account_id', '=', accountId)
-      .returningAll()
-      .executeTakeFirst(),
 
   // --- incoming messages ------------------------------------------------------------
 

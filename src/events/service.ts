@@ -18,7 +18,7 @@ import { ApiError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { presentDelivery, type DeliveryJson } from './present.js';
 import { webhookFormat } from './formats/index.js';
-import { eventsRepository, type AttemptRow } from './repository.js';
+import { deliveryLogRepository, type AttemptRow } from './delivery-log-repository.js';
 
 /** How long a replaced webhook secret keeps signing deliveries beside the new one. */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -48,15 +48,20 @@ export class WebhooksService {
     const { db } = this.store;
     const where = { status: filter.status, type: filter.type };
     const [rows, total] = await Promise.all([
-      eventsRepository.page(db, accountId, deviceId, {
-        ...where,
-        limit: filter.per_page,
-        offset: (filter.page - 1) * filter.per_page,
-      }),
-      eventsRepository.count(db, accountId, deviceId, where),
+      deliveryLogRepository.page(
+        db,
+        accountId,
+        { deviceId },
+        {
+          ...where,
+          limit: filter.per_page,
+          offset: (filter.page - 1) * filter.per_page,
+        },
+      ),
+      deliveryLogRepository.count(db, accountId, { deviceId }, where),
     ]);
     const attempts = groupByEvent(
-      await eventsRepository.attemptsOf(
+      await deliveryLogRepository.attemptsOf(
         db,
         rows.map((row) => row.id),
       ),
@@ -67,15 +72,19 @@ export class WebhooksService {
   async retry(accountId: number, deviceId: number, deliveryId: string): Promise<DeliveryJson> {
     const device = await this.device(accountId, deviceId);
     const { db } = this.store;
-    const existing = await eventsRepository.find(db, accountId, deviceId, deliveryId);
+    const existing = await deliveryLogRepository.find(db, accountId, { deviceId }, deliveryId);
     if (existing === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
     if (device.webhook_url === null) {
       throw new ApiError('WEBHOOK_URL_NOT_SET', { error: 'set the device’s webhook_url before retrying a delivery' });
     }
-    const row = await eventsRepository.dueNow(db, accountId, deviceId, deliveryId, this.clock.now());
+    const row = await deliveryLogRepository.dueNow(db, accountId, { deviceId }, deliveryId, this.clock.now());
     if (row === undefined) throw new ApiError('DELIVERY_NOT_FOUND');
     this.onDue(deviceId);
-    return presentDelivery(row, await eventsRepository.attemptsOf(db, [row.id]), webhookFormat(device.webhook_format));
+    return presentDelivery(
+      row,
+      await deliveryLogRepository.attemptsOf(db, [row.id]),
+      webhookFormat(device.webhook_format),
+    );
   }
 
   async rotateSecret(accountId: number, deviceId: number): Promise<DeviceRow> {
@@ -99,7 +108,7 @@ export class WebhooksService {
   }
 }
 
-function groupByEvent(attempts: readonly AttemptRow[]): Map<string, AttemptRow[]> {
+export function groupByEvent(attempts: readonly AttemptRow[]): Map<string, AttemptRow[]> {
   const byEvent = new Map<string, AttemptRow[]>();
   for (const attempt of attempts) {
     const list = byEvent.get(attempt.event_id);

@@ -38,6 +38,7 @@ import * as m011c from './migrations/011c-poll-votes.js';
 import * as m012a from './migrations/012a-call-rejection.js';
 import * as m013a from './migrations/013a-chats.js';
 import * as m013b from './migrations/013b-message-source.js';
+import * as m013e from './migrations/013e-webhooks.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -71,6 +72,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['012a-call-rejection', m012a],
   ['013a-chats', m013a],
   ['013b-message-source', m013b],
+  ['013e-webhooks', m013e],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -102,6 +102,30 @@ export interface WebhookEventsTable {
   created_at: number;
   delivered_at: number | null;
   failed_at: number | null;
+  /** The account webhook this delivery goes to; null: the device's own `webhook_url` (013e). */
+  webhook_id: string | null;
+}
+
+/** An account's webhook, one destination of its events (013e; src/webhooks/). */
+export interface WebhooksTable {
+  /** `wh_...` */
+  id: string;
+  account_id: number;
+  url: string;
+  /** JSON array of device ids; null: every device of the account, present and future. */
+  devices: string | null;
+  /** JSON array of event types; null: every type. */
+  events: string | null;
+  format: string;
+  /** JSON object of custom headers sent with each delivery. */
+  headers: string;
+  enabled: number;
+  /** Signs its deliveries. Secret: never logged, returned only at creation and rotation. */
+  secret: string;
+  secret_previous: string | null;
+  secret_previous_until: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 export interface WebhookAttemptsTable {
@@ -295,6 +319,7 @@ export interface Database {
   token_revocations: TokenRevocationsTable;
   devices: DevicesTable;
   webhook_events: WebhookEventsTable;
+  webhooks: WebhooksTable;
   webhook_attempts: WebhookAttemptsTable;
   incoming_message_ids: IncomingMessageIdsTable;
   groups: GroupsTable;
