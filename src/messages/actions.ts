@@ -44,7 +44,7 @@ import { pendingQueueRow } from './queue-row.js';
 import { ReactionWriter, type ReactionRequest } from './reaction-writer.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
-import { messagesRepository, type MessageRow } from './repository.js';
+import { messagesRepository, type MessageOwner, type MessageRow } from './repository.js';
 import type { MediaOfMessages } from './reads.js';
 import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
 
@@ -249,8 +249,9 @@ export class MessageActions {
           return { answer: replayAnswer(claim.requestHash, requestHash, claim.response), queued: false };
         }
       }
-      // Read again inside the transaction: the decision is made on the row as it is now.
-      const row = (await messagesRepository.find(trx, accountId, id)) ?? found;
+      // Read again inside the transaction: the decision is made on the row as it is now (gone meanwhile: retention).
+      const row = await messagesRepository.find(trx, accountId, id);
+      if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
       const decision = await decide(trx, row, device);
       if (decision.queue !== null) {
         await actionsRepository.insertAction(trx, actionRow(row, decision.queue, clock.now()));
@@ -283,7 +284,7 @@ export class MessageActions {
   ): Promise<
     | { readonly answer: SendAnswer }
     | {
-        readonly found: MessageRow;
+        readonly found: MessageOwner;
         readonly device: DeviceRow & { readonly phone: string };
         readonly requestHash: string;
       }

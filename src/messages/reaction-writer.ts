@@ -31,14 +31,14 @@ import { pendingQueueRow } from './queue-row.js';
 import { reactionsRepository, type ReactionRow, type StoredReaction } from './reactions.js';
 import type { MediaOfMessages } from './reads.js';
 import { receiptsRepository } from './receipts.js';
-import { messagesRepository, type MessageRow, type NewMessageRow } from './repository.js';
+import { messagesRepository, type MessageOwner, type MessageRow, type NewMessageRow } from './repository.js';
 
 export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
 
 export interface ReactionRequest {
   readonly accountId: number;
-  /** The message as read before the batch (found in the request's account, its device checked). */
-  readonly found: MessageRow;
+  /** Whose the message is, as read before the batch (found in the request's account, its device checked). */
+  readonly found: MessageOwner;
   readonly device: DeviceRow & { readonly phone: string };
   readonly emoji: string;
   readonly key: string | undefined;
@@ -88,9 +88,11 @@ export class ReactionWriter {
     const current = await messagesRepository.findByIds(trx, ids);
     const rowOf = (item: ReactionRequest) => {
       const row = current.get(item.found.id);
-      return row !== undefined && row.account_id === item.accountId ? row : item.found;
+      return row !== undefined && row.account_id === item.accountId ? row : undefined;
     };
-    const incomingIds = live.map((i) => rowOf(items[i]!)).filter((row) => row.direction !== 'outgoing');
+    const incomingIds = live
+      .map((i) => rowOf(items[i]!))
+      .filter((row): row is MessageRow => row !== undefined && row.direction !== 'outgoing');
     const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incomingIds.map((r) => r.id))]);
     const state = new Map<string, Map<string, StoredReaction>>();
     const initially = new Set<string>();
@@ -105,9 +107,13 @@ export class ReactionWriter {
     for (const i of live) {
       const item = items[i]!;
       const row = rowOf(item);
-      const target = targetOf(row, networkIds);
-      if (target instanceof ApiError) {
-        outcomes[i] = { kind: 'refused', error: target };
+      // Gone since the look-up before the batch (retention): nothing left to react to.
+      const target = row === undefined ? new ApiError('MESSAGE_NOT_FOUND') : targetOf(row, networkIds);
+      if (target instanceof ApiError || row === undefined) {
+        outcomes[i] = {
+          kind: 'refused',
+          error: target instanceof ApiError ? target : new ApiError('MESSAGE_NOT_FOUND'),
+        };
         // A refused reaction keeps nothing: its key is free again (in this transaction, before anyone sees it).
         if (item.key !== undefined) await idempotencyRepository.releaseIdempotencyKey(trx, item.accountId, item.key);
         continue;
