@@ -15,7 +15,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
-import type { DeviceRow } from '../devices/repository.js';
+import { devicesRepository, type DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
 import type { QuotedMessage } from '../network/network.js';
 import type { Committer } from '../store/batcher.js';
@@ -31,22 +31,30 @@ import { pendingQueueRow } from './queue-row.js';
 import { reactionsRepository, type ReactionRow, type StoredReaction } from './reactions.js';
 import type { MediaOfMessages } from './reads.js';
 import { receiptsRepository } from './receipts.js';
-import { messagesRepository, type MessageOwner, type MessageRow, type NewMessageRow } from './repository.js';
+import { messagesRepository, type MessageRow, type NewMessageRow } from './repository.js';
 
 export const FAILED_TARGET = 'is a message that failed to send: it cannot be reacted to';
 
 export interface ReactionRequest {
   readonly accountId: number;
-  /** Whose the message is, as read before the batch (found in the request's account, its device checked). */
-  readonly found: MessageOwner;
-  readonly device: DeviceRow & { readonly phone: string };
+  /** The message reacted to (the gateway's id); found in the batch, in the request's account, or a 404. */
+  readonly messageId: string;
   readonly emoji: string;
   readonly key: string | undefined;
   readonly requestHash: string;
 }
 
+/**
+ * Whether the message's device may react now (actions.ts, as every action checks it): the device with its number,
+ * or the refusal. `device` is the device holding the message's number now (undefined: none).
+ */
+export type DeviceCheck = (
+  row: MessageRow,
+  device: DeviceRow | undefined,
+) => (DeviceRow & { readonly phone: string }) | ApiError;
+
 export type ReactionOutcome =
-  | { readonly kind: 'ok'; readonly answer: SendAnswer; readonly queued: boolean }
+  | { readonly kind: 'ok'; readonly answer: SendAnswer; readonly queued: boolean; readonly deviceId: number }
   | { readonly kind: 'refused'; readonly error: ApiError }
   | { readonly kind: 'replay'; readonly requestHash: string; readonly response: string };
 
@@ -66,6 +74,7 @@ export class ReactionWriter {
   constructor(
     committer: Committer,
     private readonly clock: Clock,
+    private readonly checkDevice: DeviceCheck,
     private readonly announce: Announce | undefined,
     private readonly incomingMedia: MediaOfMessages | undefined,
   ) {
@@ -83,20 +92,20 @@ export class ReactionWriter {
     for (const [i, replay] of replays) outcomes[i] = { kind: 'replay', ...replay };
     const live = [...items.keys()].filter((i) => outcomes[i] === undefined && !followers.has(i));
 
-    // The targets as they are now, their network ids and their reactions: one statement each for the whole batch.
-    const ids = [...new Set(live.map((i) => items[i]!.found.id))];
+    // The targets as they are now, their devices, network ids and reactions: one statement each for the whole batch.
+    const ids = [...new Set(live.map((i) => items[i]!.messageId))];
     const current = await messagesRepository.findByIds(trx, ids);
     const rowOf = (item: ReactionRequest) => {
-      const row = current.get(item.found.id);
+      const row = current.get(item.messageId);
       return row !== undefined && row.account_id === item.accountId ? row : undefined;
     };
-    const incomingIds = live
-      .map((i) => rowOf(items[i]!))
-      .filter((row): row is MessageRow => row !== undefined && row.direction !== 'outgoing');
-    const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incomingIds.map((r) => r.id))]);
+    const found = live.map((i) => rowOf(items[i]!)).filter((row): row is MessageRow => row !== undefined);
+    const devices = await devicesOf(trx, found);
+    const incoming = found.filter((row) => row.direction !== 'outgoing');
+    const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incoming.map((r) => r.id))]);
     const state = new Map<string, Map<string, StoredReaction>>();
     const initially = new Set<string>();
-    for (const stored of await reactionsRepository.storedOf(trx, ids)) {
+    for (const stored of await reactionsRepository.storedOf(trx, [...new Set(found.map((row) => row.id))])) {
       ofMessage(state, stored.message_id).set(stored.phone, stored);
       initially.add(pairKey(stored.message_id, stored.phone));
     }
@@ -106,30 +115,26 @@ export class ReactionWriter {
     const decided: Decided[] = [];
     for (const i of live) {
       const item = items[i]!;
-      const row = rowOf(item);
-      // Gone since the look-up before the batch (retention): nothing left to react to.
-      const target = row === undefined ? new ApiError('MESSAGE_NOT_FOUND') : targetOf(row, networkIds);
-      if (target instanceof ApiError || row === undefined) {
-        outcomes[i] = {
-          kind: 'refused',
-          error: target instanceof ApiError ? target : new ApiError('MESSAGE_NOT_FOUND'),
-        };
+      const checked = this.checked(rowOf(item), devices, networkIds);
+      if (checked instanceof ApiError) {
+        outcomes[i] = { kind: 'refused', error: checked };
         // A refused reaction keeps nothing: its key is free again (in this transaction, before anyone sees it).
         if (item.key !== undefined) await idempotencyRepository.releaseIdempotencyKey(trx, item.accountId, item.key);
         continue;
       }
+      const { row, device, target } = checked;
       const reactions = ofMessage(state, row.id);
-      const changed = (reactions.get(item.device.phone)?.emoji ?? '') !== item.emoji;
+      const changed = (reactions.get(device.phone)?.emoji ?? '') !== item.emoji;
       if (changed) {
-        if (item.emoji === '') reactions.delete(item.device.phone);
+        if (item.emoji === '') reactions.delete(device.phone);
         else
-          reactions.set(item.device.phone, {
+          reactions.set(device.phone, {
             message_id: row.id,
-            phone: item.device.phone,
+            phone: device.phone,
             emoji: item.emoji,
             reacted_at: now,
           });
-        touched.set(pairKey(row.id, item.device.phone), [row.id, item.device.phone]);
+        touched.set(pairKey(row.id, device.phone), [row.id, device.phone]);
         queueRows.push(queueRow(row, target, item.emoji, now));
       }
       decided.push({ index: i, row, reactions: shownReactions(reactions), queued: changed });
@@ -167,13 +172,35 @@ export class ReactionWriter {
         message: item.emoji === '' ? 'Reaction removed' : 'Reaction sent',
         data,
       };
-      outcomes[index] = { kind: 'ok', answer, queued };
+      outcomes[index] = { kind: 'ok', answer, queued, deviceId: row.device_id };
       if (item.key !== undefined) {
         await idempotencyRepository.saveIdempotentResponse(trx, item.accountId, item.key, JSON.stringify(answer));
       }
     }
     for (const [i, leader] of followers) outcomes[i] = followerOutcome(items[i]!, items[leader]!, outcomes[leader]!);
     return outcomes as ReactionOutcome[];
+  }
+
+  /**
+   * The message (undefined: not found in the request's account, or gone since the request was checked), its device
+   * (allowed to act now) and the message as the network knows it; or the refusal.
+   */
+  private checked(
+    row: MessageRow | undefined,
+    devices: ReadonlyMap<string, DeviceRow>,
+    networkIds: ReadonlyMap<string, string>,
+  ):
+    | {
+        readonly row: MessageRow;
+        readonly device: DeviceRow & { readonly phone: string };
+        readonly target: QuotedMessage;
+      }
+    | ApiError {
+    if (row === undefined) return new ApiError('MESSAGE_NOT_FOUND');
+    const device = this.checkDevice(row, devices.get(deviceKey(row)));
+    if (device instanceof ApiError) return device;
+    const target = targetOf(row, networkIds);
+    return target instanceof ApiError ? target : { row, device, target };
   }
 
   /** What the answers show beside the reactions: group receipts, poll votes, incoming media (one read each). */
@@ -217,6 +244,21 @@ function targetOf(row: MessageRow, networkIds: ReadonlyMap<string, string>): Quo
   if (row.direction === 'outgoing') return target;
   const networkId = networkIds.get(networkIdKey(row.device_id, row.id));
   return networkId === undefined ? new ApiError('MESSAGE_NOT_FOUND') : { ...target, id: networkId };
+}
+
+const deviceKey = (row: MessageRow) => `${row.account_id}\u0000${row.device_phone}`;
+
+/** The device holding each message's number now, by account and number (as the sender directory finds it). */
+async function devicesOf(trx: Transaction<Database>, rows: readonly MessageRow[]): Promise<Map<string, DeviceRow>> {
+  const asked = new Map<string, { readonly accountId: number; readonly phone: string }>();
+  for (const row of rows) asked.set(deviceKey(row), { accountId: row.account_id, phone: row.device_phone });
+  const found = await devicesRepository.findByPhones(trx, [...asked.values()]);
+  const devices = new Map<string, DeviceRow>();
+  [...asked.keys()].forEach((key, i) => {
+    const device = found[i];
+    if (device !== undefined) devices.set(key, device);
+  });
+  return devices;
 }
 
 function ofMessage(state: Map<string, Map<string, StoredReaction>>, messageId: string): Map<string, StoredReaction> {
