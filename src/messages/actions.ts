@@ -95,7 +95,10 @@ export class MessageActions {
     this.reactions = new ReactionWriter(
       options.committer,
       options.clock,
-      (row, device) => this.allowedDevice(row, device, true),
+      {
+        find: (db, accountId, phone) => options.senders.findByPhoneIn(db, accountId, phone),
+        check: (row, device) => this.allowedDevice(row, device, true),
+      },
       options.announce,
       options.incomingMedia,
     );

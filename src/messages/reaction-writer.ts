@@ -2,11 +2,14 @@
  * Reactions accepted in batches with multi-row statements (docs/internals.md, Message actions; issue 26), on both
  * stores: every `POST /messages/{id}/reaction` that arrives while a commit is in flight joins the next shared commit
  * (store/batcher.ts), as sends do (acceptance.ts), and the batch costs a few statements, not a few per reaction: one
- * read of the targets, one of their incoming network ids, one of their reactions, one upsert and one delete of the
- * reactions' end state, one multi-row insert of the queue rows, and the reads the answers show.
+ * read of the targets (nothing is read between a request and its batch), their devices (those not known from the
+ * last second), one read of their incoming network ids, one of their reactions, one upsert and one delete of the
+ * reactions' end state (prepared, the pairs in one parameter), one multi-row insert of the queue rows, and the reads
+ * the answers show.
  *
- * Owns: deciding each reaction of a batch in arrival order on the state the earlier ones left (the same phone's two
- * reactions to one message in one batch: the second sees the first), the Idempotency-Key claims of reactions (a
+ * Owns: finding each reaction's message in the request's account and checking its device (the rule is actions.ts's,
+ * as for every action), deciding each reaction of a batch in arrival order on the state the earlier ones left (the
+ * same phone's two reactions to one message in one batch: the second sees the first), the Idempotency-Key claims of reactions (a
  * refused reaction gives its key back, a later request of the batch with a key claimed earlier in it waits for that
  * one's outcome), the queue rows of the reactions that changed something, and their answers (the message with its
  * reactions as they were right after that reaction).
@@ -15,11 +18,11 @@
  */
 import type { Transaction } from 'kysely';
 import type { Clock } from '../clock.js';
-import { devicesRepository, type DeviceRow } from '../devices/repository.js';
+import type { DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
 import type { QuotedMessage } from '../network/network.js';
 import type { Committer } from '../store/batcher.js';
-import type { Database } from '../store/schema.js';
+import type { Database, Db } from '../store/schema.js';
 import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
 import { actionTarget } from './actions-rules.js';
 import { claimBatchKeys } from './batch-keys.js';
@@ -44,14 +47,13 @@ export interface ReactionRequest {
   readonly requestHash: string;
 }
 
-/**
- * Whether the message's device may react now (actions.ts, as every action checks it): the device with its number,
- * or the refusal. `device` is the device holding the message's number now (undefined: none).
- */
-export type DeviceCheck = (
-  row: MessageRow,
-  device: DeviceRow | undefined,
-) => (DeviceRow & { readonly phone: string }) | ApiError;
+/** The devices of a batch's messages (actions.ts: as every action finds and checks them). */
+export interface ReactionDevices {
+  /** The account's device holding this number now (undefined: none), read through `db` when not known already. */
+  find(db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined>;
+  /** Whether the message's device may react now: the device with its number, or the refusal. */
+  check(row: MessageRow, device: DeviceRow | undefined): (DeviceRow & { readonly phone: string }) | ApiError;
+}
 
 export type ReactionOutcome =
   | { readonly kind: 'ok'; readonly answer: SendAnswer; readonly queued: boolean; readonly deviceId: number }
@@ -74,7 +76,7 @@ export class ReactionWriter {
   constructor(
     committer: Committer,
     private readonly clock: Clock,
-    private readonly checkDevice: DeviceCheck,
+    private readonly devices: ReactionDevices,
     private readonly announce: Announce | undefined,
     private readonly incomingMedia: MediaOfMessages | undefined,
   ) {
@@ -100,7 +102,7 @@ export class ReactionWriter {
       return row !== undefined && row.account_id === item.accountId ? row : undefined;
     };
     const found = live.map((i) => rowOf(items[i]!)).filter((row): row is MessageRow => row !== undefined);
-    const devices = await devicesOf(trx, found);
+    const devices = await this.devicesOf(trx, found);
     const incoming = found.filter((row) => row.direction !== 'outgoing');
     const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incoming.map((r) => r.id))]);
     const state = new Map<string, Map<string, StoredReaction>>();
@@ -181,6 +183,20 @@ export class ReactionWriter {
     return outcomes as ReactionOutcome[];
   }
 
+  /** The device holding each message's number now, by account and number (known ones are not read again). */
+  private async devicesOf(trx: Transaction<Database>, rows: readonly MessageRow[]): Promise<Map<string, DeviceRow>> {
+    const devices = new Map<string, DeviceRow>();
+    const asked = new Set<string>();
+    for (const row of rows) {
+      const key = deviceKey(row);
+      if (asked.has(key)) continue;
+      asked.add(key);
+      const device = await this.devices.find(trx, row.account_id, row.device_phone);
+      if (device !== undefined) devices.set(key, device);
+    }
+    return devices;
+  }
+
   /**
    * The message (undefined: not found in the request's account, or gone since the request was checked), its device
    * (allowed to act now) and the message as the network knows it; or the refusal.
@@ -197,7 +213,7 @@ export class ReactionWriter {
       }
     | ApiError {
     if (row === undefined) return new ApiError('MESSAGE_NOT_FOUND');
-    const device = this.checkDevice(row, devices.get(deviceKey(row)));
+    const device = this.devices.check(row, devices.get(deviceKey(row)));
     if (device instanceof ApiError) return device;
     const target = targetOf(row, networkIds);
     return target instanceof ApiError ? target : { row, device, target };
@@ -247,19 +263,6 @@ function targetOf(row: MessageRow, networkIds: ReadonlyMap<string, string>): Quo
 }
 
 const deviceKey = (row: MessageRow) => `${row.account_id}\u0000${row.device_phone}`;
-
-/** The device holding each message's number now, by account and number (as the sender directory finds it). */
-async function devicesOf(trx: Transaction<Database>, rows: readonly MessageRow[]): Promise<Map<string, DeviceRow>> {
-  const asked = new Map<string, { readonly accountId: number; readonly phone: string }>();
-  for (const row of rows) asked.set(deviceKey(row), { accountId: row.account_id, phone: row.device_phone });
-  const found = await devicesRepository.findByPhones(trx, [...asked.values()]);
-  const devices = new Map<string, DeviceRow>();
-  [...asked.keys()].forEach((key, i) => {
-    const device = found[i];
-    if (device !== undefined) devices.set(key, device);
-  });
-  return devices;
-}
 
 function ofMessage(state: Map<string, Map<string, StoredReaction>>, messageId: string): Map<string, StoredReaction> {
   let reactions = state.get(messageId);

@@ -4,6 +4,7 @@
 // its later requests.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { devicesRepository } from '../../src/devices/repository.js';
 import { ApiError } from '../../src/errors.js';
 import { ReactionWriter, type ReactionRequest } from '../../src/messages/reaction-writer.js';
 import { reactionsRepository } from '../../src/messages/reactions.js';
@@ -30,10 +31,13 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
     writer = new ReactionWriter(
       new Committer(gw.app.store.db),
       systemClock,
-      (row, device) =>
-        device === undefined || device.phone === null || unpaired.has(row.id)
-          ? new ApiError('DEVICE_NOT_CONNECTED', { error: 'not paired' })
-          : { ...device, phone: device.phone },
+      {
+        find: (db, accountId, phone) => devicesRepository.findByPhone(db, accountId, phone),
+        check: (row, device) =>
+          device === undefined || device.phone === null || unpaired.has(row.id)
+            ? new ApiError('DEVICE_NOT_CONNECTED', { error: 'not paired' })
+            : { ...device, phone: device.phone },
+      },
       undefined,
       undefined,
     );
