@@ -10,6 +10,7 @@
  * Must never: cache a miss (a device created a moment ago must be found).
  */
 import DataLoader from 'dataloader';
+import type { Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import { devicesRepository, type DeviceRow } from './repository.js';
 
@@ -36,13 +37,31 @@ export class DeviceDirectory {
     const hit = this.cache.get(key);
     if (hit !== undefined && now - hit.at < TTL_MS) return hit.row;
     const row = await this.lookups.load({ accountId, phone });
+    this.remember(key, row, now);
+    return row;
+  }
+
+  /**
+   * As findByPhone, from inside a transaction (`db`): a miss is read through it, alone, and remembered as any other.
+   * On SQLite the store's one connection is the transaction's, so the gathered read outside it would wait for it.
+   */
+  async findByPhoneIn(db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined> {
+    const key = `${accountId}:${phone}`;
+    const now = Date.now();
+    const hit = this.cache.get(key);
+    if (hit !== undefined && now - hit.at < TTL_MS) return hit.row;
+    const row = await devicesRepository.findByPhone(db, accountId, phone);
+    this.remember(key, row, now);
+    return row;
+  }
+
+  private remember(key: string, row: DeviceRow | undefined, now: number): void {
     if (row === undefined) {
       this.cache.delete(key);
-      return undefined;
+      return;
     }
     if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { row, at: now });
-    return row;
   }
 
   /** A device changed (settings, status, pairing, deletion): forget what is known. Rare, so all of it. */

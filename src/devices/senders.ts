@@ -23,6 +23,7 @@ export interface SendersOptions {
 export function senderDirectory({ directory, connections, node, serverName }: SendersOptions): SenderDirectory {
   return {
     findByPhone: (accountId, phone) => directory.findByPhone(accountId, phone),
+    findByPhoneIn: (db, accountId, phone) => directory.findByPhoneIn(db, accountId, phone),
     isConnected: (device) =>
       connections.isConnected(device.id) ||
       (node !== null &&

@@ -42,10 +42,10 @@ import { hasMemberReceipts, presentMessage } from './present.js';
 import { pollVotesRepository } from './poll-votes.js';
 import { quotaRepository } from './quota-repository.js';
 import { pendingQueueRow } from './queue-row.js';
-import { ReactionWriter, type ReactionRequest } from './reaction-writer.js';
+import { ReactionWriter } from './reaction-writer.js';
 import { reactionsRepository } from './reactions.js';
 import { receiptsRepository } from './receipts.js';
-import { messagesRepository, type MessageRow } from './repository.js';
+import { messagesRepository, type MessageOwner, type MessageRow } from './repository.js';
 import type { MediaOfMessages } from './reads.js';
 import { hashBody, type MessagesService, type SenderDirectory } from './service.js';
 
@@ -93,26 +93,44 @@ export class MessageActions {
   constructor(private readonly options: MessageActionsOptions) {
     this.lookups = new MessageLookups(options.store.db);
     this.batches = new ActionBatches(options.committer, options.store.db);
-    this.reactions = new ReactionWriter(options.committer, options.clock, options.announce, options.incomingMedia);
+    this.reactions = new ReactionWriter(
+      options.committer,
+      options.clock,
+      {
+        find: (db, accountId, phone) => options.senders.findByPhoneIn(db, accountId, phone),
+        check: (row, device) => this.allowedDevice(row, device, true),
+      },
+      options.announce,
+      options.incomingMedia,
+    );
   }
 
   /**
-   * `POST /messages/{id}/reaction {emoji}`: checked as every action is, then decided and written with the other
-   * reactions of the next shared commit in multi-row statements, on both stores (reaction-writer.ts).
+   * `POST /messages/{id}/reaction {emoji}`: the body checked here (and a live key's answer replayed), the rest of what
+   * every action checks (the message, its device) in the next shared commit with the other reactions of it, read for
+   * the whole batch at once and written in multi-row statements, on both stores (reaction-writer.ts).
    */
   async react(accountId: number, id: string, body: unknown, key: string | undefined): Promise<SendAnswer> {
     const emoji = validateEmoji(body);
-    const checked = await this.check(accountId, id, { action: 'reaction', emoji }, key, true);
-    if ('answer' in checked) return checked.answer;
-    const request: ReactionRequest = { accountId, emoji, key, ...checked };
-    const outcome = await this.reactions.accept(request);
+    const requestHash = key === undefined ? '' : hashBody({ action: 'reaction', emoji, message_id: id });
+    if (key !== undefined) {
+      const replay = await replayOfStoredKey(
+        this.options.store.db,
+        this.options.clock.now(),
+        accountId,
+        key,
+        requestHash,
+      );
+      if (replay !== null) return replay;
+    }
+    const outcome = await this.reactions.accept({ accountId, messageId: id, emoji, key, requestHash });
     switch (outcome.kind) {
       case 'refused':
         throw outcome.error;
       case 'replay':
-        return replayAnswer(outcome.requestHash, checked.requestHash, outcome.response);
+        return replayAnswer(outcome.requestHash, requestHash, outcome.response);
       case 'ok':
-        if (outcome.queued) this.options.onAccepted(checked.found.device_id);
+        if (outcome.queued) this.options.onAccepted(outcome.deviceId);
         return outcome.answer;
     }
   }
@@ -253,8 +271,9 @@ export class MessageActions {
           return { answer: replayAnswer(claim.requestHash, requestHash, claim.response), queued: false };
         }
       }
-      // Read again inside the transaction: the decision is made on the row as it is now.
-      const row = (await messagesRepository.find(trx, accountId, id)) ?? found;
+      // Read again inside the transaction: the decision is made on the row as it is now (gone meanwhile: retention).
+      const row = await messagesRepository.find(trx, accountId, id);
+      if (row === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
       const decision = await decide(trx, row, device);
       if (decision.queue !== null) {
         await actionsRepository.insertAction(trx, actionRow(row, decision.queue, clock.now()));
@@ -287,7 +306,7 @@ export class MessageActions {
   ): Promise<
     | { readonly answer: SendAnswer }
     | {
-        readonly found: MessageRow;
+        readonly found: MessageOwner;
         readonly device: DeviceRow & { readonly phone: string };
         readonly requestHash: string;
       }
@@ -301,11 +320,31 @@ export class MessageActions {
     const found = await this.lookups.find(accountId, id);
     if (found === undefined) throw new ApiError('MESSAGE_NOT_FOUND');
     const device = await this.options.senders.findByPhone(accountId, found.device_phone);
+    const allowed = this.allowedDevice(found, device, needsConnection);
+    if (allowed instanceof ApiError) throw allowed;
+    return { found, device: allowed, requestHash };
+  }
+
+  /**
+   * The message's device with its number if it may act now, or why not: `device` is the one holding the message's
+   * number now (undefined: none); it must be the message's, still paired and, when the action needs the network,
+   * connected (reactions check this in their batch: reaction-writer.ts).
+   */
+  private allowedDevice(
+    found: MessageOwner,
+    device: DeviceRow | undefined,
+    needsConnection: boolean,
+  ): (DeviceRow & { readonly phone: string }) | ApiError {
     if (device === undefined || device.id !== found.device_id || device.phone === null) {
-      throw new ApiError('DEVICE_NOT_CONNECTED', { error: 'the message’s device is no longer paired with its number' });
+      return new ApiError('DEVICE_NOT_CONNECTED', {
+        error: 'the message’s device is no longer paired with its number',
+      });
     }
-    if (needsConnection) this.requireConnected(device);
-    return { found, device: { ...device, phone: device.phone }, requestHash };
+    if (needsConnection) {
+      if (device.status === 'SUSPENDED') return new ApiError('DEVICE_SUSPENDED');
+      if (!this.options.senders.isConnected(device)) return new ApiError('DEVICE_NOT_CONNECTED');
+    }
+    return { ...device, phone: device.phone };
   }
 
   private requireConnected(device: DeviceRow): void {

@@ -3,12 +3,13 @@
  *
  * Owns: gathering the look-ups of one turn of the event loop into one statement (actions parsed together ask
  * together: one round trip for all, as the device look-ups of sends do, devices/directory.ts).
- * Must never: cache anything (every action decides on the row as the store has it now), or answer a message of
- * another account or a queue row of an action.
+ * Must never: cache anything, decide on what it read (only whose message it is and which device holds it: the
+ * action's own transaction reads the whole row again and decides on it as the store has it then), or answer a
+ * message of another account or a queue row of an action.
  */
 import DataLoader from 'dataloader';
 import type { Db } from '../store/schema.js';
-import { messagesRepository, type MessageRow } from './repository.js';
+import { messagesRepository, type MessageOwner } from './repository.js';
 
 interface Lookup {
   readonly accountId: number;
@@ -16,12 +17,12 @@ interface Lookup {
 }
 
 export class MessageLookups {
-  private readonly lookups: DataLoader<Lookup, MessageRow | undefined, string>;
+  private readonly lookups: DataLoader<Lookup, MessageOwner | undefined, string>;
 
   constructor(db: Db) {
     this.lookups = new DataLoader(
       async (asked: readonly Lookup[]) => {
-        const found = await messagesRepository.findByIds(db, [...new Set(asked.map((lookup) => lookup.id))]);
+        const found = await messagesRepository.ownersOf(db, [...new Set(asked.map((lookup) => lookup.id))]);
         return asked.map(({ accountId, id }) => {
           const row = found.get(id);
           return row !== undefined && row.account_id === accountId ? row : undefined;
@@ -31,8 +32,8 @@ export class MessageLookups {
     );
   }
 
-  /** The account's message with this id (as messagesRepository.find answers it). */
-  find(accountId: number, id: string): Promise<MessageRow | undefined> {
+  /** Whose the account's message with this id is (undefined: none, as messagesRepository.find answers it). */
+  find(accountId: number, id: string): Promise<MessageOwner | undefined> {
     return this.lookups.load({ accountId, id });
   }
 }

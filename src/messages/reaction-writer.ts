@@ -2,11 +2,14 @@
  * Reactions accepted in batches with multi-row statements (docs/internals.md, Message actions; issue 26), on both
  * stores: every `POST /messages/{id}/reaction` that arrives while a commit is in flight joins the next shared commit
  * (store/batcher.ts), as sends do (acceptance.ts), and the batch costs a few statements, not a few per reaction: one
- * read of the targets, one of their incoming network ids, one of their reactions, one upsert and one delete of the
- * reactions' end state, one multi-row insert of the queue rows, and the reads the answers show.
+ * read of the targets (nothing is read between a request and its batch), their devices (those not known from the
+ * last second), one read of their incoming network ids, one of their reactions, one upsert and one delete of the
+ * reactions' end state (prepared, the pairs in one parameter), one multi-row insert of the queue rows, and the reads
+ * the answers show.
  *
- * Owns: deciding each reaction of a batch in arrival order on the state the earlier ones left (the same phone's two
- * reactions to one message in one batch: the second sees the first), the Idempotency-Key claims of reactions (a
+ * Owns: finding each reaction's message in the request's account and checking its device (the rule is actions.ts's,
+ * as for every action), deciding each reaction of a batch in arrival order on the state the earlier ones left (the
+ * same phone's two reactions to one message in one batch: the second sees the first), the Idempotency-Key claims of reactions (a
  * refused reaction gives its key back, a later request of the batch with a key claimed earlier in it waits for that
  * one's outcome), the queue rows of the reactions that changed something, and their answers (the message with its
  * reactions as they were right after that reaction).
@@ -19,7 +22,7 @@ import type { DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
 import type { QuotedMessage } from '../network/network.js';
 import type { Committer } from '../store/batcher.js';
-import type { Database } from '../store/schema.js';
+import type { Database, Db } from '../store/schema.js';
 import { IDEMPOTENCY_WINDOW_MS, type SendAnswer } from './acceptance.js';
 import { actionTarget } from './actions-rules.js';
 import { claimBatchKeys } from './batch-keys.js';
@@ -37,16 +40,23 @@ export const FAILED_TARGET = 'is a message that failed to send: it cannot be rea
 
 export interface ReactionRequest {
   readonly accountId: number;
-  /** The message as read before the batch (found in the request's account, its device checked). */
-  readonly found: MessageRow;
-  readonly device: DeviceRow & { readonly phone: string };
+  /** The message reacted to (the gateway's id); found in the batch, in the request's account, or a 404. */
+  readonly messageId: string;
   readonly emoji: string;
   readonly key: string | undefined;
   readonly requestHash: string;
 }
 
+/** The devices of a batch's messages (actions.ts: as every action finds and checks them). */
+export interface ReactionDevices {
+  /** The account's device holding this number now (undefined: none), read through `db` when not known already. */
+  find(db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined>;
+  /** Whether the message's device may react now: the device with its number, or the refusal. */
+  check(row: MessageRow, device: DeviceRow | undefined): (DeviceRow & { readonly phone: string }) | ApiError;
+}
+
 export type ReactionOutcome =
-  | { readonly kind: 'ok'; readonly answer: SendAnswer; readonly queued: boolean }
+  | { readonly kind: 'ok'; readonly answer: SendAnswer; readonly queued: boolean; readonly deviceId: number }
   | { readonly kind: 'refused'; readonly error: ApiError }
   | { readonly kind: 'replay'; readonly requestHash: string; readonly response: string };
 
@@ -66,6 +76,7 @@ export class ReactionWriter {
   constructor(
     committer: Committer,
     private readonly clock: Clock,
+    private readonly devices: ReactionDevices,
     private readonly announce: Announce | undefined,
     private readonly incomingMedia: MediaOfMessages | undefined,
   ) {
@@ -83,18 +94,20 @@ export class ReactionWriter {
     for (const [i, replay] of replays) outcomes[i] = { kind: 'replay', ...replay };
     const live = [...items.keys()].filter((i) => outcomes[i] === undefined && !followers.has(i));
 
-    // The targets as they are now, their network ids and their reactions: one statement each for the whole batch.
-    const ids = [...new Set(live.map((i) => items[i]!.found.id))];
+    // The targets as they are now, their devices, network ids and reactions: one statement each for the whole batch.
+    const ids = [...new Set(live.map((i) => items[i]!.messageId))];
     const current = await messagesRepository.findByIds(trx, ids);
     const rowOf = (item: ReactionRequest) => {
-      const row = current.get(item.found.id);
-      return row !== undefined && row.account_id === item.accountId ? row : item.found;
+      const row = current.get(item.messageId);
+      return row !== undefined && row.account_id === item.accountId ? row : undefined;
     };
-    const incomingIds = live.map((i) => rowOf(items[i]!)).filter((row) => row.direction !== 'outgoing');
-    const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incomingIds.map((r) => r.id))]);
+    const found = live.map((i) => rowOf(items[i]!)).filter((row): row is MessageRow => row !== undefined);
+    const devices = await this.devicesOf(trx, found);
+    const incoming = found.filter((row) => row.direction !== 'outgoing');
+    const networkIds = await incomingIdsRepository.incomingNetworkIds(trx, [...new Set(incoming.map((r) => r.id))]);
     const state = new Map<string, Map<string, StoredReaction>>();
     const initially = new Set<string>();
-    for (const stored of await reactionsRepository.storedOf(trx, ids)) {
+    for (const stored of await reactionsRepository.storedOf(trx, [...new Set(found.map((row) => row.id))])) {
       ofMessage(state, stored.message_id).set(stored.phone, stored);
       initially.add(pairKey(stored.message_id, stored.phone));
     }
@@ -104,26 +117,26 @@ export class ReactionWriter {
     const decided: Decided[] = [];
     for (const i of live) {
       const item = items[i]!;
-      const row = rowOf(item);
-      const target = targetOf(row, networkIds);
-      if (target instanceof ApiError) {
-        outcomes[i] = { kind: 'refused', error: target };
+      const checked = this.checked(rowOf(item), devices, networkIds);
+      if (checked instanceof ApiError) {
+        outcomes[i] = { kind: 'refused', error: checked };
         // A refused reaction keeps nothing: its key is free again (in this transaction, before anyone sees it).
         if (item.key !== undefined) await idempotencyRepository.releaseIdempotencyKey(trx, item.accountId, item.key);
         continue;
       }
+      const { row, device, target } = checked;
       const reactions = ofMessage(state, row.id);
-      const changed = (reactions.get(item.device.phone)?.emoji ?? '') !== item.emoji;
+      const changed = (reactions.get(device.phone)?.emoji ?? '') !== item.emoji;
       if (changed) {
-        if (item.emoji === '') reactions.delete(item.device.phone);
+        if (item.emoji === '') reactions.delete(device.phone);
         else
-          reactions.set(item.device.phone, {
+          reactions.set(device.phone, {
             message_id: row.id,
-            phone: item.device.phone,
+            phone: device.phone,
             emoji: item.emoji,
             reacted_at: now,
           });
-        touched.set(pairKey(row.id, item.device.phone), [row.id, item.device.phone]);
+        touched.set(pairKey(row.id, device.phone), [row.id, device.phone]);
         queueRows.push(queueRow(row, target, item.emoji, now));
       }
       decided.push({ index: i, row, reactions: shownReactions(reactions), queued: changed });
@@ -161,13 +174,49 @@ export class ReactionWriter {
         message: item.emoji === '' ? 'Reaction removed' : 'Reaction sent',
         data,
       };
-      outcomes[index] = { kind: 'ok', answer, queued };
+      outcomes[index] = { kind: 'ok', answer, queued, deviceId: row.device_id };
       if (item.key !== undefined) {
         await idempotencyRepository.saveIdempotentResponse(trx, item.accountId, item.key, JSON.stringify(answer));
       }
     }
     for (const [i, leader] of followers) outcomes[i] = followerOutcome(items[i]!, items[leader]!, outcomes[leader]!);
     return outcomes as ReactionOutcome[];
+  }
+
+  /** The device holding each message's number now, by account and number (known ones are not read again). */
+  private async devicesOf(trx: Transaction<Database>, rows: readonly MessageRow[]): Promise<Map<string, DeviceRow>> {
+    const devices = new Map<string, DeviceRow>();
+    const asked = new Set<string>();
+    for (const row of rows) {
+      const key = deviceKey(row);
+      if (asked.has(key)) continue;
+      asked.add(key);
+      const device = await this.devices.find(trx, row.account_id, row.device_phone);
+      if (device !== undefined) devices.set(key, device);
+    }
+    return devices;
+  }
+
+  /**
+   * The message (undefined: not found in the request's account, or gone since the request was checked), its device
+   * (allowed to act now) and the message as the network knows it; or the refusal.
+   */
+  private checked(
+    row: MessageRow | undefined,
+    devices: ReadonlyMap<string, DeviceRow>,
+    networkIds: ReadonlyMap<string, string>,
+  ):
+    | {
+        readonly row: MessageRow;
+        readonly device: DeviceRow & { readonly phone: string };
+        readonly target: QuotedMessage;
+      }
+    | ApiError {
+    if (row === undefined) return new ApiError('MESSAGE_NOT_FOUND');
+    const device = this.devices.check(row, devices.get(deviceKey(row)));
+    if (device instanceof ApiError) return device;
+    const target = targetOf(row, networkIds);
+    return target instanceof ApiError ? target : { row, device, target };
   }
 
   /** What the answers show beside the reactions: group receipts, poll votes, incoming media (one read each). */
@@ -212,6 +261,8 @@ function targetOf(row: MessageRow, networkIds: ReadonlyMap<string, string>): Quo
   const networkId = networkIds.get(networkIdKey(row.device_id, row.id));
   return networkId === undefined ? new ApiError('MESSAGE_NOT_FOUND') : { ...target, id: networkId };
 }
+
+const deviceKey = (row: MessageRow) => `${row.account_id}\u0000${row.device_phone}`;
 
 function ofMessage(state: Map<string, Map<string, StoredReaction>>, messageId: string): Map<string, StoredReaction> {
   let reactions = state.get(messageId);

@@ -43,6 +43,45 @@ const storedOfSqlite = prepared(1, (db, idsJson: string) =>
   ),
 );
 
+// The end state of a batch of reactions (writeMany): one statement text each for any number of pairs, the pairs in
+// one parameter (arrays on PostgreSQL, JSON on SQLite, whose `insert ... select` needs its `where` to tell the
+// select from the `on conflict`).
+const upsertPostgres = prepared(
+  4,
+  (db, messageIds: readonly string[], phones: readonly string[], emojis: readonly string[], at: readonly number[]) =>
+    compiled(
+      db,
+      sql`insert into message_reactions (message_id, phone, emoji, reacted_at)
+        select * from unnest(${messageIds}::text[], ${phones}::text[], ${emojis}::text[], ${at}::bigint[])
+        on conflict (message_id, phone) do update set emoji = excluded.emoji, reacted_at = excluded.reacted_at`,
+    ),
+);
+/** Rows as JSON: `[[message_id, phone, emoji, reacted_at], ...]`. */
+const upsertSqlite = prepared(1, (db, rowsJson: string) =>
+  compiled(
+    db,
+    sql`insert into message_reactions (message_id, phone, emoji, reacted_at)
+      select json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'),
+        json_extract(value, '$[3]') from json_each(${rowsJson}) where true
+      on conflict (message_id, phone) do update set emoji = excluded.emoji, reacted_at = excluded.reacted_at`,
+  ),
+);
+const deletePostgres = prepared(2, (db, messageIds: readonly string[], phones: readonly string[]) =>
+  compiled(
+    db,
+    sql`delete from message_reactions
+      where (message_id, phone) in (select * from unnest(${messageIds}::text[], ${phones}::text[]))`,
+  ),
+);
+/** Pairs as JSON: `[[message_id, phone], ...]`. */
+const deleteSqlite = prepared(1, (db, pairsJson: string) =>
+  compiled(
+    db,
+    sql`delete from message_reactions
+      where (message_id, phone) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${pairsJson}))`,
+  ),
+);
+
 export const reactionsRepository = {
   /**
    * Records `phone`'s reaction to the message; `""` takes it away. False when nothing changed (the same reaction
@@ -84,30 +123,30 @@ export const reactionsRepository = {
     set: readonly StoredReaction[],
     taken: ReadonlyArray<readonly [string, string]>,
   ): Promise<void> {
-    const sorted = [...set].sort((a, b) => compareKeys(a.message_id, a.phone, b.message_id, b.phone));
-    for (let i = 0; i < sorted.length; i += CHUNK) {
-      await db
-        .insertInto('message_reactions')
-        .values(sorted.slice(i, i + CHUNK))
-        .onConflict((oc) =>
-          oc.columns(['message_id', 'phone']).doUpdateSet((eb) => ({
-            emoji: eb.ref('excluded.emoji'),
-            reacted_at: eb.ref('excluded.reacted_at'),
-          })),
-        )
-        .execute();
+    if (set.length > 0) {
+      const sorted = [...set].sort((a, b) => compareKeys(a.message_id, a.phone, b.message_id, b.phone));
+      if (onPostgres(db)) {
+        await upsertPostgres(
+          db,
+          sorted.map((r) => r.message_id),
+          sorted.map((r) => r.phone),
+          sorted.map((r) => r.emoji),
+          sorted.map((r) => r.reacted_at),
+        );
+      } else {
+        await upsertSqlite(db, JSON.stringify(sorted.map((r) => [r.message_id, r.phone, r.emoji, r.reacted_at])));
+      }
     }
-    for (let i = 0; i < taken.length; i += CHUNK) {
-      await db
-        .deleteFrom('message_reactions')
-        .where((eb) =>
-          eb.or(
-            taken
-              .slice(i, i + CHUNK)
-              .map(([messageId, phone]) => eb.and([eb('message_id', '=', messageId), eb('phone', '=', phone)])),
-          ),
-        )
-        .execute();
+    if (taken.length > 0) {
+      if (onPostgres(db)) {
+        await deletePostgres(
+          db,
+          taken.map(([messageId]) => messageId),
+          taken.map(([, phone]) => phone),
+        );
+      } else {
+        await deleteSqlite(db, JSON.stringify(taken));
+      }
     }
   },
 

@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { ForwardableMedia } from '../media/index.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
+import type { Db } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { replayAnswer, replayOfStoredKey } from './idempotent-replay.js';
@@ -43,6 +44,11 @@ function reconnectingAfterStoreFault(): ApiError {
 export interface SenderDirectory {
   /** The account's device with this number (not deleted), if any. */
   findByPhone(accountId: number, phone: string): Promise<DeviceRow | undefined>;
+  /**
+   * As findByPhone, from inside a transaction: a device not known from the last moment is read through `db` (on
+   * SQLite the store's one connection is the transaction's, so a read outside it would wait for it).
+   */
+  findByPhoneIn(db: Db, accountId: number, phone: string): Promise<DeviceRow | undefined>;
   /** Whether the device's connection is open now, here or (in a cluster) on the node holding it. */
   isConnected(device: DeviceRow): boolean;
   /** Not connected because its connection is being re-established after a store fault (see ConnectionManager). */

@@ -4,10 +4,10 @@
 // its later requests.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { devicesRepository } from '../../src/devices/repository.js';
 import { ApiError } from '../../src/errors.js';
 import { ReactionWriter, type ReactionRequest } from '../../src/messages/reaction-writer.js';
 import { reactionsRepository } from '../../src/messages/reactions.js';
-import { messagesRepository } from '../../src/messages/repository.js';
 import { Committer } from '../../src/store/batcher.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
@@ -16,16 +16,31 @@ import { waitFor } from '../helpers/wait.js';
 describe.skipIf(noStoreAvailable)('reaction batches', () => {
   let gw: TestGateway;
   let phone: string;
+  let deviceId: number;
   let writer: ReactionWriter;
+  const unpaired = new Set<string>();
 
   beforeAll(async () => {
     gw = await startGateway({
       build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 } },
       config: { sendIntervalMs: 0 },
     });
-    phone = (await createPairedDevice(gw, '6281577000001')).phone;
+    ({ phone, id: deviceId } = await createPairedDevice(gw, '6281577000001'));
     // A writer of the test's own: its batches are exactly what one turn of the event loop submits.
-    writer = new ReactionWriter(new Committer(gw.app.store.db), systemClock, undefined, undefined);
+    // Its device check refuses the messages in `unpaired` as the gateway's does a device no longer paired.
+    writer = new ReactionWriter(
+      new Committer(gw.app.store.db),
+      systemClock,
+      {
+        find: (db, accountId, phone) => devicesRepository.findByPhone(db, accountId, phone),
+        check: (row, device) =>
+          device === undefined || device.phone === null || unpaired.has(row.id)
+            ? new ApiError('DEVICE_NOT_CONNECTED', { error: 'not paired' })
+            : { ...device, phone: device.phone },
+      },
+      undefined,
+      undefined,
+    );
   });
   afterAll(() => gw?.close());
 
@@ -46,22 +61,8 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
     );
     return id;
   };
-  const request = async (id: string, emoji: string, key?: string, requestHash = key === undefined ? '' : emoji) => {
-    const found = (await messagesRepository.find(gw.app.store.db, 1, id))!;
-    const device = await gw.app.store.db
-      .selectFrom('devices')
-      .selectAll()
-      .where('id', '=', found.device_id)
-      .executeTakeFirstOrThrow();
-    return {
-      accountId: 1,
-      found,
-      device: { ...device, phone: device.phone! },
-      emoji,
-      key,
-      requestHash,
-    } satisfies ReactionRequest;
-  };
+  const request = (id: string, emoji: string, key?: string, requestHash = key === undefined ? '' : emoji) =>
+    ({ accountId: 1, messageId: id, emoji, key, requestHash }) satisfies ReactionRequest;
   const actionRowsOf = async (id: string) =>
     (
       await gw.app.store.db
@@ -76,13 +77,7 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
 
   it('decides a batch in arrival order, answers each with the reactions right after it, writes the end state once', async () => {
     const [one, two] = [await sent('one'), await sent('two')];
-    const items = [
-      await request(one, '👍'),
-      await request(one, '❤️'),
-      await request(one, '❤️'),
-      await request(two, '🎉'),
-      await request(one, ''),
-    ];
+    const items = [request(one, '👍'), request(one, '❤️'), request(one, '❤️'), request(two, '🎉'), request(one, '')];
     const writes = vi.spyOn(reactionsRepository, 'writeMany');
     const outcomes = await Promise.all(items.map((item) => writer.accept(item)));
     expect(writes).toHaveBeenCalledTimes(1);
@@ -114,10 +109,10 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
     expect(await actionRowsOf(two)).toHaveLength(1);
 
     // A stored reaction replaced and then taken away in later batches.
-    const replaced = await writer.accept(await request(two, '😮'));
+    const replaced = await writer.accept(request(two, '😮'));
     expect(replaced.kind === 'ok' && replaced.answer.data.reactions).toEqual([{ from: phone, emoji: '😮' }]);
     expect(await storedReactions(two)).toEqual([{ phone, emoji: '😮' }]);
-    const removed = await Promise.all([writer.accept(await request(two, '')), writer.accept(await request(two, ''))]);
+    const removed = await Promise.all([writer.accept(request(two, '')), writer.accept(request(two, ''))]);
     expect(removed.map((o) => o.kind === 'ok' && o.queued)).toEqual([true, false]);
     expect(await storedReactions(two)).toEqual([]);
   });
@@ -128,11 +123,11 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
     // A message that failed to send cannot be reacted to (nothing reached the network).
     await gw.app.store.db.updateTable('messages').set({ status: 'failed' }).where('id', '=', failed).execute();
     const items = [
-      await request(failed, '👍', 'refused-key'),
-      await request(failed, '👍', 'refused-key'),
-      await request(ok, '🎉', 'ok-key'),
-      await request(ok, '🎉', 'ok-key'),
-      await request(ok, '😂', 'ok-key'),
+      request(failed, '👍', 'refused-key'),
+      request(failed, '👍', 'refused-key'),
+      request(ok, '🎉', 'ok-key'),
+      request(ok, '🎉', 'ok-key'),
+      request(ok, '😂', 'ok-key'),
     ];
     const outcomes = await Promise.all(items.map((item) => writer.accept(item)));
     expect(outcomes[0]!.kind).toBe('refused');
@@ -161,5 +156,51 @@ describe.skipIf(noStoreAvailable)('reaction batches', () => {
     expect(await actionRowsOf(failed)).toEqual([]);
     expect(await storedReactions(ok)).toEqual([{ phone, emoji: '🎉' }]);
     expect(await actionRowsOf(ok)).toHaveLength(1);
+  });
+
+  it('checks each message and its device in the batch: a refused one keeps nothing, its neighbours commit', async () => {
+    const ok = await sent('checked');
+    const gone = await sent('its device unpaired');
+    unpaired.add(gone);
+    const items = [
+      request('01NOSUCHMESSAGE0000000000', '👍', 'unknown-key'),
+      // Another account's message is not found in this one.
+      { ...request(ok, '👍'), accountId: 999 },
+      request(gone, '👍', 'unpaired-key'),
+      request(ok, '🙏', 'checked-key'),
+    ];
+    const outcomes = await Promise.all(items.map((item) => writer.accept(item)));
+    expect(outcomes.map((o) => (o.kind === 'refused' ? o.error.code : o.kind))).toEqual([
+      'MESSAGE_NOT_FOUND',
+      'MESSAGE_NOT_FOUND',
+      'DEVICE_NOT_CONNECTED',
+      'ok',
+    ]);
+    // The device the queue is told of is the message's.
+    expect(outcomes[3]).toMatchObject({ kind: 'ok', queued: true, deviceId });
+    const keys = await gw.app.store.db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('key', 'in', ['unknown-key', 'unpaired-key', 'checked-key'])
+      .execute();
+    expect(keys.map((k) => k.key)).toEqual(['checked-key']);
+    expect(await storedReactions(gone)).toEqual([]);
+    expect(await actionRowsOf(gone)).toEqual([]);
+    expect(await storedReactions(ok)).toEqual([{ phone, emoji: '🙏' }]);
+    expect(await actionRowsOf(ok)).toHaveLength(1);
+  });
+
+  it('through the route: a suspended device is refused (403 Device suspended) and nothing is kept', async () => {
+    const id = await sent('to a device about to be suspended');
+    await gw.app.services.devices.setStatus(deviceId, 'SUSPENDED');
+    try {
+      const res = await gw.request('POST', `/messages/${id}/reaction`, { emoji: '👍' });
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ code: 403, status: 403, message: 'Device suspended' });
+      expect(await storedReactions(id)).toEqual([]);
+      expect(await actionRowsOf(id)).toEqual([]);
+    } finally {
+      await gw.app.services.devices.setStatus(deviceId, 'ACTIVE');
+    }
   });
 });
