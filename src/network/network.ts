@@ -10,7 +10,8 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
-import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
+import type { ContactChangedEvent, ContactOperations } from './contacts.js';
+import type { GroupsChangedEvent, ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
 import type { SandboxControl } from './sandbox-control.js';
@@ -33,7 +34,8 @@ export {
   NetworkUnavailableError,
 } from './errors.js';
 
-export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
+export type * from './contacts.js';
+export type * from './group-admin.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
 export type {
@@ -332,7 +334,8 @@ export type NetworkEvent =
   /** A phone calls the device (alone, or in a group call): the gateway announces it and may reject it. */
   | ({ readonly type: 'incoming_call' } & IncomingCall)
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
-  | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
+  | GroupsChangedEvent
+  | ContactChangedEvent
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
   | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber };
 
@@ -367,7 +370,7 @@ export interface ConnectionCapabilities {
 }
 
 /** One device's connection to the network. Every method may reject with NetworkUnavailableError while not connected. */
-export interface NetworkConnection {
+export interface NetworkConnection extends ContactOperations {
   /** Absent: every content type is delivered in its own form (`interactive: 'native'`). */
   readonly capabilities?: ConnectionCapabilities;
   /** Resolves once the network has taken the message (it is then `sent`). Idempotent by `message.id`. */

@@ -16,7 +16,7 @@ import type {
   PhoneNumber,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import { PhoneRecord, SHARED_VIEW, type PhoneView } from './phones.js';
+import { PhoneRecord, SHARED_VIEW, type DeviceProfile, type PhoneView } from './phones.js';
 import type { PersistedState } from './persistence.js';
 import { StateFile } from './persistence.js';
 
@@ -73,6 +73,8 @@ export interface GroupRecord {
   settings: GroupSettings;
   /** The invite code, made when an admin first asks for it; revoking makes a new one. */
   invite?: string;
+  /** Names the group's picture (a digest of its bytes, or the address a phone set); absent: none. */
+  picture?: string;
 }
 
 /** A new group: everyone may post, only admins edit it (the sandbox's default), messages stay. */
@@ -106,6 +108,8 @@ export class WorldState {
   /** Current pairing code -> its pairing link; like a QR, it stops working when the attempt ends. */
   readonly pairingCodes = new Map<string, Link>();
   readonly groups = new Map<NetworkGroupId, GroupRecord>();
+  /** Device number -> its own profile and blocked numbers (kept while the world runs; not saved to the state file). */
+  readonly profiles = new Map<PhoneNumber, DeviceProfile>();
   /** "sender phone + message id" already taken by the network: the idempotency of sendMessage. */
   readonly sentIds = new Set<string>();
   /** "sender phone + message id" already refused once by a rate-limited recipient. */

@@ -8,6 +8,11 @@
  * are thrown as the network interface's error classes or SandboxControlError.
  */
 import type {
+  AddressBookEntry,
+  ContactProfile,
+  OwnProfile,
+  PictureUpload,
+  ProfileChanges,
   AddParticipantOutcome,
   ConnectOptions,
   CreatedNetworkGroup,
@@ -25,12 +30,14 @@ import type {
   PhoneMessage,
   RecipientScope,
   SandboxCall,
+  SandboxGroupChange,
   SandboxPhone,
   SandboxPhoneChange,
   SandboxPhoneSettings,
   ScanScope,
 } from '../sandbox-control.js';
 import * as calls from './calls.js';
+import * as contacts from './contacts.js';
 import { changeFromPhone } from './changes.js';
 import * as admin from './group-admin.js';
 import * as groups from './groups.js';
@@ -65,6 +72,13 @@ export interface SandboxLink {
   leaveGroup(groupId: NetworkGroupId): void;
   rejectCall(call: IncomingCall): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
+  listContacts(): AddressBookEntry[];
+  getContact(phone: PhoneNumber): ContactProfile;
+  setBlocked(phone: PhoneNumber, blocked: boolean): void;
+  listBlocked(): PhoneNumber[];
+  getProfile(): OwnProfile;
+  updateProfile(changes: ProfileChanges): OwnProfile;
+  setGroupPicture(groupId: NetworkGroupId, picture: PictureUpload): void;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
   requestPairingCode(phone: PhoneNumber): string;
@@ -98,6 +112,13 @@ export class SandboxWorld {
       leaveGroup: (groupId) => admin.leaveGroup(w, link, groupId),
       rejectCall: (call) => calls.rejectCall(w, link, call),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
+      listContacts: () => contacts.listContacts(w, link),
+      getContact: (phone) => contacts.getContact(w, link, phone),
+      setBlocked: (phone, blocked) => contacts.setBlocked(w, link, phone, blocked),
+      listBlocked: () => contacts.listBlocked(w, link),
+      getProfile: () => contacts.getProfile(w, link),
+      updateProfile: (changes) => contacts.updateProfile(w, link, changes),
+      setGroupPicture: (groupId, picture) => contacts.setGroupPicture(w, link, groupId, picture),
       logout: () => pairing.logoutLink(w, link),
       requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),
       close: () => w.endLink(link),
@@ -154,6 +175,15 @@ export class SandboxWorld {
     view?: string,
   ): NetworkGroup {
     return groups.createGroupByControl(this.state, name, members, viewOf(view));
+  }
+
+  changeGroupFromPhone(
+    phone: PhoneNumber,
+    groupId: NetworkGroupId,
+    change: SandboxGroupChange,
+    view?: string,
+  ): NetworkGroup {
+    return contacts.changeGroupFromPhone(this.state, phone, groupId, change, viewOf(view));
   }
 
   disconnectDevice(deviceId: number, options: { logout: boolean }): void {

@@ -50,6 +50,13 @@ export const CONNECTION_OPS = [
   'leaveGroup',
   'rejectCall',
   'checkNumbers',
+  'listContacts',
+  'getContact',
+  'setBlocked',
+  'listBlocked',
+  'getProfile',
+  'updateProfile',
+  'setGroupPicture',
   'logout',
   'requestPairingCode',
 ] as const;
@@ -66,6 +73,7 @@ export const CONTROL_OPS = [
   'callFromPhone',
   'readMessage',
   'createGroup',
+  'changeGroupFromPhone',
   'disconnectDevice',
 ] as const;
 export type ControlOp = (typeof CONTROL_OPS)[number];

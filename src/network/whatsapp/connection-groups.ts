@@ -14,7 +14,7 @@ import type { ParticipantAction } from '../group-admin.js';
 import type { ConnectionContext } from './connection-context.js';
 import * as admin from './group-admin.js';
 import { GroupMetadataCache } from './group-cache.js';
-import { learnMembers } from './group-receipts.js';
+import { GroupReceipts, learnMembers } from './group-receipts.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
 import { matchNumbers, phoneOf, userJid } from './numbers.js';
 import type { SocketPort } from './socket-port.js';
@@ -39,6 +39,16 @@ export class ConnectionGroups {
     const metadata = await this.cache.lookup(group, (jid) => socket.groupMetadata(jid));
     await learnMembers(socket, [metadata], this.ctx.deps.logger);
     return metadata;
+  }
+
+  /** The socket's group receipts, passed on as `message_status` with the member's number (group-receipts.ts). */
+  receiptsFor(socket: SocketPort): GroupReceipts {
+    return new GroupReceipts(
+      async (lid) => socket.signalRepository?.lidMapping.getPNForLID(lid),
+      () => socket.user,
+      (event) => this.ctx.emit(event),
+      (error) => this.ctx.deps.logger.warn({ err: error }, 'group receipts could not be passed on'),
+    );
   }
 
   onUpsert(groups: BaileysEventMap['groups.upsert']): void {
