@@ -258,7 +258,19 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
-  const { services, clusterNode, directory, pairing, webhooks, groups, members, groupAdmin, contacts } = root;
+  const {
+    services,
+    clusterNode,
+    directory,
+    pairing,
+    webhooks,
+    groups,
+    members,
+    groupAdmin,
+    contacts,
+    contactBook,
+    profile,
+  } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
@@ -303,7 +315,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(groupRoutes, { groups, members });
         await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
-        await api.register(contactRoutes, { contacts });
+        await api.register(contactRoutes, { contacts, book: contactBook, profile });
         await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)
           await api.register(sandboxRoutes, { sandbox: network.sandbox, store, accounts, devices, pairing });

@@ -26,7 +26,11 @@ import { PairingService } from '../devices/pairing.js';
 import { senderDirectory } from '../devices/senders.js';
 import { DevicesService } from '../devices/service.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
+import { ContactBook } from '../contacts/book.js';
+import { PictureFetcher } from '../contacts/picture.js';
+import { ProfileService } from '../contacts/profile.js';
 import { ContactsService } from '../contacts/service.js';
+import { ContactUpdates } from '../contacts/updates.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
 import { IncomingCalls } from '../devices/calls.js';
@@ -126,6 +130,8 @@ export interface Root {
   readonly members: MembersService;
   readonly groupAdmin: GroupAdminService;
   readonly contacts: ContactsService;
+  readonly contactBook: ContactBook;
+  readonly profile: ProfileService;
 }
 
 export interface RootInputs {
@@ -193,7 +199,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     ...options.connections,
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
-  const groupSync = new GroupSync({ store, clock, connections, logger: logger });
+  const groupSync = new GroupSync({ store, clock, connections, logger: logger, onEventsRecorded: eventSignal.ring });
   // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
   const committer = new Committer(store.db);
   const batcher = new WriteBatcher(committer);
@@ -322,7 +328,9 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
   const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const pictures = new PictureFetcher(mediaAgent);
   const groupAdmin = new GroupAdminService({
+    pictures,
     store,
     clock,
     groups,
@@ -330,6 +338,9 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     onEventsRecorded: eventSignal.ring,
   });
   const contacts = new ContactsService({ devices: directory, connections });
+  const contactBook = new ContactBook({ store, clock, devices: directory, connections });
+  const profile = new ProfileService({ store, book: contactBook, pictures });
+  const contactUpdates = new ContactUpdates({ store, clock, connections, logger, onEventsRecorded: eventSignal.ring });
 
   const services = {
     accounts,
@@ -371,6 +382,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'media-expiry', needs: ['store'], start: () => mediaExpiry.start(), stop: () => mediaExpiry.close() },
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
     { name: 'calls', needs: ['store'], start: () => calls.start(), stop: () => calls.close() },
+    {
+      name: 'contact-updates',
+      needs: ['store'],
+      start: () => contactUpdates.start(),
+      stop: () => contactUpdates.close(),
+    },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
@@ -393,7 +410,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls'],
+      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls', 'contact-updates'],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },
@@ -410,5 +427,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     members,
     groupAdmin,
     contacts,
+    contactBook,
+    profile,
   };
 }
