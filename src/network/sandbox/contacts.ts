@@ -53,7 +53,10 @@ export function blockedBy(world: WorldState, phone: PhoneNumber): PhoneNumber[] 
   return [...world.profiles].filter(([, p]) => p.blocked.has(phone)).map(([device]) => device);
 }
 
-/** After a tester changed a phone in `view`: its name or picture changed, so the view's devices are told. */
+/**
+ * After a tester changed a phone already set up in `view` (a phone set up the first time is a new contact, no
+ * change): its name or picture changed, so the view's devices are told.
+ */
 export function announceContact(world: WorldState, phone: PhoneRecord, view: PhoneView, before: PhoneBehaviour): void {
   const after = phone.in(view);
   const nameChanged = after.name !== before.name;

@@ -199,11 +199,11 @@ export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings, v
     throw new SandboxControlError(400, 'Invalid privacy setting', 'privacy must be "everyone" or "nobody"');
   }
   const phone = world.phone(settings.phone);
-  const before = phone.in(view);
-  const wasOnline = before.online;
+  const before = phone.overrides.has(view) ? phone.in(view) : null;
+  const wasOnline = (before ?? phone.in(view)).online;
   phone.applySettings(view, settings);
   world.changed();
-  announceContact(world, phone, view, before);
+  if (before !== null) announceContact(world, phone, view, before);
   if (!wasOnline && phone.in(view).online) {
     // Online in this view: the messages this view's devices sent meanwhile arrive; the others keep waiting.
     const waiting = phone.pending.filter((stored) => stored.view === view);
