@@ -82,7 +82,13 @@ export class ContactBook {
       throw new ApiError('INVALID_PHONE', { errors: { device: ['must be the device’s phone number or its id'] } });
     }
     const byPhone = isPhoneNumber(text) ? await this.options.devices.findByPhone(accountId, text) : undefined;
-    const found = byPhone ?? (await devicesRepository.find(this.options.store.db, accountId, Number(text)));
+    // Not a device's number: the digits may be its id.
+    const id = Number(text);
+    const byId =
+      byPhone === undefined && id >= 1 && Number.isSafeInteger(id)
+        ? await devicesRepository.find(this.options.store.db, accountId, id)
+        : undefined;
+    const found = byPhone ?? byId;
     if (found === undefined || found.deleted_at !== null) throw new ApiError('DEVICE_NOT_FOUND');
     return found;
   }
