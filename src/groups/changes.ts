@@ -4,7 +4,7 @@
  *
  * Owns: the `changes` object of `group.updated`: each changed field under the name the group object uses
  * (`subject`, `description`, `permissions`, `disappearing_messages`, with their new values) and `picture: "changed"`;
- * a setting the network did not report is no change.
+ * a setting (or a picture) the network did not report is no change.
  * Must never: do I/O, or call a change what is only the first snapshot of a group.
  */
 import type { GroupRow, GroupSnapshot } from './repository.js';
@@ -25,7 +25,7 @@ export function groupChanges(stored: GroupRow, fresh: GroupSnapshot): GroupChang
   if (fresh.disappearing_seconds !== null && fresh.disappearing_seconds !== stored.disappearing_seconds) {
     changes.disappearing_messages = after.disappearing_messages;
   }
-  if ((fresh.picture_id ?? null) !== (stored.picture_id ?? null)) changes.picture = 'changed';
+  if (fresh.picture_id !== undefined && fresh.picture_id !== (stored.picture_id ?? null)) changes.picture = 'changed';
   return Object.keys(changes).length === 0 ? null : changes;
 }
 

@@ -29,8 +29,8 @@ export interface GroupSnapshot {
   readonly only_admins_can_send: number | null;
   readonly only_admins_can_edit: number | null;
   readonly disappearing_seconds: number | null;
-  /** Names the group's picture; null: none, or not reported. */
-  readonly picture_id: string | null;
+  /** Names the group's picture; null: none; absent: the network does not report it (the stored one is kept). */
+  readonly picture_id?: string | null;
 }
 
 /** The rows an account sees: its groups that the device is still in, of devices not deleted (the one visibility rule). */

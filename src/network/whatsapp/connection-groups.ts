@@ -8,6 +8,7 @@
  * Must never: report a group change the network did not make (the echo of a listing or of a subject it knew), or keep
  * a group's metadata past the network's word that the group changed.
  */
+import { randomUUID } from 'node:crypto';
 import type { BaileysEventMap, GroupMetadata } from 'baileys';
 import type { CreatedNetworkGroup, GroupChanges, NetworkGroup, NetworkGroupId, PhoneNumber } from '../network.js';
 import type { ParticipantAction } from '../group-admin.js';
@@ -24,6 +25,12 @@ export class ConnectionGroups {
   private readonly knownGroups = new Map<string, string>();
   /** Groups' metadata for the library's group sends, forgotten on the network's group events. */
   private readonly cache = new GroupMetadataCache();
+  /**
+   * Groups whose picture the network said changed while this connection lived, each with an id of its own (the
+   * library's notification carries none): what `pictureId` reports, so a sync sees the change. Other groups
+   * report no picture (the metadata has none).
+   */
+  private readonly pictures = new Map<string, string>();
   /** Listings in flight: the library announces every group it fetched as an update, which is no change. */
   private listing = 0;
 
@@ -74,9 +81,17 @@ export class ConnectionGroups {
     if (ids.length > 0) this.ctx.emit({ type: 'groups_changed', groupIds: ids });
   }
 
+  /** The network said a group's picture changed (or was removed): the group changed. */
+  onPicture(jid: string): void {
+    this.pictures.set(jid, randomUUID());
+    this.cache.forget([jid]);
+    this.changed([jid]);
+  }
+
   private remember(group: NetworkGroup): NetworkGroup {
     this.knownGroups.set(group.id, group.subject);
-    return group;
+    const picture = this.pictures.get(group.id);
+    return picture === undefined ? group : { ...group, pictureId: picture };
   }
 
   async listGroups(): Promise<NetworkGroup[]> {

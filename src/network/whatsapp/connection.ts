@@ -109,6 +109,7 @@ export class WhatsAppConnection implements NetworkConnection {
     this.contacts = new ConnectionContacts(
       () => this.open(),
       (event) => this.emit(event),
+      (jid) => this.groups.onPicture(jid),
     );
     this.sending = new Sending(ctx, (socket, jid) => this.groups.cached(socket, jid));
     this.receiving = new Receiving(ctx, this.groups);

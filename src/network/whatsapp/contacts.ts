@@ -9,7 +9,7 @@
  * Must never: report a contact by a LID whose number is unknown, or answer a profile field the network withheld
  * as anything but null.
  */
-import type { BaileysEventMap, Contact } from 'baileys';
+import { isJidGroup, type BaileysEventMap, type Contact } from 'baileys';
 import type {
   AddressBookEntry,
   ContactOperations,
@@ -43,6 +43,8 @@ export class ConnectionContacts implements ContactOperations {
   constructor(
     private readonly open: () => SocketPort,
     private readonly emit: (event: NetworkEvent) => void,
+    /** The network said a group's picture changed (its notification comes as a contact update of the group). */
+    private readonly onGroupPicture: (jid: string) => void = () => undefined,
   ) {}
 
   /** The library's events this part listens to (socket-events.ts). */
@@ -71,6 +73,10 @@ export class ConnectionContacts implements ContactOperations {
 
   private onUpdate(updates: BaileysEventMap['contacts.update']): void {
     for (const update of updates) {
+      if (update.id !== undefined && isJidGroup(update.id)) {
+        if (update.imgUrl !== undefined) this.onGroupPicture(update.id);
+        continue;
+      }
       const phone = senderPhone(update.id, update.phoneNumber);
       if (phone === null) continue;
       const before = this.book.get(phone);

@@ -153,4 +153,19 @@ describe('WhatsApp contacts', () => {
     failure = queryError(404, 'item-not-found');
     await expect(part.setGroupPicture('120363000000000001@g.us', picture)).rejects.toBeInstanceOf(NetworkNotFoundError);
   });
+
+  it('passes a group’s picture notification (a contact update of the group) to the groups part, as no contact change', () => {
+    const pictures: string[] = [];
+    const events: NetworkEvent[] = [];
+    const part = new ConnectionContacts(
+      () => ({}) as SocketPort,
+      (event) => events.push(event),
+      (jid) => pictures.push(jid),
+    );
+    part.handlers['contacts.update']([{ id: '120363000000000001@g.us', imgUrl: 'changed' }]);
+    part.handlers['contacts.update']([{ id: '120363000000000001@g.us', imgUrl: 'removed' }]);
+    part.handlers['contacts.update']([{ id: '120363000000000002@g.us', notify: 'not a picture' }]);
+    expect(pictures).toEqual(['120363000000000001@g.us', '120363000000000001@g.us']);
+    expect(events).toEqual([]);
+  });
 });
