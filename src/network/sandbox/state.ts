@@ -292,6 +292,7 @@ export class WorldState {
         participants: [...g.participants].map(([phone, role]) => ({ phone, role })),
         settings: g.settings,
         ...(g.invite === undefined ? {} : { invite: g.invite }),
+        ...(g.picture === undefined ? {} : { picture: g.picture }),
       })),
     };
   }
@@ -306,7 +307,11 @@ export class WorldState {
       // Files saved before groups had settings: the defaults.
       const settings = { ...DEFAULT_GROUP_SETTINGS, ...g.settings };
       const group = { id: g.id, subject: g.subject, description: g.description, participants, settings };
-      this.groups.set(g.id, g.invite === undefined ? group : { ...group, invite: g.invite });
+      this.groups.set(g.id, {
+        ...group,
+        ...(g.invite === undefined ? {} : { invite: g.invite }),
+        ...(g.picture === undefined ? {} : { picture: g.picture }),
+      });
     }
   }
 }
