@@ -272,6 +272,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     groupAdmin,
     contacts,
     chats,
+    contactBook,
+    profile,
   } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
@@ -318,7 +320,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(accountWebhookRoutes, { webhooks: accountWebhooks });
         await api.register(groupRoutes, { groups, members });
         await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
-        await api.register(contactRoutes, { contacts });
+        await api.register(contactRoutes, { contacts, book: contactBook, profile });
         await api.register(chatRoutes, { chats });
         await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)

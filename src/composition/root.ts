@@ -26,9 +26,13 @@ import { PairingService } from '../devices/pairing.js';
 import { senderDirectory } from '../devices/senders.js';
 import { DevicesService } from '../devices/service.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
+import { ContactBook } from '../contacts/book.js';
+import { PictureFetcher } from '../contacts/picture.js';
+import { ProfileService } from '../contacts/profile.js';
 import { ContactsService } from '../contacts/service.js';
 import { ChatsService } from '../chats/service.js';
 import { MessageReads } from '../messages/reads.js';
+import { ContactUpdates } from '../contacts/updates.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
 import { HistorySync } from '../messages/history-sync.js';
@@ -133,6 +137,8 @@ export interface Root {
   readonly groupAdmin: GroupAdminService;
   readonly contacts: ContactsService;
   readonly chats: ChatsService;
+  readonly contactBook: ContactBook;
+  readonly profile: ProfileService;
 }
 
 export interface RootInputs {
@@ -200,7 +206,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     ...options.connections,
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
-  const groupSync = new GroupSync({ store, clock, connections, logger: logger });
+  const groupSync = new GroupSync({ store, clock, connections, logger: logger, onEventsRecorded: eventSignal.ring });
   // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
   const committer = new Committer(store.db);
   const batcher = new WriteBatcher(committer);
@@ -344,7 +350,9 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
   const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const pictures = new PictureFetcher(mediaAgent);
   const groupAdmin = new GroupAdminService({
+    pictures,
     store,
     clock,
     groups,
@@ -360,6 +368,9 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     reads: new MessageReads(store, directory, mediaOfMessages(store, mediaLinks)),
     actions,
   });
+  const contactBook = new ContactBook({ store, clock, devices: directory, connections });
+  const profile = new ProfileService({ store, book: contactBook, pictures });
+  const contactUpdates = new ContactUpdates({ store, clock, connections, logger, onEventsRecorded: eventSignal.ring });
 
   const services = {
     accounts,
@@ -402,6 +413,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'group-sync', needs: ['store'], start: () => groupSync.start(), stop: () => groupSync.close() },
     { name: 'calls', needs: ['store'], start: () => calls.start(), stop: () => calls.close() },
     { name: 'history', needs: ['store'], start: () => history.start(), stop: () => history.close() },
+    {
+      name: 'contact-updates',
+      needs: ['store'],
+      start: () => contactUpdates.start(),
+      stop: () => contactUpdates.close(),
+    },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },
@@ -424,7 +441,16 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     {
       // Every listener of connection events is in place before the first device connects.
       name: 'devices-open',
-      needs: ['connections', 'dispatcher', 'incoming', 'group-sync', 'media-downloads', 'calls', 'history'],
+      needs: [
+        'connections',
+        'dispatcher',
+        'incoming',
+        'group-sync',
+        'media-downloads',
+        'calls',
+        'history',
+        'contact-updates',
+      ],
       start: () => connections.start(),
     },
     { name: 'cluster-joined', needs: ['devices-open', 'dispatcher'], start: () => cluster.start() },
@@ -443,5 +469,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     groupAdmin,
     contacts,
     chats,
+    contactBook,
+    profile,
   };
 }

@@ -23,9 +23,11 @@ export const EVENT_TYPES = [
   'group.participants_removed',
   'group.participants_promoted',
   'group.participants_demoted',
+  'group.updated',
   'group.joined',
   'group.left',
   'contact.lid_resolved',
+  'contact.updated',
   'call.incoming',
 ] as const;
 

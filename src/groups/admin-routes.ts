@@ -12,6 +12,7 @@ import { CodeEnvelope, errorResponses } from '../http/schemas.js';
 import type { ParticipantAction } from '../network/network.js';
 import type { GroupAdminService } from './admin.js';
 import { INVITE_LINK_PREFIX } from './admin.js';
+import { PICTURE_MAX_BYTES } from '../contacts/picture.js';
 import { MAX_PARTICIPANTS_PER_REQUEST } from './limits.js';
 import { GroupDetailSchema } from './present.js';
 import { ActingDevice, GroupParams, bodyDevice, notFoundById } from './route-schemas.js';
@@ -63,6 +64,16 @@ const JoinBody = Type.Object({
     Type.Unknown({
       description: `An invite link (\`${INVITE_LINK_PREFIX}<code>\`) or its code`,
       examples: [`${INVITE_LINK_PREFIX}Fb3QpX8d2kL1mN0zYtR7aB`],
+    }),
+  ),
+});
+
+const PictureBody = Type.Object({
+  device: Type.Optional(ActingDevice),
+  url: Type.Optional(
+    Type.Unknown({
+      description: 'The http(s) URL of a JPEG or PNG image',
+      examples: ['https://example.com/images/team.jpg'],
     }),
   ),
 });
@@ -178,6 +189,31 @@ export const groupAdminRoutes: FastifyPluginAsyncTypebox<GroupAdminRoutesOptions
       const id = await groups.resolve(account, request.params.id, bodyDevice(request.body));
       await admin.leave(account, id);
       return { code: 200, status: 200, message: 'Left the group', data: null };
+    },
+  );
+
+  app.put(
+    '/groups/:id/picture',
+    {
+      schema: {
+        tags,
+        summary: 'Set the group’s picture from an image URL',
+        description: [
+          'The group’s device must be an administrator (403 `Access denied`).',
+          `The picture is fetched as an image message’s is (the same address rules, up to ${PICTURE_MAX_BYTES / 1024 / 1024} MB) and must be JPEG or PNG (400 \`Unsupported file format\`).`,
+          'Records `group.updated` with `changes: {picture: "changed"}`. Answers the group.',
+        ].join(' '),
+        params: GroupParams,
+        body: PictureBody,
+        response: { 200: CodeEnvelope(GroupDetailSchema), ...errorResponses(400, 401, 403, 404) },
+      },
+      config: { fieldErrors: notFoundById },
+    },
+    async (request) => {
+      const account = accountOf(request);
+      const id = await groups.resolve(account, request.params.id, bodyDevice(request.body));
+      const data = await admin.setPicture(account, id, request.body);
+      return { code: 200, status: 200, message: 'Group picture updated', data };
     },
   );
 };

@@ -4,7 +4,7 @@
  *
  * Owns: the order of checks (participants 400 → group 404 → device 400 → admin 403), the per-participant answer
  * `{succeeded, failed}`, the invite link's form (`https://chat.whatsapp.com/<code>`), and the events these changes
- * record (`group.participants_removed|promoted|demoted`, `group.joined`, `group.left`), each recorded after the
+ * record (`group.participants_removed|promoted|demoted`, `group.joined`, `group.left`), the group's picture, each recorded after the
  * group's new snapshot is stored, so a client that reads the group on the event already sees the change.
  * Must never: answer a change as made that the network did not make, hold a transaction while the network works,
  * or write SQL itself.
@@ -18,6 +18,8 @@ import { ApiError } from '../errors.js';
 import type { ParticipantAction, ParticipantChangeErrorCode } from '../network/network.js';
 import { isPhoneNumber } from '../shapes.js';
 import type { Store } from '../store/store.js';
+import { readPictureUrl, type PictureFetcher } from '../contacts/picture.js';
+import { groupRef } from './changes.js';
 import { readParticipants } from './members.js';
 import { presentGroupDetail, type GroupDetailJson } from './present.js';
 import type { GroupWithDevice } from './repository.js';
@@ -45,6 +47,8 @@ export interface GroupAdminOptions {
   readonly clock: Clock;
   readonly groups: GroupsService;
   readonly sync: GroupRefresher;
+  /** Fetches a picture named by URL (`PUT /groups/{id}/picture`). */
+  readonly pictures: PictureFetcher;
   /** Told after a commit that recorded a webhook event, so delivery starts at once (it also polls). */
   readonly onEventsRecorded?: () => void;
 }
@@ -128,6 +132,22 @@ export class GroupAdminService {
     await this.record(acting.device, 'group.left', { ...groupRef(acting.group), by: acting.device.phone });
   }
 
+  /**
+   * `PUT /groups/{id}/picture {url}`: the picture fetched (JPEG or PNG) and set on the network by an administrator.
+   * The sync that stores the group afterwards records `group.updated` (sync.ts), once, with `picture: "changed"`.
+   */
+  async setPicture(accountId: number, groupId: number, body: unknown): Promise<GroupDetailJson> {
+    const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+    const url = readPictureUrl(fields.url, 'url');
+    const acting = await this.admin(accountId, groupId);
+    const picture = await this.options.pictures.fetch(url);
+    await acting.conn
+      .setGroupPicture(acting.group.network_id, picture)
+      .catch((error: unknown) => this.options.groups.refused(acting, error));
+    const row = await this.refreshed(acting);
+    return presentGroupDetail(row ?? acting.group, acting.device.phone);
+  }
+
   /** The group's device, checked to be an administrator as the network sees the group now (403 otherwise). */
   private async admin(accountId: number, groupId: number): Promise<Acting> {
     const acting = await this.options.groups.acting(accountId, groupId);
@@ -152,10 +172,6 @@ export class GroupAdminService {
     });
     if (eventId !== null) this.options.onEventsRecorded?.();
   }
-}
-
-function groupRef(group: GroupWithDevice): { group_id: string; network_id: string; group_name: string } {
-  return { group_id: String(group.id), network_id: group.network_id, group_name: group.subject };
 }
 
 /** `{device, invite}`: the device's number, and an invite link or its bare code; else 400 naming the field. */

@@ -29,6 +29,8 @@ export interface GroupSnapshot {
   readonly only_admins_can_send: number | null;
   readonly only_admins_can_edit: number | null;
   readonly disappearing_seconds: number | null;
+  /** Names the group's picture; null: none; absent: the network does not report it (the stored one is kept). */
+  readonly picture_id?: string | null;
 }
 
 /** The rows an account sees: its groups that the device is still in, of devices not deleted (the one visibility rule). */
@@ -84,6 +86,15 @@ export const groupsRepository = {
       .where('left_at', 'is', null)
       .execute();
   },
+
+  /** The device's stored row of a group (left or not), for comparing with what the network reports next. */
+  stored: (db: Db, deviceId: number, networkId: string): Promise<GroupRow | undefined> =>
+    db
+      .selectFrom('groups')
+      .selectAll()
+      .where('device_id', '=', deviceId)
+      .where('network_id', '=', networkId)
+      .executeTakeFirst(),
 
   /** Network ids of the groups the device is in, as last stored. */
   currentNetworkIds: async (db: Db, deviceId: number): Promise<string[]> => {

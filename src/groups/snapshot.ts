@@ -26,5 +26,6 @@ export function snapshotOf(group: NetworkGroup, devicePhone: string | null): Gro
     only_admins_can_send: group.settings === undefined ? null : Number(group.settings.onlyAdminsCanSend),
     only_admins_can_edit: group.settings === undefined ? null : Number(group.settings.onlyAdminsCanEdit),
     disappearing_seconds: group.settings === undefined ? null : group.settings.disappearingSeconds,
+    ...(group.pictureId === undefined ? {} : { picture_id: group.pictureId }),
   };
 }

@@ -9,6 +9,14 @@
  * writing: so the last write is always of the latest read, and every snapshot
  * the gateway stores after its own changes (create, update, members add) goes
  * through here too (`refresh`).
+ *
+ * Also the one place that decides the events of a change seen on the network (docs/groups.md, Events): a sync
+ * compares the stored snapshot with the network's and records `group.updated {group_id, changes}` when the
+ * subject, description, settings or picture differ, in the transaction that stores the new snapshot. Whoever made
+ * the change (another member, or this gateway's own PATCH), the first sync that stores it records the event and
+ * every later one (the network's echo) finds nothing changed: one event per change. Participants removed,
+ * promoted or demoted by someone else (the network names who: `groups_changed.detail`) are recorded here too;
+ * the device's own are recorded by admin.ts, so a change the network says this device made is skipped here.
  * Must never: fail a connection (a failed background sync is logged and the
  * next event syncs again), run after close(), or write SQL itself.
  */
@@ -19,10 +27,15 @@ import type { DeviceNetworkListener } from '../devices/connections.js';
 import {
   NetworkNotFoundError,
   NetworkUnavailableError,
+  type GroupChangeDetail,
   type NetworkConnection,
   type NetworkGroupId,
+  type ParticipantAction,
 } from '../network/network.js';
 import type { Store } from '../store/store.js';
+import { recordEvent } from '../events/record.js';
+import type { EventType } from '../events/types.js';
+import { groupChanges, groupRef } from './changes.js';
 import { groupsRepository, type GroupWithDevice } from './repository.js';
 import { snapshotOf } from './snapshot.js';
 
@@ -37,7 +50,15 @@ export interface GroupSyncOptions {
   readonly clock: Clock;
   readonly connections: SyncConnections;
   readonly logger: FastifyBaseLogger;
+  /** Told after a commit that recorded an event, so delivery starts at once (it also polls). */
+  readonly onEventsRecorded?: () => void;
 }
+
+const PARTICIPANT_EVENTS: Record<ParticipantAction, EventType> = {
+  remove: 'group.participants_removed',
+  promote: 'group.participants_promoted',
+  demote: 'group.participants_demoted',
+};
 
 /** Sync work asked for after close(). */
 export class SyncClosedError extends Error {
@@ -60,7 +81,7 @@ export class GroupSync {
       if (event.type === 'connected') this.inBackground(deviceId, () => this.syncAll(deviceId));
       else if (event.type === 'groups_changed') {
         this.inBackground(deviceId, async () => {
-          for (const groupId of new Set(event.groupIds)) await this.syncOne(deviceId, groupId);
+          for (const groupId of new Set(event.groupIds)) await this.syncOne(deviceId, groupId, event.detail);
         });
       }
     });
@@ -133,23 +154,54 @@ export class GroupSync {
     });
   }
 
-  /** One group: refreshed, or marked left when the network no longer shows it to the device. */
-  private async syncOne(deviceId: number, networkId: NetworkGroupId): Promise<GroupWithDevice | null> {
+  /**
+   * One group: refreshed, or marked left when the network no longer shows it to the device; with the events the
+   * change raises (see the module's header), recorded in the same transaction.
+   */
+  private async syncOne(
+    deviceId: number,
+    networkId: NetworkGroupId,
+    detail?: GroupChangeDetail,
+  ): Promise<GroupWithDevice | null> {
     const conn = this.options.connections.connection(deviceId);
     if (conn === null) throw new NetworkUnavailableError();
     const group = await conn.getGroup(networkId).catch((error: unknown) => {
       if (error instanceof NetworkNotFoundError) return null;
       throw error;
     });
-    const { db } = this.options.store;
-    const device = await devicesRepository.findById(db, deviceId);
-    if (device === undefined || device.deleted_at !== null) return null;
     const now = this.options.clock.now();
-    if (group === null) {
-      await groupsRepository.markLeft(db, deviceId, [networkId], now);
-      return null;
-    }
-    const row = await groupsRepository.upsert(db, device.account_id, deviceId, snapshotOf(group, device.phone), now);
-    return { ...row, device_phone: device.phone };
+    let recorded = false;
+    const result = await this.options.store.db.transaction().execute(async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null) return null;
+      const stored = await groupsRepository.stored(trx, deviceId, networkId);
+      const current = stored !== undefined && stored.left_at === null ? stored : undefined;
+      const record = async (type: EventType, data: Record<string, unknown>): Promise<void> => {
+        if ((await recordEvent(trx, device, type, data, now)) !== null) recorded = true;
+      };
+      // Members changed by someone else: the device's own changes are admin.ts's to record.
+      const others = detail?.participants !== undefined && detail.by !== device.phone ? detail : undefined;
+      if (group === null) {
+        await groupsRepository.markLeft(trx, deviceId, [networkId], now);
+        if (current !== undefined && others?.participants?.action === 'remove') {
+          const { action, phones } = others.participants;
+          await record(PARTICIPANT_EVENTS[action], { ...groupRef(current), participants: phones, by: others.by });
+        }
+        return null;
+      }
+      const snapshot = snapshotOf(group, device.phone);
+      const row = await groupsRepository.upsert(trx, device.account_id, deviceId, snapshot, now);
+      const changes = current === undefined ? null : groupChanges(current, snapshot);
+      if (changes !== null) {
+        await record('group.updated', { ...groupRef(row), changes, ...(detail ? { by: detail.by } : {}) });
+      }
+      if (current !== undefined && others?.participants !== undefined) {
+        const { action, phones } = others.participants;
+        await record(PARTICIPANT_EVENTS[action], { ...groupRef(row), participants: phones, by: others.by });
+      }
+      return { ...row, device_phone: device.phone };
+    });
+    if (recorded) this.options.onEventsRecorded?.();
+    return result;
   }
 }

@@ -5,7 +5,7 @@
  * Owns: the shapes a network answers with, and what each outcome code means.
  * Must never: import anything but types, or hold behaviour.
  */
-import type { PhoneNumber } from './values.js';
+import type { NetworkGroupId, PhoneNumber } from './values.js';
 
 /** What a participants change does: take members out, make them admins, or make admins members again. */
 export type ParticipantAction = 'remove' | 'promote' | 'demote';
@@ -19,3 +19,19 @@ export type ParticipantChangeErrorCode = 'NOT_A_MEMBER' | 'INVALID_NUMBER' | 'FO
 export type ParticipantChangeOutcome =
   | { readonly phone: PhoneNumber; readonly ok: true }
   | { readonly phone: PhoneNumber; readonly ok: false; readonly code: ParticipantChangeErrorCode };
+
+/**
+ * What the network said about one group change beside the group's id (`groups_changed`): who made it, and for a
+ * participants change by an admin, which members it removed, promoted or demoted.
+ */
+export interface GroupChangeDetail {
+  readonly by: PhoneNumber;
+  readonly participants?: { readonly action: ParticipantAction; readonly phones: ReadonlyArray<PhoneNumber> };
+}
+
+/** Groups the device belongs to changed (created, joined, left, members or subject changed); `detail`: who did it. */
+export interface GroupsChangedEvent {
+  readonly type: 'groups_changed';
+  readonly groupIds: ReadonlyArray<NetworkGroupId>;
+  readonly detail?: GroupChangeDetail;
+}

@@ -11,7 +11,8 @@
  * mean and records them.
  */
 import type { ChatChange, ChatLastMessage } from './chats.js';
-import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
+import type { ContactChangedEvent, ContactOperations } from './contacts.js';
+import type { GroupsChangedEvent, ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { HistoryEvent } from './history.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
@@ -36,7 +37,8 @@ export {
 } from './errors.js';
 
 export type { ChatChange, ChatLastMessage } from './chats.js';
-export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
+export type * from './contacts.js';
+export type * from './group-admin.js';
 export { HISTORY_BATCH, withinHistory, type HistoryEvent, type HistoryMessage } from './history.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
@@ -336,7 +338,8 @@ export type NetworkEvent =
   /** A phone calls the device (alone, or in a group call): the gateway announces it and may reject it. */
   | ({ readonly type: 'incoming_call' } & IncomingCall)
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
-  | { readonly type: 'groups_changed'; readonly groupIds: ReadonlyArray<NetworkGroupId> }
+  | GroupsChangedEvent
+  | ContactChangedEvent
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
   | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber }
   /** The phone's history offered at pairing, in batches, then its end (history.ts). */
@@ -373,7 +376,7 @@ export interface ConnectionCapabilities {
 }
 
 /** One device's connection to the network. Every method may reject with NetworkUnavailableError while not connected. */
-export interface NetworkConnection {
+export interface NetworkConnection extends ContactOperations {
   /** Absent: every content type is delivered in its own form (`interactive: 'native'`). */
   readonly capabilities?: ConnectionCapabilities;
   /** Resolves once the network has taken the message (it is then `sent`). Idempotent by `message.id`. */

@@ -70,6 +70,13 @@ function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): Netw
     modifyChat: refuse,
     rejectCall: refuse,
     checkNumbers: refuse,
+    listContacts: refuse,
+    getContact: refuse,
+    setBlocked: refuse,
+    listBlocked: refuse,
+    getProfile: refuse,
+    updateProfile: refuse,
+    setGroupPicture: refuse,
     requestPairingCode: refuse,
     logout: refuse,
     close: () => {
@@ -138,6 +145,14 @@ class RoutedConnection implements NetworkConnection {
   checkNumbers: NetworkConnection['checkNumbers'] = async (phones) => (await this.target()).checkNumbers(phones);
   modifyChat: NetworkConnection['modifyChat'] = async (chat, change, last) =>
     (await this.target()).modifyChat(chat, change, last);
+  listContacts: NetworkConnection['listContacts'] = async () => (await this.target()).listContacts();
+  getContact: NetworkConnection['getContact'] = async (phone) => (await this.target()).getContact(phone);
+  setBlocked: NetworkConnection['setBlocked'] = async (phone, on) => (await this.target()).setBlocked(phone, on);
+  listBlocked: NetworkConnection['listBlocked'] = async () => (await this.target()).listBlocked();
+  getProfile: NetworkConnection['getProfile'] = async () => (await this.target()).getProfile();
+  updateProfile: NetworkConnection['updateProfile'] = async (changes) => (await this.target()).updateProfile(changes);
+  setGroupPicture: NetworkConnection['setGroupPicture'] = async (id, picture) =>
+    (await this.target()).setGroupPicture(id, picture);
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     const inner = await this.target();
     if (inner.downloadMedia === undefined)

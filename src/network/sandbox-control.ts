@@ -35,6 +35,12 @@ export interface SandboxPhoneSettings {
   readonly privacy?: PhonePrivacy;
   readonly online?: boolean;
   readonly auto_read?: boolean;
+  /** The phone's about text, as devices see it (`GET /contacts/{phone}`). */
+  readonly about?: string;
+  /** Where the phone's profile picture is; null: none. A change tells devices (`contact.updated`). */
+  readonly picture_url?: string | null;
+  /** The phone is a business account. */
+  readonly is_business?: boolean;
 }
 
 export interface SandboxInboxEntry {
@@ -76,6 +82,11 @@ export interface SandboxPhone {
   readonly auto_read: boolean;
   readonly blocks_everyone: boolean;
   readonly rate_limited: boolean;
+  readonly about: string | null;
+  readonly picture_url: string | null;
+  readonly is_business: boolean;
+  /** The devices (their numbers) that blocked this phone. */
+  readonly blocked_by: ReadonlyArray<PhoneNumber>;
   readonly inbox: ReadonlyArray<SandboxInboxEntry>;
   /** The presence and chat states devices told the phone, oldest first. */
   readonly presence: ReadonlyArray<SandboxSeenPresence>;
@@ -147,6 +158,11 @@ export interface PhoneVote {
   readonly selected: ReadonlyArray<string>;
 }
 
+/** What a phone does to a group: change its info, or change members (an admin's). */
+export type SandboxGroupChange =
+  | { readonly subject?: string; readonly description?: string; readonly picture_url?: string }
+  | { readonly action: 'remove' | 'promote' | 'demote'; readonly participants: ReadonlyArray<PhoneNumber> };
+
 export interface SandboxControl {
   /**
    * A phone scans the QR whose decoded text is `qr`. Throws SandboxControlError(400, 'Invalid QR code') for
@@ -215,6 +231,17 @@ export interface SandboxControl {
   createGroup(
     name: string,
     members: ReadonlyArray<{ phone: PhoneNumber; admin?: boolean }>,
+    view?: string,
+  ): Promise<NetworkGroup>;
+  /**
+   * A member phone changes a group (docs/internals.md, The network seam and the sandbox): its subject, description
+   * or picture, or (an admin) removes, promotes or demotes members. Every member device is told who did it.
+   * 404 'Group not found' when the phone is not in the group, 400 'Not allowed' when it may not.
+   */
+  changeGroupFromPhone(
+    phone: PhoneNumber,
+    groupId: NetworkGroupId,
+    change: SandboxGroupChange,
     view?: string,
   ): Promise<NetworkGroup>;
   /** Drops the device connection with this gateway device id (it comes back by itself), or logs it out from the phone. 404 if not connected. */

@@ -29,6 +29,8 @@ export interface NetworkGroup {
   readonly capacity: number;
   /** The group's settings, when the network reports them. */
   readonly settings?: GroupSettings;
+  /** Names the group's current picture (changes when the picture does), when the network reports one. */
+  readonly pictureId?: string | null;
 }
 
 /** Who may do what in a group, and whether its messages disappear (docs/internals.md, Whatspie compatibility). */

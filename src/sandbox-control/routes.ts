@@ -38,6 +38,22 @@ const PhoneSettings = Type.Object({
   privacy: Type.Optional(Type.Union([Type.Literal('everyone'), Type.Literal('nobody')])),
   online: Type.Optional(Type.Boolean()),
   auto_read: Type.Optional(Type.Boolean()),
+  about: Type.Optional(Type.String({ maxLength: 139, description: 'Shown as the contact’s `about`' })),
+  picture_url: Type.Optional(
+    Type.Union([Type.String({ maxLength: 2048 }), Type.Null()], {
+      description: 'Shown as the contact’s `profile_picture_url`; a change raises `contact.updated`',
+    }),
+  ),
+  is_business: Type.Optional(Type.Boolean()),
+});
+
+const GroupChangeBody = Type.Object({
+  group_id: Type.String({ maxLength: 64, description: 'The group’s network id (`…@g.us`)' }),
+  subject: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  description: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  picture_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  action: Type.Optional(Type.Union([Type.Literal('remove'), Type.Literal('promote'), Type.Literal('demote')])),
+  participants: Type.Optional(Type.Array(Phone, { minItems: 1, maxItems: 1024 })),
 });
 
 const Anything = Type.Object({}, { additionalProperties: true });
@@ -388,6 +404,25 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request, reply) => {
       const data = await control(() => owned.createGroup(accountOf(request), request.body.name, request.body.members));
       return reply.code(201).send({ code: 201, status: 201, message: 'Group created', data });
+    },
+  );
+
+  app.post(
+    '/sandbox/phones/:phone/group-changes',
+    {
+      schema: {
+        tags,
+        summary: 'A member phone changes a group: its subject, description or picture, or (an admin) its members',
+        description:
+          'Either `subject`/`description`/`picture_url`, or `action` with `participants`. Every member device is told who did it: they record `group.updated` or `group.participants_removed|promoted|demoted` with `by` the phone. 404 when the phone is not in the group; 400 `Not allowed` when it may not.',
+        params: PhoneParams,
+        body: GroupChangeBody,
+        response: { 200: CodeEnvelope(Anything), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const data = await control(() => owned.changeGroup(accountOf(request), request.params.phone, request.body));
+      return { code: 200, status: 200, message: 'Group changed', data };
     },
   );
 

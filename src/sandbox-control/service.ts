@@ -166,6 +166,29 @@ export class SandboxControlService {
     return this.sandbox.createGroup(name, members, viewOf(accountId));
   }
 
+  /** A member phone (not one of another account's devices) changes a group's info, or its members. */
+  async changeGroup(
+    accountId: number,
+    phone: string,
+    body: {
+      group_id: string;
+      subject?: string;
+      description?: string;
+      picture_url?: string;
+      action?: 'remove' | 'promote' | 'demote';
+      participants?: string[];
+    },
+  ): Promise<NetworkGroup> {
+    await this.requireOnSandbox(accountId);
+    await this.refuseForeignNumbers(accountId, [phone], () => ({ error: FOREIGN_NUMBER }));
+    const { group_id: groupId, action, participants, ...info } = body;
+    const change =
+      action !== undefined || participants !== undefined
+        ? { action: action ?? ('remove' as const), participants: participants ?? [] }
+        : info;
+    return this.sandbox.changeGroupFromPhone(phone, groupId, change, viewOf(accountId));
+  }
+
   /** The caller's devices that are on the sandbox: none, for an account whose devices are on the real network. */
   private async devicesOf(accountId: number) {
     return (await this.isSandboxAccount(accountId)) ? repo.devicesOf(this.store.db, accountId) : [];
@@ -181,7 +204,10 @@ export class SandboxControlService {
   }
 
   /** The phone with only the inbox entries the caller's devices sent. */
-  private async ownView(accountId: number, phone: SandboxPhone): Promise<SandboxPhone> {
+  private async ownView(accountId: number, shown: SandboxPhone): Promise<SandboxPhone> {
+    // Only the caller's own devices show among those that blocked the phone.
+    const mine = new Set((await repo.devicesOf(this.store.db, accountId)).map((d) => d.phone));
+    const phone = { ...shown, blocked_by: shown.blocked_by.filter((device) => mine.has(device)) };
     if (phone.inbox.length === 0) return phone;
     const own = await repo.ownOutgoingIds(this.store.db, accountId, [
       ...new Set(phone.inbox.map((entry) => entry.message_id)),

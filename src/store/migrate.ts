@@ -39,6 +39,7 @@ import * as m012a from './migrations/012a-call-rejection.js';
 import * as m013a from './migrations/013a-chats.js';
 import * as m013b from './migrations/013b-message-source.js';
 import * as m013e from './migrations/013e-webhooks.js';
+import * as m013c from './migrations/013c-contacts.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -73,6 +74,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['013a-chats', m013a],
   ['013b-message-source', m013b],
   ['013e-webhooks', m013e],
+  ['013c-contacts', m013c],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -333,6 +333,7 @@ export interface Database {
   cluster_nodes: ClusterNodesTable;
   device_leases: DeviceLeasesTable;
   lid_senders: LidSendersTable;
+  contact_profiles: ContactProfilesTable;
 }
 
 /** Readiness's throwaway writes (see store/store.ts); empty between probes. */
@@ -367,6 +368,8 @@ export interface GroupsTable {
   only_admins_can_send: AddedLater<number>;
   only_admins_can_edit: AddedLater<number>;
   disappearing_seconds: AddedLater<number>;
+  /** Names the group's picture as the network last reported it (013c); null: none or not reported. */
+  picture_id: AddedLater<string>;
 }
 
 /** One row per admitted members-add request: the sliding one-minute window. */
@@ -455,4 +458,18 @@ export interface LidSendersTable {
   phone: string | null;
   first_seen_at: number;
   resolved_at: number | null;
+}
+
+/** The last profile the network showed a device of a number (013c; src/contacts/book.ts). */
+export interface ContactProfilesTable {
+  device_id: number;
+  phone: string;
+  name: string | null;
+  about: string | null;
+  picture_url: string | null;
+  /** 0/1. */
+  registered: number;
+  /** 0/1: the device blocked the number. */
+  blocked: number;
+  fetched_at: number;
 }

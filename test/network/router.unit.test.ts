@@ -56,6 +56,13 @@ function recordingNetwork(closeFails = false) {
         modifyChat: call('modifyChat'),
         rejectCall: call('rejectCall'),
         checkNumbers: call('checkNumbers'),
+        listContacts: call('listContacts'),
+        getContact: call('getContact'),
+        setBlocked: call('setBlocked'),
+        listBlocked: call('listBlocked'),
+        getProfile: call('getProfile'),
+        updateProfile: call('updateProfile'),
+        setGroupPicture: call('setGroupPicture'),
         requestPairingCode: call('requestPairingCode'),
         logout: call('logout'),
         close: () => {

@@ -712,6 +712,58 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         }
       });
 
+      it('contacts and profiles: address book, a contact, blocking, own profile, contact_changed, a phone changing a group', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        await network.sandbox.upsertPhone({ phone: FRIEND, name: 'Friend', about: 'Hi', is_business: true });
+        expect(await device.connection.listContacts()).toEqual([
+          { phone: FRIEND, name: 'Friend', notifyName: 'Friend', isBusiness: true },
+        ]);
+        expect(await device.connection.getContact(FRIEND)).toEqual({
+          phone: FRIEND,
+          name: 'Friend',
+          about: 'Hi',
+          pictureUrl: null,
+          registered: true,
+          blocked: false,
+        });
+        await device.connection.setBlocked(FRIEND, true);
+        expect(await device.connection.listBlocked()).toEqual([FRIEND]);
+        expect((await network.sandbox.getPhone(FRIEND)).blocked_by).toEqual([DEVICE]);
+        await device.connection.setBlocked(FRIEND, false);
+        expect(await device.connection.listBlocked()).toEqual([]);
+        expect(await device.connection.updateProfile({ name: 'Me', about: 'Mine' })).toEqual({
+          name: 'Me',
+          about: 'Mine',
+          pictureUrl: null,
+        });
+        expect(await device.connection.getProfile()).toMatchObject({ name: 'Me' });
+        await network.sandbox.upsertPhone({ phone: FRIEND, picture_url: 'https://pics.example/f.jpg' });
+        expect(await device.recorder.wait('contact_changed')).toEqual({
+          type: 'contact_changed',
+          phone: FRIEND,
+          picture: true,
+        });
+        const group = await network.sandbox.createGroup('Changed', [{ phone: FRIEND, admin: true }, { phone: DEVICE }]);
+        await network.sandbox.changeGroupFromPhone(FRIEND, group.id, { subject: 'Renamed' });
+        expect(
+          await device.recorder.wait('groups_changed', (e) => e.detail !== undefined && e.groupIds.includes(group.id)),
+        ).toEqual({ type: 'groups_changed', groupIds: [group.id], detail: { by: FRIEND } });
+        expect((await device.connection.getGroup(group.id)).subject).toBe('Renamed');
+        expect(
+          await rejection(device.connection.setGroupPicture(group.id, { mimetype: 'image/png', base64: 'iVBO' })),
+        ).toBeInstanceOf(NetworkForbiddenError);
+        expect(await rejection(network.sandbox.changeGroupFromPhone(DEVICE, group.id, { subject: 'x' }))).toMatchObject(
+          {
+            status: 400,
+            message: 'Not allowed',
+          },
+        );
+        expect(
+          await rejection(network.sandbox.changeGroupFromPhone('4917600001111', group.id, { subject: 'x' })),
+        ).toMatchObject({ status: 404, message: 'Group not found' });
+      });
+
       it('administration: remove, promote, demote with outcomes; invite codes; join by code; leave', async () => {
         const network = await start();
         const admin = await pair(network, 1, DEVICE);

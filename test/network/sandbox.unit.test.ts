@@ -23,13 +23,23 @@ describe('in-process sandbox', () => {
     const statePath = join(dir, 'nested', 'sandbox.json');
     const first = createSandboxNetwork({ statePath, deliveryDelayMs: 1 });
     const device = await pair(first, 1, '4915112345678');
-    await first.sandbox.upsertPhone({ phone: '4917612345678', name: 'Kept', online: false });
+    await first.sandbox.upsertPhone({
+      phone: '4917612345678',
+      name: 'Kept',
+      online: false,
+      about: 'Kept too',
+      picture_url: 'https://pics.example/kept.jpg',
+    });
     const created = await first.sandbox.createGroup('Durable', [{ phone: '4915112345678', admin: true }]);
     // Settings are durable too.
     const group = await device.connection.updateGroup(created.id, {
       onlyAdminsCanSend: true,
       disappearingSeconds: 86_400,
     });
+    // So is the group's picture.
+    await device.connection.setGroupPicture(created.id, { mimetype: 'image/png', base64: 'iVBORw0KGgo=' });
+    const pictured = await device.connection.getGroup(created.id);
+    expect(pictured.pictureId).toMatch(/^https:\/\/sandbox\.invalid\/pictures\/[0-9a-f]{32}\.png$/);
     await device.connection.sendMessage({ id: 'x', to: '4915199998888', content: { type: 'chat', text: 'x' } });
     await first.close();
     const saved = JSON.parse(readFileSync(statePath, 'utf8')) as { sessions: unknown[] };
@@ -39,8 +49,14 @@ describe('in-process sandbox', () => {
     try {
       const back = await reconnect(second, 1, device.session);
       expect(back.phone).toBe('4915112345678');
-      expect(await back.connection.listGroups()).toEqual([group]);
-      expect(await second.sandbox.getPhone('4917612345678')).toMatchObject({ name: 'Kept', online: false, inbox: [] });
+      expect(await back.connection.listGroups()).toEqual([{ ...group, pictureId: pictured.pictureId }]);
+      expect(await second.sandbox.getPhone('4917612345678')).toMatchObject({
+        name: 'Kept',
+        online: false,
+        about: 'Kept too',
+        picture_url: 'https://pics.example/kept.jpg',
+        inbox: [],
+      });
       await expect(second.sandbox.getPhone('4915199998888')).rejects.toMatchObject({ status: 404 });
     } finally {
       await second.close();

@@ -32,6 +32,18 @@ export function changeParticipants(
   action: ParticipantAction,
 ): ParticipantChangeOutcome[] {
   const group = adminGroup(world, link, groupId);
+  return changeParticipantsBy(world, group, world.requireOpen(link), phones, action);
+}
+
+/** `actor` (an admin of the group) changes members; the members are told who did it and whom it changed. */
+export function changeParticipantsBy(
+  world: WorldState,
+  group: GroupRecord,
+  actor: PhoneNumber,
+  phones: ReadonlyArray<PhoneNumber>,
+  action: ParticipantAction,
+): ParticipantChangeOutcome[] {
+  if (group.participants.get(actor) === null) throw new NetworkForbiddenError();
   const removed = new Set<PhoneNumber>();
   const outcomes = phones.map((phone): ParticipantChangeOutcome => {
     if (!isWellFormedPhone(phone)) return { phone, ok: false, code: 'INVALID_NUMBER' };
@@ -48,9 +60,10 @@ export function changeParticipants(
     }
     return { phone, ok: true };
   });
-  if (outcomes.some((o) => o.ok)) {
+  const changed = outcomes.filter((o) => o.ok).map((o) => o.phone);
+  if (changed.length > 0) {
     world.changed();
-    notify(world, group, removed);
+    notify(world, group, removed, { by: actor, participants: { action, phones: changed } });
   }
   return outcomes;
 }

@@ -11,6 +11,7 @@ import type {
   AddParticipantErrorCode,
   AddParticipantOutcome,
   CreatedNetworkGroup,
+  GroupChangeDetail,
   GroupChanges,
   GroupSettingName,
   NetworkGroup,
@@ -63,6 +64,7 @@ export function groupView(world: WorldState, group: GroupRecord, view: PhoneView
     }),
     capacity: GROUP_CAPACITY,
     settings: { ...group.settings },
+    pictureId: group.picture ?? null,
   };
 }
 
@@ -70,14 +72,19 @@ export function groupView(world: WorldState, group: GroupRecord, view: PhoneView
  * Tells every open connection of a member (and of the `former` members a change just took out) that the group
  * changed; offline ones re-sync on connect.
  */
-export function notify(world: WorldState, group: GroupRecord, former: ReadonlySet<PhoneNumber> = new Set()): void {
+export function notify(
+  world: WorldState,
+  group: GroupRecord,
+  former: ReadonlySet<PhoneNumber> = new Set(),
+  detail?: GroupChangeDetail,
+): void {
   for (const link of [...world.links]) {
     if (
       link.state === 'open' &&
       link.phone !== null &&
       (group.participants.has(link.phone) || former.has(link.phone))
     ) {
-      world.emit(link, { type: 'groups_changed', groupIds: [group.id] });
+      world.emit(link, { type: 'groups_changed', groupIds: [group.id], ...(detail === undefined ? {} : { detail }) });
     }
   }
 }
@@ -259,7 +266,7 @@ export function updateGroup(
   } finally {
     if (applied.length > 0) {
       world.changed();
-      notify(world, group);
+      notify(world, group, new Set(), { by: self });
     }
   }
   return groupView(world, group, link.view);

@@ -62,6 +62,14 @@ class InProcessConnection implements NetworkConnection {
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
   modifyChat: NetworkConnection['modifyChat'] = (chat, change, last) =>
     settle(() => this.link.modifyChat(chat, change, last));
+  listContacts: NetworkConnection['listContacts'] = () => settle(() => this.link.listContacts());
+  getContact: NetworkConnection['getContact'] = (phone) => settle(() => this.link.getContact(phone));
+  setBlocked: NetworkConnection['setBlocked'] = (phone, on) => settle(() => this.link.setBlocked(phone, on));
+  listBlocked: NetworkConnection['listBlocked'] = () => settle(() => this.link.listBlocked());
+  getProfile: NetworkConnection['getProfile'] = () => settle(() => this.link.getProfile());
+  updateProfile: NetworkConnection['updateProfile'] = (changes) => settle(() => this.link.updateProfile(changes));
+  setGroupPicture: NetworkConnection['setGroupPicture'] = (id, picture) =>
+    settle(() => this.link.setGroupPicture(id, picture));
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = (media) => downloadSandboxMedia(media);
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
   requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>
@@ -88,6 +96,8 @@ export function controlOf(world: SandboxWorld): SandboxControl {
     seedHistory: (phone, to, messages, view) => settle(() => world.seedHistory(phone, to, messages, view)),
     readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
     createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),
+    changeGroupFromPhone: (phone, groupId, change, view) =>
+      settle(() => world.changeGroupFromPhone(phone, groupId, change, view)),
     disconnectDevice: (deviceId, options) => settle(() => world.disconnectDevice(deviceId, options)),
   };
 }

@@ -28,6 +28,7 @@ import type { Link, WorldState } from './state.js';
 import type { DigestedContent, SandboxMessage } from './media-digest.js';
 import { phoneMessage, quoteOf } from './phone-message.js';
 import { sandboxMediaRef } from './media-download.js';
+import { announceContact, blockedBy } from './contacts.js';
 
 export function isGroupId(to: string): boolean {
   return to.endsWith('@g.us');
@@ -198,23 +199,25 @@ export function upsertPhone(world: WorldState, settings: SandboxPhoneSettings, v
     throw new SandboxControlError(400, 'Invalid privacy setting', 'privacy must be "everyone" or "nobody"');
   }
   const phone = world.phone(settings.phone);
-  const wasOnline = phone.in(view).online;
+  const before = phone.overrides.has(view) ? phone.in(view) : null;
+  const wasOnline = (before ?? phone.in(view)).online;
   phone.applySettings(view, settings);
   world.changed();
+  if (before !== null) announceContact(world, phone, view, before);
   if (!wasOnline && phone.in(view).online) {
     // Online in this view: the messages this view's devices sent meanwhile arrive; the others keep waiting.
     const waiting = phone.pending.filter((stored) => stored.view === view);
     phone.pending = phone.pending.filter((stored) => stored.view !== view);
     for (const stored of waiting) arrive(world, phone, stored);
   }
-  return phone.view(view);
+  return phone.view(view, blockedBy(world, phone.phone));
 }
 
 /** Without a view: the shared view's settings and every message (a tester looking at the world itself). */
 export function getPhone(world: WorldState, phone: PhoneNumber, view?: PhoneView): SandboxPhone {
   const record = world.phones.get(phone) ?? (isWellFormedPhone(phone) && isMagicPhone(phone) ? new Phone(phone) : null);
   if (!record) throw new SandboxControlError(404, 'Phone not found');
-  return record.view(view);
+  return record.view(view, blockedBy(world, record.phone));
 }
 
 /** The mentions and the quoted message of an outgoing message, as the recipient's inbox shows them. */

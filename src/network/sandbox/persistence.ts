@@ -26,6 +26,8 @@ export interface PersistedState {
     readonly settings?: GroupSettings;
     /** Absent when no invite code was ever made (and in files saved before invite links). */
     readonly invite?: string;
+    /** Absent when the group has no picture (and in files saved before group pictures). */
+    readonly picture?: string;
   }>;
 }
 

@@ -75,6 +75,9 @@ export interface PhoneBehaviour {
   readonly blocksEveryone: boolean;
   readonly rateLimited: boolean;
   readonly name: string | null;
+  readonly about: string | null;
+  readonly pictureUrl: string | null;
+  readonly isBusiness: boolean;
 }
 
 /** Whether a status for this message was already reported; shared by all copies of one group message. */
@@ -90,6 +93,14 @@ export interface StoredEntry {
   view: PhoneView;
   senderSession: string | null;
   tracker: StatusTracker;
+}
+
+/** What a device (by its number) set of its own on the network: its profile, and the numbers it blocked. */
+export interface DeviceProfile {
+  name: string | null;
+  about: string | null;
+  pictureUrl: string | null;
+  readonly blocked: Set<PhoneNumber>;
 }
 
 export class PhoneRecord {
@@ -121,6 +132,9 @@ export class PhoneRecord {
       blocksEveryone: magic.blocksEveryone,
       rateLimited: magic.rateLimited,
       name: own.name ?? null,
+      about: own.about ?? null,
+      pictureUrl: own.picture_url ?? null,
+      isBusiness: own.is_business ?? false,
     };
   }
 
@@ -131,6 +145,9 @@ export class PhoneRecord {
     if (settings.privacy !== undefined) next.privacy = settings.privacy;
     if (settings.online !== undefined) next.online = settings.online;
     if (settings.auto_read !== undefined) next.auto_read = settings.auto_read;
+    if (settings.about !== undefined) next.about = settings.about;
+    if (settings.picture_url !== undefined) next.picture_url = settings.picture_url;
+    if (settings.is_business !== undefined) next.is_business = settings.is_business;
     if (Object.keys(next).length > 0) this.overrides.set(view, next);
   }
 
@@ -185,7 +202,7 @@ export class PhoneRecord {
    * The phone as `view` sees it: its settings and the messages its devices sent. Without a view (a
    * tester looking at the world from outside), the shared view's settings and every message.
    */
-  view(view?: PhoneView): SandboxPhone {
+  view(view?: PhoneView, blockedBy: ReadonlyArray<PhoneNumber> = []): SandboxPhone {
     const seen = this.in(view ?? SHARED_VIEW);
     return {
       phone: this.phone,
@@ -196,6 +213,10 @@ export class PhoneRecord {
       auto_read: seen.autoRead,
       blocks_everyone: seen.blocksEveryone,
       rate_limited: seen.rateLimited,
+      about: seen.about,
+      picture_url: seen.pictureUrl,
+      is_business: seen.isBusiness,
+      blocked_by: blockedBy,
       inbox: this.inbox.filter((s) => view === undefined || s.view === view).map((s) => structuredClone(s.entry)),
       presence: this.presence
         .filter((p) => view === undefined || p.view === view)

@@ -16,7 +16,7 @@ import type {
   PhoneNumber,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import { PhoneRecord, SHARED_VIEW, type PhoneView } from './phones.js';
+import { PhoneRecord, SHARED_VIEW, type DeviceProfile, type PhoneView } from './phones.js';
 import type { PersistedState } from './persistence.js';
 import { StateFile } from './persistence.js';
 
@@ -73,6 +73,8 @@ export interface GroupRecord {
   settings: GroupSettings;
   /** The invite code, made when an admin first asks for it; revoking makes a new one. */
   invite?: string;
+  /** Names the group's picture (a digest of its bytes, or the address a phone set); absent: none. */
+  picture?: string;
 }
 
 /** A new group: everyone may post, only admins edit it (the sandbox's default), messages stay. */
@@ -117,6 +119,8 @@ export class WorldState {
   /** Current pairing code -> its pairing link; like a QR, it stops working when the attempt ends. */
   readonly pairingCodes = new Map<string, Link>();
   readonly groups = new Map<NetworkGroupId, GroupRecord>();
+  /** Device number -> its own profile and blocked numbers (kept while the world runs; not saved to the state file). */
+  readonly profiles = new Map<PhoneNumber, DeviceProfile>();
   /** "sender phone + message id" already taken by the network: the idempotency of sendMessage. */
   readonly sentIds = new Set<string>();
   /** "sender phone + message id" already refused once by a rate-limited recipient. */
@@ -301,6 +305,7 @@ export class WorldState {
         participants: [...g.participants].map(([phone, role]) => ({ phone, role })),
         settings: g.settings,
         ...(g.invite === undefined ? {} : { invite: g.invite }),
+        ...(g.picture === undefined ? {} : { picture: g.picture }),
       })),
     };
   }
@@ -315,7 +320,11 @@ export class WorldState {
       // Files saved before groups had settings: the defaults.
       const settings = { ...DEFAULT_GROUP_SETTINGS, ...g.settings };
       const group = { id: g.id, subject: g.subject, description: g.description, participants, settings };
-      this.groups.set(g.id, g.invite === undefined ? group : { ...group, invite: g.invite });
+      this.groups.set(g.id, {
+        ...group,
+        ...(g.invite === undefined ? {} : { invite: g.invite }),
+        ...(g.picture === undefined ? {} : { picture: g.picture }),
+      });
     }
   }
 }

@@ -8,6 +8,11 @@
  * are thrown as the network interface's error classes or SandboxControlError.
  */
 import type {
+  AddressBookEntry,
+  ContactProfile,
+  OwnProfile,
+  PictureUpload,
+  ProfileChanges,
   AddParticipantOutcome,
   ChatChange,
   ChatLastMessage,
@@ -27,6 +32,7 @@ import type {
   PhoneMessage,
   RecipientScope,
   SandboxCall,
+  SandboxGroupChange,
   SandboxPhone,
   SandboxPhoneChange,
   SandboxPhoneSettings,
@@ -36,6 +42,7 @@ import * as calls from './calls.js';
 import * as chats from './chats.js';
 import * as history from './history.js';
 import type { SeedMessage } from './history.js';
+import * as contacts from './contacts.js';
 import { changeFromPhone } from './changes.js';
 import * as admin from './group-admin.js';
 import * as groups from './groups.js';
@@ -71,6 +78,13 @@ export interface SandboxLink {
   modifyChat(chat: PhoneNumber | NetworkGroupId, change: ChatChange, last: ChatLastMessage | null): void;
   rejectCall(call: IncomingCall): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
+  listContacts(): AddressBookEntry[];
+  getContact(phone: PhoneNumber): ContactProfile;
+  setBlocked(phone: PhoneNumber, blocked: boolean): void;
+  listBlocked(): PhoneNumber[];
+  getProfile(): OwnProfile;
+  updateProfile(changes: ProfileChanges): OwnProfile;
+  setGroupPicture(groupId: NetworkGroupId, picture: PictureUpload): void;
   logout(): void;
   /** During a pairing attempt: a code the user of `phone` types on the phone instead of scanning the QR. */
   requestPairingCode(phone: PhoneNumber): string;
@@ -105,6 +119,13 @@ export class SandboxWorld {
       modifyChat: (chat, change, last) => chats.modifyChat(w, link, chat, change, last),
       rejectCall: (call) => calls.rejectCall(w, link, call),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
+      listContacts: () => contacts.listContacts(w, link),
+      getContact: (phone) => contacts.getContact(w, link, phone),
+      setBlocked: (phone, blocked) => contacts.setBlocked(w, link, phone, blocked),
+      listBlocked: () => contacts.listBlocked(w, link),
+      getProfile: () => contacts.getProfile(w, link),
+      updateProfile: (changes) => contacts.updateProfile(w, link, changes),
+      setGroupPicture: (groupId, picture) => contacts.setGroupPicture(w, link, groupId, picture),
       logout: () => pairing.logoutLink(w, link),
       requestPairingCode: (phone) => pairing.requestPairingCode(w, link, phone),
       close: () => w.endLink(link),
@@ -165,6 +186,15 @@ export class SandboxWorld {
     view?: string,
   ): NetworkGroup {
     return groups.createGroupByControl(this.state, name, members, viewOf(view));
+  }
+
+  changeGroupFromPhone(
+    phone: PhoneNumber,
+    groupId: NetworkGroupId,
+    change: SandboxGroupChange,
+    view?: string,
+  ): NetworkGroup {
+    return contacts.changeGroupFromPhone(this.state, phone, groupId, change, viewOf(view));
   }
 
   disconnectDevice(deviceId: number, options: { logout: boolean }): void {

@@ -107,6 +107,13 @@ class ClientConnection implements NetworkConnection {
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
   // Times travel as ISO 8601 text (ws-server.ts reads them back).
   modifyChat: NetworkConnection['modifyChat'] = (chat, change, last) => this.call('modifyChat', chat, change, last);
+  listContacts: NetworkConnection['listContacts'] = () => this.call('listContacts');
+  getContact: NetworkConnection['getContact'] = (phone) => this.call('getContact', phone);
+  setBlocked: NetworkConnection['setBlocked'] = (phone, on) => this.call('setBlocked', phone, on);
+  listBlocked: NetworkConnection['listBlocked'] = () => this.call('listBlocked');
+  getProfile: NetworkConnection['getProfile'] = () => this.call('getProfile');
+  updateProfile: NetworkConnection['updateProfile'] = (changes) => this.call('updateProfile', changes);
+  setGroupPicture: NetworkConnection['setGroupPicture'] = (id, picture) => this.call('setGroupPicture', id, picture);
   // The media's address came with the message: the bytes are read from it here, not through the sandbox's socket.
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     if (this.closed) throw new NetworkUnavailableError();
@@ -327,6 +334,8 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
         await control('readMessage', phone, messageId, view);
       },
       createGroup: (name, members, view) => control('createGroup', name, members, view) as Promise<NetworkGroup>,
+      changeGroupFromPhone: (phone, groupId, change, view) =>
+        control('changeGroupFromPhone', phone, groupId, change, view) as Promise<NetworkGroup>,
       disconnectDevice: async (deviceId, options) => {
         await control('disconnectDevice', deviceId, options);
       },

@@ -51,6 +51,13 @@ export const CONNECTION_OPS = [
   'modifyChat',
   'rejectCall',
   'checkNumbers',
+  'listContacts',
+  'getContact',
+  'setBlocked',
+  'listBlocked',
+  'getProfile',
+  'updateProfile',
+  'setGroupPicture',
   'logout',
   'requestPairingCode',
 ] as const;
@@ -68,6 +75,7 @@ export const CONTROL_OPS = [
   'seedHistory',
   'readMessage',
   'createGroup',
+  'changeGroupFromPhone',
   'disconnectDevice',
 ] as const;
 export type ControlOp = (typeof CONTROL_OPS)[number];

@@ -21,12 +21,15 @@ import type {
   NetworkGroupId,
   ParticipantAction,
   PhoneNumber,
+  PictureUpload,
   PresenceState,
+  ProfileChanges,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
 import type {
   PhoneMessage,
   RecipientScope,
+  SandboxGroupChange,
   SandboxPhoneChange,
   SandboxPhoneSettings,
   ScanScope,
@@ -84,6 +87,20 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.rejectCall(a[0] as IncomingCall);
     case 'checkNumbers':
       return link.checkNumbers(a[0] as PhoneNumber[]);
+    case 'listContacts':
+      return link.listContacts();
+    case 'getContact':
+      return link.getContact(a[0] as PhoneNumber);
+    case 'setBlocked':
+      return link.setBlocked(a[0] as PhoneNumber, a[1] === true);
+    case 'listBlocked':
+      return link.listBlocked();
+    case 'getProfile':
+      return link.getProfile();
+    case 'updateProfile':
+      return link.updateProfile(a[0] as ProfileChanges);
+    case 'setGroupPicture':
+      return link.setGroupPicture(a[0] as NetworkGroupId, a[1] as PictureUpload);
     case 'logout':
       return link.logout();
     case 'requestPairingCode':
@@ -155,6 +172,13 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
         a[0] as string,
         a[1] as Array<{ phone: PhoneNumber; admin?: boolean }>,
         optionalView(a[2]),
+      );
+    case 'changeGroupFromPhone':
+      return world.changeGroupFromPhone(
+        a[0] as PhoneNumber,
+        a[1] as NetworkGroupId,
+        a[2] as SandboxGroupChange,
+        optionalView(a[3]),
       );
     case 'disconnectDevice':
       return world.disconnectDevice(a[0] as number, a[1] as { logout: boolean });

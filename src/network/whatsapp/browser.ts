@@ -8,6 +8,7 @@
  * refuses to link by pairing code to an "other" client.
  */
 import { Browsers, jidDecode, type AuthenticationCreds } from 'baileys';
+import { NetworkUnavailableError } from '../network.js';
 
 /** Shown on the phone as "Chrome (Ubuntu)"; Chrome is a web client WhatsApp accepts for pairing codes. */
 export const GATEWAY_BROWSER = Browsers.ubuntu('Chrome');
@@ -30,4 +31,15 @@ export function forgetUnconfirmed(creds: AuthenticationCreds | undefined): void 
   if (creds === undefined || creds.me === undefined || confirmedIdentity(creds)) return;
   delete creds.me;
   delete creds.pairingCode;
+}
+
+/** A pairing code for `phone` on the socket of a running pairing attempt (null: none runs), as the phone shows it. */
+export async function pairingCodeOn(
+  socket: { requestPairingCode(phone: string): Promise<string> } | null,
+  phone: string,
+): Promise<string> {
+  if (socket === null) throw new NetworkUnavailableError('no pairing attempt is running on this connection');
+  const code = await socket.requestPairingCode(phone);
+  // WhatsApp shows the code as two groups of four.
+  return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
 }

@@ -6,7 +6,7 @@
  * session look like a transient drop (its stored state is no longer valid).
  */
 import { DisconnectReason } from 'baileys';
-import type { ReconnectHint } from '../network.js';
+import type { NetworkEvent, ReconnectHint } from '../network.js';
 
 export type CloseAction =
   /** Expected after pairing (515): open a new socket with the same state at once, tell the gateway nothing. */
@@ -66,4 +66,11 @@ export function closeAction(error: unknown, pairing: boolean): CloseAction {
  */
 export function ackRefusalKind(error: string): 'transient' | 'permanent' {
   return error === '479' ? 'transient' : 'permanent';
+}
+
+export type Final = Extract<NetworkEvent, { type: 'disconnected' | 'logged_out' }>;
+
+/** The event that ends a connection: exactly one of them, and nothing after it. */
+export function isFinal(event: NetworkEvent): event is Final {
+  return event.type === 'disconnected' || event.type === 'logged_out';
 }

@@ -8,13 +8,14 @@
  * Must never: report a group change the network did not make (the echo of a listing or of a subject it knew), or keep
  * a group's metadata past the network's word that the group changed.
  */
+import { randomUUID } from 'node:crypto';
 import type { BaileysEventMap, GroupMetadata } from 'baileys';
 import type { CreatedNetworkGroup, GroupChanges, NetworkGroup, NetworkGroupId, PhoneNumber } from '../network.js';
 import type { ParticipantAction } from '../group-admin.js';
 import type { ConnectionContext } from './connection-context.js';
 import * as admin from './group-admin.js';
 import { GroupMetadataCache } from './group-cache.js';
-import { learnMembers } from './group-receipts.js';
+import { GroupReceipts, learnMembers } from './group-receipts.js';
 import { GROUP_CAPACITY, addOutcome, applyGroupChanges, groupError, toNetworkGroup } from './groups.js';
 import { matchNumbers, phoneOf, userJid } from './numbers.js';
 import type { SocketPort } from './socket-port.js';
@@ -24,6 +25,12 @@ export class ConnectionGroups {
   private readonly knownGroups = new Map<string, string>();
   /** Groups' metadata for the library's group sends, forgotten on the network's group events. */
   private readonly cache = new GroupMetadataCache();
+  /**
+   * Groups whose picture the network said changed while this connection lived, each with an id of its own (the
+   * library's notification carries none): what `pictureId` reports, so a sync sees the change. Other groups
+   * report no picture (the metadata has none).
+   */
+  private readonly pictures = new Map<string, string>();
   /** Listings in flight: the library announces every group it fetched as an update, which is no change. */
   private listing = 0;
 
@@ -39,6 +46,16 @@ export class ConnectionGroups {
     const metadata = await this.cache.lookup(group, (jid) => socket.groupMetadata(jid));
     await learnMembers(socket, [metadata], this.ctx.deps.logger);
     return metadata;
+  }
+
+  /** The socket's group receipts, passed on as `message_status` with the member's number (group-receipts.ts). */
+  receiptsFor(socket: SocketPort): GroupReceipts {
+    return new GroupReceipts(
+      async (lid) => socket.signalRepository?.lidMapping.getPNForLID(lid),
+      () => socket.user,
+      (event) => this.ctx.emit(event),
+      (error) => this.ctx.deps.logger.warn({ err: error }, 'group receipts could not be passed on'),
+    );
   }
 
   onUpsert(groups: BaileysEventMap['groups.upsert']): void {
@@ -64,9 +81,17 @@ export class ConnectionGroups {
     if (ids.length > 0) this.ctx.emit({ type: 'groups_changed', groupIds: ids });
   }
 
+  /** The network said a group's picture changed (or was removed): the group changed. */
+  onPicture(jid: string): void {
+    this.pictures.set(jid, randomUUID());
+    this.cache.forget([jid]);
+    this.changed([jid]);
+  }
+
   private remember(group: NetworkGroup): NetworkGroup {
     this.knownGroups.set(group.id, group.subject);
-    return group;
+    const picture = this.pictures.get(group.id);
+    return picture === undefined ? group : { ...group, pictureId: picture };
   }
 
   async listGroups(): Promise<NetworkGroup[]> {

@@ -33,14 +33,14 @@ import {
 } from '../network.js';
 import { StaleNetworkStateError, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
-import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
+import { confirmedIdentity, forgetUnconfirmed, pairingCodeOn } from './browser.js';
 import { announceCalls, rejectCall } from './calls.js';
 import { modifyChat } from './chats.js';
-import { closeAction } from './close-codes.js';
+import { closeAction, isFinal, type Final } from './close-codes.js';
 import type { ConnectionContext, ConnectionDeps } from './connection-context.js';
 import { ConnectionGroups } from './connection-groups.js';
+import { ConnectionContacts } from './contacts.js';
 import { ConnectionMedia } from './connection-media.js';
-import { GroupReceipts } from './group-receipts.js';
 import { phoneOf } from './numbers.js';
 import { prepareInitialPreKeys } from './pre-keys.js';
 import { Receiving } from './receiving.js';
@@ -58,12 +58,6 @@ export const SESSION_PREFIX = 'wa1.';
 
 type ConnectionState = 'starting' | 'pairing' | 'connecting' | 'open' | 'ended';
 
-type Final = Extract<NetworkEvent, { type: 'disconnected' | 'logged_out' }>;
-
-function isFinal(event: NetworkEvent): event is Final {
-  return event.type === 'disconnected' || event.type === 'logged_out';
-}
-
 export class WhatsAppConnection implements NetworkConnection {
   private state: ConnectionState = 'starting';
   private readonly pairing: boolean;
@@ -80,6 +74,7 @@ export class WhatsAppConnection implements NetworkConnection {
   private readonly sending: Sending;
   private readonly receiving: Receiving;
   private readonly groups: ConnectionGroups;
+  private readonly contacts: ConnectionContacts;
   private readonly media: ConnectionMedia;
   /** Whether `paired` was told, once the credentials were stored (reportPaired); false until then. */
   private pairedReported: Promise<boolean> = Promise.resolve(false);
@@ -111,6 +106,11 @@ export class WhatsAppConnection implements NetworkConnection {
       emit: (event) => this.emit(event),
     };
     this.groups = new ConnectionGroups(ctx);
+    this.contacts = new ConnectionContacts(
+      () => this.open(),
+      (event) => this.emit(event),
+      (jid) => this.groups.onPicture(jid),
+    );
     this.sending = new Sending(ctx, (socket, jid) => this.groups.cached(socket, jid));
     this.receiving = new Receiving(ctx, this.groups);
     this.media = new ConnectionMedia(ctx);
@@ -186,12 +186,7 @@ export class WhatsAppConnection implements NetworkConnection {
     });
     made.socket = socket;
     this.socket = socket;
-    const receipts = new GroupReceipts(
-      async (lid) => socket.signalRepository?.lidMapping.getPNForLID(lid),
-      () => socket.user,
-      (event) => this.emit(event),
-      (error) => this.deps.logger.warn({ err: error }, 'group receipts could not be passed on'),
-    );
+    const receipts = this.groups.receiptsFor(socket);
     const handlers: SocketHandlers = {
       'connection.update': (update) => this.onConnectionUpdate(socket, update),
       'creds.update': () => this.saveCreds(),
@@ -204,6 +199,7 @@ export class WhatsAppConnection implements NetworkConnection {
       call: (updates) => announceCalls(updates, (event) => this.emit(event)),
       'lid-mapping.update': (update) => this.receiving.onLidMapping(update),
       ...this.receiving.history.handlers(),
+      ...this.contacts.handlers,
     };
     this.detach = attachSocket(socket, handlers, (node) => this.sending.onAck(node));
   }
@@ -407,18 +403,21 @@ export class WhatsAppConnection implements NetworkConnection {
   readonly rejectCall: NetworkConnection['rejectCall'] = (call) => rejectCall(this.open(), call);
   readonly checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.groups.checkNumbers(phones);
   readonly modifyChat: NetworkConnection['modifyChat'] = (chat, c, last) => modifyChat(this.open(), chat, c, last);
+  // Contacts and the own profile (contacts.ts).
+  readonly listContacts: NetworkConnection['listContacts'] = () => this.contacts.listContacts();
+  readonly getContact: NetworkConnection['getContact'] = (phone) => this.contacts.getContact(phone);
+  readonly setBlocked: NetworkConnection['setBlocked'] = (phone, on) => this.contacts.setBlocked(phone, on);
+  readonly listBlocked: NetworkConnection['listBlocked'] = () => this.contacts.listBlocked();
+  readonly getProfile: NetworkConnection['getProfile'] = () => this.contacts.getProfile();
+  readonly updateProfile: NetworkConnection['updateProfile'] = (changes) => this.contacts.updateProfile(changes);
+  readonly setGroupPicture: NetworkConnection['setGroupPicture'] = (id, p) => this.contacts.setGroupPicture(id, p);
   // Incoming media: connection-media.ts.
   readonly downloadMedia: NetworkConnection['downloadMedia'] = (media) => this.media.download(media);
 
   // --- pairing, logout, close ----------------------------------------------------
 
   async requestPairingCode(phone: PhoneNumber): Promise<string> {
-    if (this.state !== 'pairing' || this.socket === null || this.paired) {
-      throw new NetworkUnavailableError('no pairing attempt is running on this connection');
-    }
-    const code = await this.socket.requestPairingCode(phone);
-    // WhatsApp shows the code as two groups of four.
-    return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
+    return pairingCodeOn(this.state === 'pairing' && !this.paired ? this.socket : null, phone);
   }
 
   async logout(): Promise<void> {

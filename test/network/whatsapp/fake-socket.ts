@@ -40,7 +40,8 @@ export class FakeSocket implements SocketPort {
   readonly ws = Object.defineProperty(this.stanzas, 'isOpen', {
     get: () => this.streamOpen,
   }) as unknown as SocketPort['ws'];
-  readonly user = undefined;
+  /** The device's own identity, once a test sets it. */
+  user: SocketPort['user'] = undefined;
   /** The library's LID mapping store: numbers behind LIDs (`lid` user → phone JID), as the test scripts them. */
   readonly lids = new Map<string, string>();
   readonly signalRepository = {
@@ -283,6 +284,50 @@ export class FakeSocket implements SocketPort {
   onWhatsApp: SocketPort['onWhatsApp'] = async (...phones) => {
     this.record('onWhatsApp', phones);
     return this.numbers;
+  };
+
+  /** About texts and picture addresses by JID; a picture that is an Error is refused (privacy: 401). */
+  readonly statuses = new Map<string, string>();
+  readonly pictures = new Map<string, string | Error>();
+  blocklist: string[] = [];
+
+  profilePictureUrl: SocketPort['profilePictureUrl'] = async (jid, type) => {
+    this.record('profilePictureUrl', [jid, type]);
+    const picture = this.pictures.get(jid);
+    if (picture instanceof Error) throw picture;
+    return picture;
+  };
+
+  fetchStatus: SocketPort['fetchStatus'] = async (...jids) => {
+    this.record('fetchStatus', jids);
+    return jids.map((id) => ({ id, status: { status: this.statuses.get(id) ?? '', setAt: new Date(0) } }));
+  };
+
+  updateBlockStatus: SocketPort['updateBlockStatus'] = async (jid, action) => {
+    this.record('updateBlockStatus', [jid, action]);
+    this.blocklist = this.blocklist.filter((j) => j !== jid);
+    if (action === 'block') this.blocklist.push(jid);
+  };
+
+  fetchBlocklist: SocketPort['fetchBlocklist'] = async () => {
+    this.record('fetchBlocklist', []);
+    return [...this.blocklist];
+  };
+
+  updateProfileName: SocketPort['updateProfileName'] = async (name) => {
+    this.record('updateProfileName', [name]);
+    if (this.user !== undefined) this.user = { ...this.user, name };
+  };
+
+  updateProfileStatus: SocketPort['updateProfileStatus'] = async (status) => {
+    this.record('updateProfileStatus', [status]);
+    if (this.user !== undefined) this.statuses.set(this.user.id.replace(/:\d+@/, '@'), status);
+  };
+
+  updateProfilePicture: SocketPort['updateProfilePicture'] = async (jid, content) => {
+    this.record('updateProfilePicture', [jid, content]);
+    if (this.groupFailure !== null) throw this.groupFailure;
+    this.pictures.set(jid, `https://pps.whatsapp.net/${jid.split('@')[0]}.jpg`);
   };
 
   readMessages: SocketPort['readMessages'] = async (keys) => {

@@ -1,0 +1,65 @@
+/**
+ * Contacts that changed on the network (DECISIONS 16; docs/webhooks.md, contact.updated): each `contact_changed`
+ * a connection reports drops the device's cached profile of the number and records `contact.updated
+ * {phone, changes, name?}` (`changes`: `name` and/or `profile_picture`), in one transaction, so a client that
+ * reads the contact on the event already gets the network's new profile.
+ *
+ * Owns: that rule. Must never: fail or hold up the device's connection (a failure is logged), or record a change
+ * for a deleted device.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { DeviceNetworkListener } from '../devices/connections.js';
+import { devicesRepository } from '../devices/repository.js';
+import { recordEvent } from '../events/record.js';
+import type { ContactChangedEvent } from '../network/network.js';
+import type { Store } from '../store/store.js';
+import { contactsRepository } from './repository.js';
+
+export interface ContactUpdatesOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly connections: { onEvent(listener: DeviceNetworkListener): () => void };
+  readonly logger: FastifyBaseLogger;
+  /** Told after a commit that recorded an event, so delivery starts at once. */
+  readonly onEventsRecorded: () => void;
+}
+
+export class ContactUpdates {
+  private unsubscribe: (() => void) | null = null;
+  private readonly handling = new Set<Promise<void>>();
+
+  constructor(private readonly options: ContactUpdatesOptions) {}
+
+  start(): void {
+    this.unsubscribe ??= this.options.connections.onEvent((deviceId, event) => {
+      if (event.type !== 'contact_changed') return;
+      const work = this.handle(deviceId, event).catch((error: unknown) =>
+        this.options.logger.warn({ err: error, deviceId }, 'a contact change could not be recorded'),
+      );
+      this.handling.add(work);
+      void work.finally(() => this.handling.delete(work));
+    });
+  }
+
+  /** Stops listening and waits for the changes being recorded. */
+  async close(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    while (this.handling.size > 0) await Promise.allSettled([...this.handling]);
+  }
+
+  private async handle(deviceId: number, event: ContactChangedEvent): Promise<void> {
+    const changes = [...(event.name !== undefined ? ['name'] : []), ...(event.picture ? ['profile_picture'] : [])];
+    if (changes.length === 0) return;
+    const now = this.options.clock.now();
+    const recorded = await this.options.store.db.transaction().execute(async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null) return null;
+      await contactsRepository.forget(trx, deviceId, event.phone);
+      const data = { phone: event.phone, changes, ...(event.name !== undefined ? { name: event.name } : {}) };
+      return recordEvent(trx, device, 'contact.updated', data, now);
+    });
+    if (recorded !== null) this.options.onEventsRecorded();
+  }
+}
