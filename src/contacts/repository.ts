@@ -44,26 +44,17 @@ export const contactsRepository = {
   },
 
   /**
-   * The numbers the device sent messages to (not groups) and that wrote to it in a chat of their own (not in a
-   * group: an incoming group message's `params` names its `group_id`), each once.
+   * The numbers the device exchanged messages with in a chat of their own (not in a group), each once: its user
+   * chats, which every message writer keeps in the same transaction (src/chats/maintain.ts), read by the chats'
+   * primary key instead of scanning the device's messages.
    */
   exchanged: async (db: Db, deviceId: number): Promise<string[]> => {
-    const sent = await db
-      .selectFrom('messages')
-      .select('receiver as phone')
-      .distinct()
+    const rows = await db
+      .selectFrom('chats')
+      .select('chat')
       .where('device_id', '=', deviceId)
-      .where('direction', '=', 'outgoing')
-      .where('receiver', 'not like', '%@%')
+      .where('type', '=', 'user')
       .execute();
-    const received = await db
-      .selectFrom('messages')
-      .select('sender as phone')
-      .distinct()
-      .where('device_id', '=', deviceId)
-      .where('direction', '=', 'incoming')
-      .where('params', 'not like', '%"group_id"%')
-      .execute();
-    return [...sent, ...received].flatMap((row) => (row.phone === null ? [] : [row.phone]));
+    return rows.map((row) => row.chat);
   },
 };
