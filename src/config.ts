@@ -362,7 +362,9 @@ function brokerUrl(env: Env, name: string, schemes: readonly string[]): string |
   }
   if (url === null || !schemes.includes(url.protocol) || url.hostname === '') {
     // The URL may carry a password: name what is wrong, never repeat it.
-    throw new ConfigError(`${name} must be a ${schemes.map((s) => `${s}//`).join(' or ')} URL with a host`);
+    throw new ConfigError(
+      `${name} must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, with a host`,
+    );
   }
   return raw;
 }
