@@ -86,7 +86,7 @@ export interface Config {
   readonly incomingMediaRetentionDays: number;
   /** `GATEWAY_MEDIA_URL_TTL_S`: how long a signed media URL stays valid. */
   readonly mediaUrlTtlS: number;
-  /** Message brokers every event is published to (DECISIONS 17, docs/events.md, Brokers); each null when unset. */
+  /** Message brokers every event is published to (DECISIONS 17, docs/brokers.md); each null when unset. */
   readonly brokers: BrokersConfig;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The RabbitMQ publisher (DECISIONS 17; docs/events.md, Brokers): every event on the durable topic exchange
+ * The RabbitMQ publisher (DECISIONS 17; docs/brokers.md): every event on the durable topic exchange
  * (declared here on each connect), routing key `<device_id>.<event type>`, persistent, `message_id` the event id,
  * on a confirm channel: a batch counts as published only once the broker confirmed every message of it.
  *

@@ -1,5 +1,5 @@
 /**
- * A broker driver (DECISIONS 17; docs/events.md, Brokers): publishes the event log to one broker in log order,
+ * A broker driver (DECISIONS 17; docs/brokers.md): publishes the event log to one broker in log order,
  * from the cursor stored for that broker, moving the cursor on only after the broker confirmed the events.
  *
  *   starting ──lease taken, connected──▶ up ──a publish or the connection fails──▶ down ──backoff, connected──▶ up

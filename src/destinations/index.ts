@@ -1,5 +1,5 @@
 /**
- * The brokers as the composition root builds them (DECISIONS 17; docs/events.md, Brokers): a driver for each broker
+ * The brokers as the composition root builds them (DECISIONS 17; docs/brokers.md): a driver for each broker
  * the configuration names (RabbitMQ, NATS JetStream), none when neither is set.
  *
  * Owns: which publishers exist, and the calls the root makes (start, wake on appended events, status, stop).

@@ -1,5 +1,5 @@
 /**
- * Broker gauges on /metrics (docs/events.md, Brokers): each configured broker's state, backlog and events published,
+ * Broker gauges on /metrics (docs/brokers.md): each configured broker's state, backlog and events published,
  * read when scraped.
  *
  * Owns: the metric names and labels. Must never: fail a scrape because the store is slow or down (the backlog is

@@ -1,5 +1,5 @@
 /**
- * The NATS JetStream publisher (DECISIONS 17; docs/events.md, Brokers): every event on subject
+ * The NATS JetStream publisher (DECISIONS 17; docs/brokers.md): every event on subject
  * `<prefix>.<device_id>.<event type>` of the stream (created with subjects `<prefix>.>` when absent), with
  * `Nats-Msg-Id` the event id, so the stream drops a repeat within its duplicate window. A batch counts as
  * published only once JetStream acknowledged every message of it.

@@ -1,5 +1,5 @@
 /**
- * What the broker drivers ask of a broker (DECISIONS 17; docs/events.md, Brokers): connect, publish a batch of
+ * What the broker drivers ask of a broker (DECISIONS 17; docs/brokers.md): connect, publish a batch of
  * logged events in order and answer only once the broker confirmed each one, close.
  *
  * Owns: the publisher seam and its one error, which says how many of a batch's first events were confirmed before

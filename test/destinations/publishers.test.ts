@@ -1,4 +1,4 @@
-// The broker publishers against the machine's real RabbitMQ and NATS JetStream (docs/events.md, Brokers): the
+// The broker publishers against the machine's real RabbitMQ and NATS JetStream (docs/brokers.md): the
 // routing key and subject, properties and headers, ids and body of each message; the exchange and stream the
 // publisher sets up; a failure is a PublishFailure saying how many were confirmed. Each test uses names of its
 // own; a broker that is not reachable fails the test with that reason.

@@ -1,5 +1,5 @@
 /**
- * Broker cursors (DECISIONS 17; docs/events.md, Brokers): how far into the event log each broker publisher has
+ * Broker cursors (DECISIONS 17; docs/brokers.md): how far into the event log each broker publisher has
  * published, and which process drives it.
  *
  * - `broker_cursors.destination`: `amqp` or `nats`, one row each, made by the first publisher that starts.
