@@ -38,6 +38,8 @@ export interface Config {
   readonly webhookRetentionDays: number;
   /** Days a message is kept; 0 (the default) keeps them for ever (docs/internals.md, Retention). */
   readonly messageRetentionDays: number;
+  /** Days an event stays in the event log (`GATEWAY_EVENT_RETENTION_DAYS`, default 7; 0 keeps them; docs/events.md). */
+  readonly eventRetentionDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
   /**
@@ -335,6 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel as LogLevel,
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
+    eventRetentionDays: integer(env, 'GATEWAY_EVENT_RETENTION_DAYS', 7, 0, 36_500),
     http: httpLimits(env),
     networkKey,
     whatsappUrl: standinUrl,

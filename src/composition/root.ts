@@ -33,6 +33,7 @@ import { IncomingCalls } from '../devices/calls.js';
 import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { EventSignal } from '../events/signal.js';
+import { EVENTS_APPENDED_SIGNAL, LogWatch } from '../events/log-follow.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
@@ -88,6 +89,8 @@ export interface RootOptions {
   readonly incomingMedia?: { readonly retryBaseMs?: number; readonly stallMs?: number; readonly readyWaitMs?: number };
   /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
+  /** The event log's followers (events/log-follow.ts): the head poll (tests shorten it). */
+  readonly eventLog?: { readonly pollMs?: number };
 }
 
 export interface Services {
@@ -104,6 +107,8 @@ export interface Services {
   readonly retention: Retention;
   readonly mediaUpkeep: MediaUpkeep;
   readonly cluster: Cluster;
+  /** The event log's wake-ups: rung after commits that recorded events, here or (PostgreSQL) on another node. */
+  readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch };
   /** Incoming media: its downloads, its retention and its serving (src/media/). */
   readonly incomingMedia: {
     readonly downloader: MediaDownloader;
@@ -157,6 +162,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     others: {
       message: (message) => {
         if (message === TOKENS_REVOKED_SIGNAL) accounts.revokedElsewhere();
+        // Another node appended to the event log (the log table's trigger, 013d).
+        else if (message === EVENTS_APPENDED_SIGNAL) logWatch.ring();
       },
       connected: () => accounts.revokedElsewhere(),
     },
@@ -180,6 +187,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
       : (options.network ?? createNetwork(config, host, whatsapp, options.sandbox));
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
+  // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
+  const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, ...options.eventLog });
   const connections = new ConnectionManager({
     store,
     clock,
@@ -276,6 +285,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     clock,
     logger: logger,
     webhookRetentionDays: config.webhookRetentionDays,
+    eventRetentionDays: config.eventRetentionDays,
     messageRetentionDays: config.messageRetentionDays,
     ...options.retention,
   });
@@ -344,6 +354,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     retention,
     mediaUpkeep,
     cluster,
+    eventLog: { signal: eventSignal, watch: logWatch },
     incomingMedia: { downloader, expiry: mediaExpiry, serving: mediaServing, links: mediaLinks },
   } satisfies Services;
 
@@ -353,6 +364,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const parts = lifecycle([
     { name: 'store', stop: () => store.close() },
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
+    { name: 'event-log', needs: ['store'], stop: () => logWatch.stop() },
     { name: 'media-agent', stop: () => mediaAgent.close() },
     { name: 'media-links', needs: ['store'], start: () => mediaLinks.start() },
     {

@@ -3,12 +3,12 @@
  * each with its webhook event, group-committed and fenced by the lease epoch they were made under, and retried
  * until they commit (through a store outage).
  *
- * Owns: the writes in flight, and telling the deliverer once a commit recorded webhook events.
+ * Owns: the writes in flight, and ringing the EventSignal once a commit recorded events.
  * Must never: decide whether a message is sent (the lane does), or write for a device without its epoch.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { eventRow, insertEvents, type EventRow, type EventType } from '../events/record.js';
+import { eventRow, insertEvents, type EventType, type NewEvent } from '../events/record.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
 import { LeaseLostError } from '../cluster/holdings.js';
@@ -182,9 +182,13 @@ export class StatusWrites {
     return write();
   }
 
-  /** Whether the device's status changes become webhook events (it has a URL): only then is the row read back. */
+  /**
+   * Whether the device's status changes become events (every live device's do, into the event log): only then is
+   * the row read back.
+   */
   private async announces(db: Db, deviceId: number): Promise<boolean> {
-    return ((await this.options.devices.get(db, deviceId))?.webhook_url ?? null) !== null;
+    const device = await this.options.devices.get(db, deviceId);
+    return device !== undefined && device.deleted_at === null;
   }
 
   private async event(trx: Db, batch: WriteBatch, row: MessageRow, type: EventType, at: number): Promise<void> {
@@ -192,7 +196,6 @@ export class StatusWrites {
     // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
     if (device === undefined || device.deleted_at !== null) return;
     const event = eventRow(device, type, presentMessage(row), at);
-    if (event === null) return;
     // Stored with the other events of the batch, in one insert before the commit.
     batch.collect(EVENTS, event);
     this.eventsRecorded = true;
@@ -211,8 +214,8 @@ const RECEIPTS = {
   read: messageStatusRepository.markRead,
 } as const;
 
-/** The webhook events of a batch of status writes, inserted together. */
-const EVENTS: BatchCollector<EventRow> = { flush: (trx, events) => insertEvents(trx, events) };
+/** The events of a batch of status writes (log rows and webhook deliveries), inserted together. */
+const EVENTS: BatchCollector<NewEvent> = { flush: (trx, events) => insertEvents(trx, events) };
 
 type Change = { id: string; deviceId: number; at: number; renderedAs?: string | null };
 /** Status changes no webhook announces, written together per kind (each only moves a message forward). */

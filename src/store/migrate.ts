@@ -36,6 +36,7 @@ import * as m011a from './migrations/011a-message-actions.js';
 import * as m011b from './migrations/011b-incoming-media.js';
 import * as m011c from './migrations/011c-poll-votes.js';
 import * as m012a from './migrations/012a-call-rejection.js';
+import * as m013d from './migrations/013d-event-log.js';
 import * as m013f from './migrations/013f-broker-cursors.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
@@ -68,6 +69,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['011b-incoming-media', m011b],
   ['011c-poll-votes', m011c],
   ['012a-call-rejection', m012a],
+  ['013d-event-log', m013d],
   ['013f-broker-cursors', m013f],
 ];
 

@@ -80,6 +80,21 @@ export interface DevicesTable {
   deleted_at: number | null;
 }
 
+/** The event log (013d; events/log.ts): every event of every device, in (xact, seq) order. */
+export interface EventsTable {
+  seq: Generated<number>;
+  /** The inserting transaction on PostgreSQL (set by the database); 0 on SQLite. */
+  xact: Generated<number>;
+  /** The event id (`evt_…`). */
+  id: string;
+  account_id: number;
+  device_id: number;
+  type: string;
+  /** The standard JSON body. */
+  payload: string;
+  created_at: number;
+}
+
 export interface WebhookEventsTable {
   /** Also the `webhook-id` header: receivers dedupe by it. */
   id: string;
@@ -264,6 +279,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   token_revocations: TokenRevocationsTable;
   devices: DevicesTable;
+  events: EventsTable;
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
   incoming_message_ids: IncomingMessageIdsTable;
