@@ -49,8 +49,6 @@ export interface BrokerTimings {
   readonly batchSize?: number;
   /** How long a lease lasts; renewed each third of it. */
   readonly leaseMs?: number;
-  /** How often the log is looked at without a wake-up (events appended by another process). */
-  readonly pollMs?: number;
   /** Reconnect backoff: the first wait, doubled to the ceiling, with jitter. */
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
@@ -77,12 +75,10 @@ export class BrokerDriver {
   private lastError: string | null = null;
   private readonly batchSize: number;
   private readonly leaseMs: number;
-  private readonly pollMs: number;
 
   constructor(private readonly options: BrokerDriverOptions) {
     this.batchSize = options.batchSize ?? 500;
     this.leaseMs = options.leaseMs ?? 60_000;
-    this.pollMs = options.pollMs ?? 2_000;
     const base = options.retryBaseMs ?? 500;
     const max = options.retryMaxMs ?? 30_000;
     this.loop = new WakeLoop({
@@ -141,7 +137,7 @@ export class BrokerDriver {
 
   private async run(): Promise<NextRun> {
     const { store, clock, publisher, log, holder } = this.options;
-    let now = clock.now();
+    const now = clock.now();
     if (!this.holding || now >= this.renewAt) {
       const lease = await brokerCursors.acquire(store.db, this.broker, holder, now, now + this.leaseMs);
       if (lease === null) {
@@ -161,7 +157,8 @@ export class BrokerDriver {
     }
     this.state = 'up';
     const events = await log.read(this.cursor, this.batchSize);
-    if (events.length === 0) return Math.min(this.renewAt, clock.now() + this.pollMs);
+    // Nothing to publish: the log's watch wakes the driver when events are appended; the lease is renewed meanwhile.
+    if (events.length === 0) return this.renewAt;
     try {
       await publisher.publish(events);
     } catch (error) {
@@ -169,9 +166,10 @@ export class BrokerDriver {
       if (confirmed > 0) await this.advance(events[confirmed - 1] as PublishedEvent, confirmed);
       throw error;
     }
-    if (!(await this.advance(events[events.length - 1] as PublishedEvent, events.length))) return clock.now();
-    now = clock.now();
-    return events.length === this.batchSize ? now : Math.min(this.renewAt, now + this.pollMs);
+    // A full batch (there may be more) or a lost lease (take it again or stand by): run again at once.
+    const advanced = await this.advance(events[events.length - 1] as PublishedEvent, events.length);
+    if (!advanced || events.length === this.batchSize) this.loop.wake();
+    return this.renewAt;
   }
 
   /** Moves the cursor past `last`; false when the lease was lost meanwhile (the next run takes it again or waits). */

@@ -21,6 +21,8 @@ export interface BrokersOptions {
   readonly config: BrokersConfig;
   readonly store: Store;
   readonly log: EventLogReader;
+  /** Says when events may have been appended (the event log's watch: commits here, other nodes, its poll). */
+  readonly watch: { subscribe(listener: () => void): () => void };
   readonly clock: Clock;
   readonly logger: FastifyBaseLogger;
   /** This node's name (GATEWAY_SERVER_NAME); a random suffix makes each process its own lease holder. */
@@ -49,12 +51,20 @@ export function createBrokers(options: BrokersOptions): Brokers {
     (publisher) =>
       new BrokerDriver({ ...timings, publisher, store: options.store, log: options.log, clock, logger, holder }),
   );
+  const wake = () => drivers.forEach((driver) => driver.wake());
+  let unsubscribe: (() => void) | null = null;
   return {
     drivers,
-    start: () => drivers.forEach((driver) => driver.start()),
-    wake: () => drivers.forEach((driver) => driver.wake()),
+    start: () => {
+      if (drivers.length === 0) return;
+      unsubscribe = options.watch.subscribe(wake);
+      drivers.forEach((driver) => driver.start());
+    },
+    wake,
     statuses: () => Promise.all(drivers.map((driver) => driver.status())),
     close: async () => {
+      unsubscribe?.();
+      unsubscribe = null;
       await Promise.all(drivers.map((driver) => driver.stop()));
     },
   };

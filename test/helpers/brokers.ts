@@ -55,6 +55,7 @@ export async function requireNats(url = NATS_URL): Promise<void> {
 
 /** What a RabbitMQ consumer received: a queue of its own bound to the exchange with `#`. */
 export interface AmqpInbox {
+  readonly exchange: string;
   readonly messages: ConsumeMessage[];
   close(): Promise<void>;
 }
@@ -74,6 +75,7 @@ export async function amqpInbox(exchange: string, url = AMQP_URL): Promise<AmqpI
     { noAck: true },
   );
   return {
+    exchange,
     messages,
     async close() {
       // The exchange is the test's own: removed with it.
