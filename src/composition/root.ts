@@ -34,6 +34,7 @@ import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { EventSignal } from '../events/signal.js';
 import { EVENTS_APPENDED_SIGNAL, LogWatch } from '../events/log-follow.js';
+import { createBrokers, type Brokers, type BrokerTimings } from '../destinations/index.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
@@ -91,6 +92,8 @@ export interface RootOptions {
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
   /** The event log's followers (events/log-follow.ts): the head poll (tests shorten it). */
   readonly eventLog?: { readonly pollMs?: number };
+  /** Broker publishing timings (src/destinations/driver.ts; tests shorten them). */
+  readonly brokers?: BrokerTimings & { readonly confirmTimeoutMs?: number };
 }
 
 export interface Services {
@@ -109,6 +112,8 @@ export interface Services {
   readonly cluster: Cluster;
   /** The event log's wake-ups: rung after commits that recorded events, here or (PostgreSQL) on another node. */
   readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch };
+  /** RabbitMQ and NATS publishers of the event log (docs/brokers.md), those the configuration names. */
+  readonly brokers: Brokers;
   /** Incoming media: its downloads, its retention and its serving (src/media/). */
   readonly incomingMedia: {
     readonly downloader: MediaDownloader;
@@ -189,6 +194,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const eventSignal = new EventSignal();
   // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
   const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, ...options.eventLog });
+  // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
+  const brokers = createBrokers({
+    config: config.brokers,
+    ...{ store, watch: logWatch, clock, logger, serverName: config.serverName },
+    ...(options.brokers === undefined ? {} : { timings: options.brokers }),
+  });
   const connections = new ConnectionManager({
     store,
     clock,
@@ -355,6 +366,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     mediaUpkeep,
     cluster,
     eventLog: { signal: eventSignal, watch: logWatch },
+    brokers,
     incomingMedia: { downloader, expiry: mediaExpiry, serving: mediaServing, links: mediaLinks },
   } satisfies Services;
 
@@ -365,6 +377,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'store', stop: () => store.close() },
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
     { name: 'event-log', needs: ['store'], stop: () => logWatch.stop() },
+    { name: 'brokers', needs: ['event-log'], start: () => brokers.start(), stop: () => brokers.close() },
     { name: 'media-agent', stop: () => mediaAgent.close() },
     { name: 'media-links', needs: ['store'], start: () => mediaLinks.start() },
     {

@@ -11,16 +11,16 @@ import type { Clock } from '../clock.js';
 import type { BrokersConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 import { AmqpPublisher } from './amqp.js';
-import { BrokerDriver, type BrokerStatus, type BrokerTimings, type EventLogReader } from './driver.js';
+import { BrokerDriver, type BrokerStatus, type BrokerTimings } from './driver.js';
+import { logReader } from './log-reader.js';
 import { NatsPublisher } from './nats.js';
 import type { Publisher } from './publisher.js';
 
-export type { BrokerStatus } from './driver.js';
+export type { BrokerStatus, BrokerTimings } from './driver.js';
 
 export interface BrokersOptions {
   readonly config: BrokersConfig;
   readonly store: Store;
-  readonly log: EventLogReader;
   /** Says when events may have been appended (the event log's watch: commits here, other nodes, its poll). */
   readonly watch: { subscribe(listener: () => void): () => void };
   readonly clock: Clock;
@@ -47,9 +47,9 @@ export function createBrokers(options: BrokersOptions): Brokers {
   if (config.nats !== null) publishers.push(new NatsPublisher({ ...config.nats, clock, ...confirm }));
   const holder = `${options.serverName}/${randomBytes(6).toString('hex')}`;
   const logger = options.logger.child({ module: 'brokers' });
+  const log = logReader(options.store.db);
   const drivers = publishers.map(
-    (publisher) =>
-      new BrokerDriver({ ...timings, publisher, store: options.store, log: options.log, clock, logger, holder }),
+    (publisher) => new BrokerDriver({ ...timings, publisher, store: options.store, log, clock, logger, holder }),
   );
   const wake = () => drivers.forEach((driver) => driver.wake());
   let unsubscribe: (() => void) | null = null;
