@@ -9,7 +9,13 @@
  */
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Clock } from '../clock.js';
-import { DEFAULT_CONFIRM_TIMEOUT_MS, PublishFailure, type PublishedEvent, type Publisher } from './publisher.js';
+import {
+  boundedClose,
+  DEFAULT_CONFIRM_TIMEOUT_MS,
+  PublishFailure,
+  type PublishedEvent,
+  type Publisher,
+} from './publisher.js';
 
 export interface AmqpPublisherOptions {
   readonly url: string;
@@ -126,7 +132,8 @@ export class AmqpPublisher implements Publisher {
     const open = this.open;
     this.open = null;
     if (open === null) return;
-    await open.model.close().catch(() => undefined);
+    // A broker that stopped answering never confirms the close: bounded, the socket goes with the process anyway.
+    await boundedClose(open.model.close(), this.options.clock);
   }
 }
 

@@ -73,6 +73,7 @@ export class BrokerDriver {
   private renewAt = 0;
   private published = 0;
   private lastError: string | null = null;
+  private stopping = false;
   private readonly batchSize: number;
   private readonly leaseMs: number;
 
@@ -126,7 +127,12 @@ export class BrokerDriver {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    // Closed first, so a batch waiting for confirmations of a broker that stopped answering ends now, not at its
+    // timeout; what it did not get confirmed stays after the stored cursor for the next start (or another node).
+    const closing = this.options.publisher.close();
     await this.loop.stop();
+    await closing;
     this.state = 'stopped';
     await this.options.publisher.close();
     if (this.holding) {
@@ -191,7 +197,7 @@ export class BrokerDriver {
     this.lastError = error instanceof Error ? error.message : String(error);
     // A reconnect is due after the backoff; the next run connects afresh.
     void this.options.publisher.close();
-    const level = failures === 1 || failures % 20 === 0 ? 'warn' : 'debug';
+    const level = !this.stopping && (failures === 1 || failures % 20 === 0) ? 'warn' : 'debug';
     this.options.logger[level]({ broker: this.broker, failures, err: error }, 'broker: publishing failed; retrying');
   }
 }

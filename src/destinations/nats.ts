@@ -13,7 +13,13 @@ import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError } fro
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../clock.js';
-import { DEFAULT_CONFIRM_TIMEOUT_MS, PublishFailure, type PublishedEvent, type Publisher } from './publisher.js';
+import {
+  boundedClose,
+  DEFAULT_CONFIRM_TIMEOUT_MS,
+  PublishFailure,
+  type PublishedEvent,
+  type Publisher,
+} from './publisher.js';
 
 export interface NatsPublisherOptions {
   readonly url: string;
@@ -113,7 +119,8 @@ export class NatsPublisher implements Publisher {
     const open = this.open;
     this.open = null;
     if (open === null) return;
-    await open.connection.close().catch(() => undefined);
+    // A broker that stopped answering never confirms the close: bounded, the socket goes with the process anyway.
+    await boundedClose(open.connection.close(), this.options.clock);
   }
 }
 

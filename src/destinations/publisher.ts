@@ -6,6 +6,7 @@
  * it failed (so the driver moves its cursor past those and no further).
  * Must never: read the store or decide when to retry (driver.ts does both).
  */
+import type { Clock } from '../clock.js';
 
 /** One event as a broker publishes it: its log cursor, ids and the standard JSON body. */
 export interface PublishedEvent {
@@ -46,6 +47,22 @@ export class PublishFailure extends Error {
     super(`publish failed after ${confirmed} confirmed: ${reason instanceof Error ? reason.message : String(reason)}`);
     this.name = 'PublishFailure';
   }
+}
+
+/** How long closing a connection may take before the publisher lets go of it. */
+export const CLOSE_TIMEOUT_MS = 2_000;
+
+/** Waits for a connection's close, at most CLOSE_TIMEOUT_MS of the clock; never rejects. */
+export function boundedClose(closing: Promise<unknown>, clock: Clock): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = clock.after(CLOSE_TIMEOUT_MS, resolve);
+    closing
+      .then(
+        () => resolve(),
+        () => resolve(),
+      )
+      .finally(() => timer.cancel());
+  });
 }
 
 /** How long a batch may wait for its confirmations before the connection counts as dead. */

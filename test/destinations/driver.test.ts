@@ -23,6 +23,7 @@ import {
   AMQP_URL,
   amqpInbox,
   deleteStream,
+  freePort,
   ownNats,
   requireNats,
   requireRabbit,
@@ -203,6 +204,29 @@ describe.skipIf(noStoreAvailable)('RabbitMQ driver', () => {
       (s) => s.state === 'up' && s.backlog === 0,
       { what: 'no backlog' },
     );
+  });
+
+  it('retries a broker it cannot reach after a backoff on the injected clock: 0.5 s doubling to the ceiling', async () => {
+    const port = await freePort();
+    const url = `amqp://guest:guest@127.0.0.1:${port}`;
+    const driver = driverFor(new AmqpPublisher({ url, exchange: uniqueName('gw_test_ex'), clock }));
+    let at = clock.now();
+    await waitFor(
+      () => driver.status(),
+      (st) => st.state === 'down',
+      { what: 'the first failed connect' },
+    );
+    expect((await driver.status()).lastError).toMatch(/ECONNREFUSED/);
+    // retryBaseMs 500 doubled up to retryMaxMs 4,000 (jitter at its top: random() = 1).
+    for (const wait of [500, 1_000, 2_000, 4_000, 4_000]) {
+      await waitFor(
+        () => clock.dueTimes,
+        (due) => due.includes(at + wait),
+        { what: `a retry due ${wait} ms later` },
+      );
+      at += wait;
+      clock.advance(wait);
+    }
   });
 
   it('one driver per broker: the second stands by, and takes over when the first stops', async () => {
