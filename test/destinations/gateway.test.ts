@@ -70,14 +70,14 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     const logged = await waitFor(
       () => readLog(gw.app.store.db, null, {}, 1_000),
       (events) => events.some((e) => e.type === 'message.delivered'),
-      { timeoutMs: 10_000, what: 'a message.delivered event in the log' },
+      { timeoutMs: 30_000, what: 'a message.delivered event in the log' },
     );
     expect(logged.map((e) => e.type)).toEqual(expect.arrayContaining(['device.paired', 'message.sent']));
     await waitFor(
       () => inbox.messages.length,
       (n) => n >= logged.length,
       {
-        timeoutMs: 20_000,
+        timeoutMs: 30_000,
         what: `${logged.length} messages on RabbitMQ`,
       },
     );
@@ -95,7 +95,7 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     const info = await waitFor(
       async () => (await gw.request('GET', '/gateway')).body.data.brokers,
       (brokers: BrokerInfo[]) => brokers.every((b) => b.backlog === 0),
-      { timeoutMs: 20_000, what: 'no backlog' },
+      { timeoutMs: 30_000, what: 'no backlog' },
     );
     expect(info).toEqual([
       { broker: 'amqp', state: 'up', backlog: 0, published: expect.any(Number), last_error: null },
@@ -126,7 +126,7 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     const brokers = await waitFor(
       async () => (await gw.request('GET', '/gateway')).body.data.brokers,
       (b: BrokerInfo[]) => b[0]?.state === 'down' && (b[0]?.backlog ?? 0) >= logged.length && b[1]?.backlog === 0,
-      { timeoutMs: 20_000, what: 'amqp down with a backlog, nats caught up' },
+      { timeoutMs: 30_000, what: 'amqp down with a backlog, nats caught up' },
     );
     expect(brokers[0]).toMatchObject({ broker: 'amqp', state: 'down', published: 0 });
     expect(brokers[0]?.last_error).toMatch(/ECONNREFUSED/);
