@@ -31,6 +31,9 @@ export interface EventLogReader {
   backlog(after: string | null): Promise<number>;
 }
 
+/** How long a stop waits for the confirmations of a batch in flight before it closes the connection under it. */
+export const STOP_GRACE_MS = 5_000;
+
 export type BrokerState = 'starting' | 'up' | 'down' | 'standby' | 'stopped';
 
 export interface BrokerStatus {
@@ -128,11 +131,18 @@ export class BrokerDriver {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    // Closed first, so a batch waiting for confirmations of a broker that stopped answering ends now, not at its
-    // timeout; what it did not get confirmed stays after the stored cursor for the next start (or another node).
-    const closing = this.options.publisher.close();
-    await this.loop.stop();
-    await closing;
+    const stopped = this.loop.stop();
+    // A batch in flight gets a moment for its confirmations (so the next publisher repeats nothing); a broker that
+    // stopped answering is then closed under it, and what it did not confirm stays after the stored cursor.
+    await new Promise<void>((resolve) => {
+      const grace = this.options.clock.after(STOP_GRACE_MS, resolve);
+      void stopped.finally(() => {
+        grace.cancel();
+        resolve();
+      });
+    });
+    await this.options.publisher.close();
+    await stopped;
     this.state = 'stopped';
     await this.options.publisher.close();
     if (this.holding) {
