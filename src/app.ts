@@ -53,6 +53,7 @@ import { buildRoot, type RootOptions, type Services } from './composition/root.j
 import { installForwarding } from './cluster/forward.js';
 import { holderLookups } from './cluster/holder-routes.js';
 import { installClusterMetrics } from './cluster/metrics.js';
+import { installBrokerMetrics } from './destinations/metrics.js';
 import { installMediaMetrics } from './media/index.js';
 
 export interface BuildOptions extends RootOptions {
@@ -287,6 +288,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installClusterMetrics(metrics, cluster, systemClock);
   installMediaMetrics(metrics, store, systemClock);
   installIncomingMetrics(metrics, connections);
+  installBrokerMetrics(metrics, services.brokers);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {
@@ -306,6 +308,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           sandboxControl: network.sandbox !== undefined,
           serverName: config.serverName,
           accounts,
+          brokers: () => services.brokers.statuses(),
         });
         await api.register(deviceRoutes, {
           devices,

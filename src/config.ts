@@ -43,6 +43,8 @@ export interface Config {
    * asks the network for none: docs/api.md, History sync).
    */
   readonly historyDays: number;
+  /** Days an event stays in the event log (`GATEWAY_EVENT_RETENTION_DAYS`, default 7; 0 keeps them; docs/events.md). */
+  readonly eventRetentionDays: number;
   /** Limits of the HTTP server: how long a client may take, how many connections it may hold. */
   readonly http: HttpLimits;
   /**
@@ -91,6 +93,16 @@ export interface Config {
   readonly incomingMediaRetentionDays: number;
   /** `GATEWAY_MEDIA_URL_TTL_S`: how long a signed media URL stays valid. */
   readonly mediaUrlTtlS: number;
+  /** Message brokers every event is published to (DECISIONS 17, docs/brokers.md); each null when unset. */
+  readonly brokers: BrokersConfig;
+}
+
+/** `GATEWAY_AMQP_*` and `GATEWAY_NATS_*`: where events are published besides webhooks and streams. */
+export interface BrokersConfig {
+  /** RabbitMQ: `GATEWAY_AMQP_URL` (amqp:// or amqps://) and the topic exchange `GATEWAY_AMQP_EXCHANGE`. */
+  readonly amqp: { readonly url: string; readonly exchange: string } | null;
+  /** NATS JetStream: `GATEWAY_NATS_URL`, the stream `GATEWAY_NATS_STREAM`, subjects under `GATEWAY_NATS_SUBJECT_PREFIX`. */
+  readonly nats: { readonly url: string; readonly stream: string; readonly subjectPrefix: string } | null;
 }
 
 /** The key that seals network state, and the earlier ones still accepted for reading while rows are re-sealed. */
@@ -331,6 +343,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     historyDays: integer(env, 'GATEWAY_HISTORY_DAYS', 7, 0, 3_650),
+    eventRetentionDays: integer(env, 'GATEWAY_EVENT_RETENTION_DAYS', 7, 0, 36_500),
     http: httpLimits(env),
     networkKey,
     whatsappUrl: standinUrl,
@@ -343,6 +356,63 @@ export function loadConfig(env: Env = process.env): Config {
     incomingMediaMaxMb: integer(env, 'GATEWAY_INCOMING_MEDIA_MAX_MB', 64, 1, 2048),
     incomingMediaRetentionDays: integer(env, 'GATEWAY_INCOMING_MEDIA_RETENTION_DAYS', 30, 0, 36_500),
     mediaUrlTtlS: integer(env, 'GATEWAY_MEDIA_URL_TTL_S', 86_400, 60, 31_536_000),
+    brokers: brokers(env),
+  };
+}
+
+function brokerUrl(env: Env, name: string, schemes: readonly string[]): string | null {
+  const raw = text(env, name);
+  if (raw === undefined) return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (url === null || !schemes.includes(url.protocol) || url.hostname === '') {
+    // The URL may carry a password: name what is wrong, never repeat it.
+    throw new ConfigError(
+      `${name} must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, with a host`,
+    );
+  }
+  return raw;
+}
+
+/** A name made of dot-separated words (an exchange, a subject prefix): no spaces, no wildcards. */
+function brokerName(env: Env, name: string, fallback: string, pattern: RegExp, what: string): string {
+  const value = text(env, name) ?? fallback;
+  if (value.length > 200 || !pattern.test(value)) throw new ConfigError(`${name} must be ${what}, got "${value}"`);
+  return value;
+}
+
+function brokers(env: Env): BrokersConfig {
+  const amqpUrl = brokerUrl(env, 'GATEWAY_AMQP_URL', ['amqp:', 'amqps:']);
+  const natsUrl = brokerUrl(env, 'GATEWAY_NATS_URL', ['nats:', 'tls:']);
+  const word = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+  const exchange = brokerName(
+    env,
+    'GATEWAY_AMQP_EXCHANGE',
+    'gateway.events',
+    /^[A-Za-z0-9._:-]+$/,
+    'letters, digits, . _ : -',
+  );
+  const stream = brokerName(
+    env,
+    'GATEWAY_NATS_STREAM',
+    'GATEWAY_EVENTS',
+    /^[A-Za-z0-9_-]+$/,
+    'letters, digits, _ or -',
+  );
+  const prefix = brokerName(
+    env,
+    'GATEWAY_NATS_SUBJECT_PREFIX',
+    'gateway.events',
+    word,
+    'dot-separated words (letters, digits, _ or -)',
+  );
+  return {
+    amqp: amqpUrl === null ? null : { url: amqpUrl, exchange },
+    nats: natsUrl === null ? null : { url: natsUrl, stream, subjectPrefix: prefix },
   };
 }
 

@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       webhookRetentionDays: 7,
       messageRetentionDays: 0,
       historyDays: 7,
+      eventRetentionDays: 7,
       networkKey: null,
       whatsappUrl: null,
       whatsappRootKey: null,
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
       incomingMediaMaxMb: 64,
       incomingMediaRetentionDays: 30,
       mediaUrlTtlS: 86_400,
+      brokers: { amqp: null, nats: null },
     });
   });
 
@@ -119,6 +121,7 @@ describe('loadConfig', () => {
       GATEWAY_WEBHOOK_RETENTION_DAYS: '30',
       GATEWAY_MESSAGE_RETENTION_DAYS: '90',
       GATEWAY_HISTORY_DAYS: '30',
+      GATEWAY_EVENT_RETENTION_DAYS: '3',
       GATEWAY_WHATSAPP_ACK_TIMEOUT_MS: '30000',
       GATEWAY_PUBLIC_URL: 'https://gw.example.com/',
       GATEWAY_INCOMING_MEDIA_MAX_MB: '16',
@@ -143,6 +146,7 @@ describe('loadConfig', () => {
       webhookRetentionDays: 30,
       messageRetentionDays: 90,
       historyDays: 30,
+      eventRetentionDays: 3,
       networkKey: null,
       whatsappUrl: null,
       whatsappRootKey: null,
@@ -153,6 +157,7 @@ describe('loadConfig', () => {
       incomingMediaMaxMb: 16,
       incomingMediaRetentionDays: 0,
       mediaUrlTtlS: 3_600,
+      brokers: { amqp: null, nats: null },
     });
   });
 
@@ -379,5 +384,50 @@ describe('loadConfig', () => {
 
   it('never repeats a refused database URL (it may hold a password)', () => {
     expect(configError({ DATABASE_URL: 'mysql://root:hunter2@db/x' }).message).not.toContain('hunter2');
+  });
+
+  it('reads the brokers (DECISIONS 17): each only when its URL is set, with the documented defaults', () => {
+    expect(
+      loadConfig({ GATEWAY_AMQP_URL: 'amqp://u:p@rabbit:5672/vh', GATEWAY_NATS_URL: 'nats://nats:4222' }).brokers,
+    ).toEqual({
+      amqp: { url: 'amqp://u:p@rabbit:5672/vh', exchange: 'gateway.events' },
+      nats: { url: 'nats://nats:4222', stream: 'GATEWAY_EVENTS', subjectPrefix: 'gateway.events' },
+    });
+    expect(
+      loadConfig({
+        GATEWAY_AMQP_URL: 'amqps://rabbit',
+        GATEWAY_AMQP_EXCHANGE: 'crm.events',
+        GATEWAY_NATS_URL: 'tls://nats:4222',
+        GATEWAY_NATS_STREAM: 'CRM_EVENTS',
+        GATEWAY_NATS_SUBJECT_PREFIX: 'crm.wa',
+      }).brokers,
+    ).toEqual({
+      amqp: { url: 'amqps://rabbit', exchange: 'crm.events' },
+      nats: { url: 'tls://nats:4222', stream: 'CRM_EVENTS', subjectPrefix: 'crm.wa' },
+    });
+    // The names alone publish nowhere.
+    expect(loadConfig({ GATEWAY_AMQP_EXCHANGE: 'x', GATEWAY_NATS_STREAM: 'Y' }).brokers).toEqual({
+      amqp: null,
+      nats: null,
+    });
+  });
+
+  it('refuses a broker URL of another scheme without repeating it, and names that are not names', () => {
+    const amqp = configError({ GATEWAY_AMQP_URL: 'http://guest:hunter2@rabbit' }).message;
+    expect(amqp).not.toContain('hunter2');
+    expect(amqp).toBe('GATEWAY_AMQP_URL must be a URL starting with amqp:// or amqps://, with a host');
+    expect(configError({ GATEWAY_NATS_URL: 'rabbit:4222' }).message).toBe(
+      'GATEWAY_NATS_URL must be a URL starting with nats:// or tls://, with a host',
+    );
+    expect(configError({ GATEWAY_NATS_SUBJECT_PREFIX: 'gateway.*' }).message).toBe(
+      'GATEWAY_NATS_SUBJECT_PREFIX must be dot-separated words (letters, digits, _ or -), got "gateway.*"',
+    );
+    expect(configError({ GATEWAY_NATS_SUBJECT_PREFIX: 'gateway..events' }).message).toContain('dot-separated');
+    expect(configError({ GATEWAY_NATS_STREAM: 'GATEWAY.EVENTS' }).message).toBe(
+      'GATEWAY_NATS_STREAM must be letters, digits, _ or -, got "GATEWAY.EVENTS"',
+    );
+    expect(configError({ GATEWAY_AMQP_EXCHANGE: 'gateway events' }).message).toBe(
+      'GATEWAY_AMQP_EXCHANGE must be letters, digits, . _ : -, got "gateway events"',
+    );
   });
 });

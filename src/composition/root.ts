@@ -41,6 +41,8 @@ import { RepliesByResponse } from '../events/reply.js';
 import { WebhooksService } from '../events/service.js';
 import { AccountWebhooks } from '../webhooks/service.js';
 import { EventSignal } from '../events/signal.js';
+import { EVENTS_APPENDED_SIGNAL, LogWatch } from '../events/log-follow.js';
+import { createBrokers, type Brokers, type BrokerTimings } from '../destinations/index.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
@@ -96,6 +98,10 @@ export interface RootOptions {
   readonly incomingMedia?: { readonly retryBaseMs?: number; readonly stallMs?: number; readonly readyWaitMs?: number };
   /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
+  /** The event log's followers (events/log-follow.ts): the head poll (tests shorten it). */
+  readonly eventLog?: { readonly pollMs?: number };
+  /** Broker publishing timings (src/destinations/driver.ts; tests shorten them). */
+  readonly brokers?: BrokerTimings & { readonly confirmTimeoutMs?: number };
 }
 
 export interface Services {
@@ -112,6 +118,10 @@ export interface Services {
   readonly retention: Retention;
   readonly mediaUpkeep: MediaUpkeep;
   readonly cluster: Cluster;
+  /** The event log's wake-ups: rung after commits that recorded events, here or (PostgreSQL) on another node. */
+  readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch };
+  /** RabbitMQ and NATS publishers of the event log (docs/brokers.md), those the configuration names. */
+  readonly brokers: Brokers;
   /** Incoming media: its downloads, its retention and its serving (src/media/). */
   readonly incomingMedia: {
     readonly downloader: MediaDownloader;
@@ -170,6 +180,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     others: {
       message: (message) => {
         if (message === TOKENS_REVOKED_SIGNAL) accounts.revokedElsewhere();
+        // Another node appended to the event log (the log table's trigger, 013d).
+        else if (message === EVENTS_APPENDED_SIGNAL) logWatch.ring();
       },
       connected: () => accounts.revokedElsewhere(),
     },
@@ -193,6 +205,14 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
       : (options.network ?? createNetwork(config, host, whatsapp, options.sandbox));
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
+  // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
+  const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, ...options.eventLog });
+  // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
+  const brokers = createBrokers({
+    config: config.brokers,
+    ...{ store, watch: logWatch, clock, logger, serverName: config.serverName },
+    ...(options.brokers === undefined ? {} : { timings: options.brokers }),
+  });
   const connections = new ConnectionManager({
     store,
     clock,
@@ -304,6 +324,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     clock,
     logger: logger,
     webhookRetentionDays: config.webhookRetentionDays,
+    eventRetentionDays: config.eventRetentionDays,
     messageRetentionDays: config.messageRetentionDays,
     ...options.retention,
   });
@@ -385,6 +406,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     retention,
     mediaUpkeep,
     cluster,
+    eventLog: { signal: eventSignal, watch: logWatch },
+    brokers,
     incomingMedia: { downloader, expiry: mediaExpiry, serving: mediaServing, links: mediaLinks },
   } satisfies Services;
 
@@ -394,6 +417,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const parts = lifecycle([
     { name: 'store', stop: () => store.close() },
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
+    { name: 'event-log', needs: ['store'], stop: () => logWatch.stop() },
+    { name: 'brokers', needs: ['event-log'], start: () => brokers.start(), stop: () => brokers.close() },
     { name: 'media-agent', stop: () => mediaAgent.close() },
     { name: 'media-links', needs: ['store'], start: () => mediaLinks.start() },
     {

@@ -3,12 +3,12 @@
  * each with its webhook event, group-committed and fenced by the lease epoch they were made under, and retried
  * until they commit (through a store outage).
  *
- * Owns: the writes in flight, and telling the deliverer once a commit recorded webhook events.
+ * Owns: the writes in flight, and ringing the EventSignal once a commit recorded events.
  * Must never: decide whether a message is sent (the lane does), or write for a device without its epoch.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { announces, eventRows, insertEvents, type EventRow, type EventType } from '../events/record.js';
+import { eventRows, insertEvents, type EventType, type NewEvent } from '../events/record.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { BatchCollector, FencedWrites, WriteBatch } from '../cluster/fenced-writes.js';
 import { LeaseLostError } from '../cluster/holdings.js';
@@ -182,20 +182,22 @@ export class StatusWrites {
     return write();
   }
 
-  /** Whether the device's status changes become webhook events (a URL or an account webhook): only then is the row read back. */
+  /**
+   * Whether the device's status changes become events (every live device's do, into the event log): only then is
+   * the row read back.
+   */
   private async announces(db: Db, deviceId: number): Promise<boolean> {
     const device = await this.options.devices.get(db, deviceId);
-    return device !== undefined && (await announces(db, device));
+    return device !== undefined && device.deleted_at === null;
   }
 
   private async event(trx: Db, batch: WriteBatch, row: MessageRow, type: EventType, at: number): Promise<void> {
     const device = await this.options.devices.get(trx, row.device_id);
     // A deleted device's deliveries were stopped with it; a receipt arriving later announces nothing.
     if (device === undefined || device.deleted_at !== null) return;
-    const events = await eventRows(trx, device, type, presentMessage(row), at);
-    if (events.length === 0) return;
+    const event = await eventRows(trx, device, type, presentMessage(row), at);
     // Stored with the other events of the batch, in one insert before the commit.
-    for (const event of events) batch.collect(EVENTS, event);
+    batch.collect(EVENTS, event);
     this.eventsRecorded = true;
   }
 }
@@ -212,8 +214,8 @@ const RECEIPTS = {
   read: messageStatusRepository.markRead,
 } as const;
 
-/** The webhook events of a batch of status writes, inserted together. */
-const EVENTS: BatchCollector<EventRow> = { flush: (trx, events) => insertEvents(trx, events) };
+/** The events of a batch of status writes (log rows and webhook deliveries), inserted together. */
+const EVENTS: BatchCollector<NewEvent> = { flush: (trx, events) => insertEvents(trx, events) };
 
 type Change = { id: string; deviceId: number; at: number; renderedAs?: string | null };
 /** Status changes no webhook announces, written together per kind (each only moves a message forward). */

@@ -1,6 +1,10 @@
 /**
- * Recording webhook events (docs/internals.md, Webhooks), inside the transaction of the state
+ * Recording events (docs/internals.md, Webhooks; docs/events.md), inside the transaction of the state
  * change that causes them, so an event exists exactly when its change does.
+ *
+ * Every event of every device is appended to the event log (`events`, read through log.ts by GET /events, the
+ * streams and the brokers) in that transaction; webhook deliveries (`webhook_events`) are made beside it, one row
+ * per destination that takes the event.
  *
  * Owns: the event body `{id, type, device: {id, phone}, created_at, data}`
  * (the event types are in types.ts), and which deliveries an event makes: one
@@ -60,7 +64,39 @@ const insertEvent = prepared(
     db.insertInto('webhook_events').values(pendingEvent(id, accountId, deviceId, type, payload, url, now, webhookId)),
 );
 
-/** An event ready to be stored (see `eventRow` and `insertEvents`). */
+/** One insert into the log per recorded event (`recordEvent`). */
+const insertLogged = prepared(
+  6,
+  (db, id: string, accountId: number, deviceId: number, type: string, payload: string, now: number) =>
+    db.insertInto('events').values({ id, account_id: accountId, device_id: deviceId, type, payload, created_at: now }),
+);
+
+/** An event's row in the log; `seq` and `xact` are set by the database (013d). */
+export interface LogRow extends Record<string, unknown> {
+  readonly id: string;
+  readonly account_id: number;
+  readonly device_id: number;
+  readonly type: string;
+  readonly payload: string;
+  readonly created_at: number;
+}
+
+const logInsert = new BulkInsert<'events', LogRow>('events', [
+  'id',
+  'account_id',
+  'device_id',
+  'type',
+  'payload',
+  'created_at',
+]);
+
+/** An event ready to be stored (see `eventRow` and `insertEvents`): its log row, and its deliveries (none when no destination takes it). */
+export interface NewEvent {
+  readonly log: LogRow;
+  readonly deliveries: readonly EventRow[];
+}
+
+/** A webhook delivery of an event, ready to be stored. */
 export interface EventRow extends Record<string, unknown> {
   readonly id: string;
   readonly account_id: number;
@@ -125,10 +161,10 @@ function pendingEvent(
 }
 
 /**
- * The deliveries to record for an event of the device: one to its webhook URL if it has one whose format
- * carries the type, and one to each of its account's enabled webhooks whose filters and format take it; none
- * when nobody takes it. For writers that store many events of one transaction at once (`insertEvents`).
- * `db` is the writer's transaction: the account's webhooks are read with it when not in memory.
+ * The event to record for the device: always logged; delivered to its webhook URL if it has one whose format
+ * carries the type, and to each of its account's enabled webhooks whose filters and format take it. For writers
+ * that store many events of one transaction at once (`insertEvents`). `db` is the writer's transaction: the
+ * account's webhooks are read with it when not in memory.
  */
 export async function eventRows(
   db: Db,
@@ -136,10 +172,9 @@ export async function eventRows(
   type: EventType,
   data: unknown,
   now: number,
-): Promise<EventRow[]> {
+): Promise<NewEvent> {
   const own = device.webhook_url !== null && carries(webhookFormat(device.webhook_format), type);
   const hooks = (await accountWebhooks(db, device.account_id)).filter((hook) => matches(hook, device.id, type));
-  if (!own && hooks.length === 0) return [];
   const id = newEventId();
   const payload = JSON.stringify({
     id,
@@ -148,53 +183,48 @@ export async function eventRows(
     created_at: iso(now),
     data,
   });
-  const rows: EventRow[] = [];
-  if (own) rows.push(pendingEvent(id, device.account_id, device.id, type, payload, device.webhook_url!, now, null));
+  const log: LogRow = { id, account_id: device.account_id, device_id: device.id, type, payload, created_at: now };
+  const deliveries: EventRow[] = [];
+  if (own)
+    deliveries.push(pendingEvent(id, device.account_id, device.id, type, payload, device.webhook_url!, now, null));
   for (const hook of hooks) {
-    rows.push(pendingEvent(newDeliveryId(), device.account_id, device.id, type, payload, hook.url, now, hook.id));
+    deliveries.push(pendingEvent(newDeliveryId(), device.account_id, device.id, type, payload, hook.url, now, hook.id));
   }
-  return rows;
-}
-
-/** Whether events of the device make deliveries at all (a webhook URL, or an account webhook that may take them). */
-export async function announces(db: Db, device: EventDevice): Promise<boolean> {
-  if (device.webhook_url !== null) return true;
-  const hooks = await accountWebhooks(db, device.account_id);
-  return hooks.some((hook) => hook.devices === null || hook.devices.has(device.id));
+  return { log, deliveries };
 }
 
 /** Stores events made by `eventRows`, in multi-row inserts; must run in the transaction of their changes. */
-export function insertEvents(db: Db, rows: readonly EventRow[]): Promise<void> {
-  return eventInsert.run(db, rows);
+export async function insertEvents(db: Db, events: readonly NewEvent[]): Promise<void> {
+  await logInsert.run(
+    db,
+    events.map((event) => event.log),
+  );
+  await eventInsert.run(
+    db,
+    events.flatMap((event) => event.deliveries),
+  );
 }
 
-/** Records one event's deliveries (see `eventRows`). Returns the event id, or null when nobody takes it. */
+/**
+ * Records one event for the device: appended to the log, with its deliveries (see `eventRows`). Returns the event
+ * id (callers ring the EventSignal once their transaction has committed).
+ */
 export async function recordEvent(
   db: Kysely<Database> | Transaction<Database>,
   device: EventDevice,
   type: EventType,
   data: unknown,
   now: number,
-): Promise<string | null> {
-  const rows = await eventRows(db, device, type, data, now);
-  const first = rows[0];
-  if (first === undefined) return null;
-  if (rows.length === 1) {
-    await insertEvent(
-      db,
-      first.id,
-      first.account_id,
-      first.device_id,
-      first.type,
-      first.payload,
-      first.url,
-      now,
-      first.webhook_id,
-    );
-  } else {
-    await eventInsert.run(db, rows);
+): Promise<string> {
+  const { log, deliveries } = await eventRows(db, device, type, data, now);
+  await insertLogged(db, log.id, log.account_id, log.device_id, log.type, log.payload, now);
+  const only = deliveries.length === 1 ? deliveries[0] : undefined;
+  if (only !== undefined) {
+    await insertEvent(db, only.id, only.account_id, only.device_id, type, only.payload, only.url, now, only.webhook_id);
+  } else if (deliveries.length > 1) {
+    await eventInsert.run(db, deliveries);
   }
-  return first.webhook_id === null ? first.id : eventIdOf(first.payload);
+  return log.id;
 }
 
 /** The event id inside a stored payload (a delivery to an account webhook has an id of its own). */

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AccountsService } from '../accounts/service.js';
+import type { BrokerStatus } from '../destinations/index.js';
 import { accountOf } from './auth.js';
 import { CodeEnvelope, errorResponses } from './schemas.js';
 
@@ -23,7 +24,37 @@ export interface GatewayInfoOptions {
   readonly sandboxControl: boolean;
   readonly serverName: string;
   readonly accounts: AccountsService;
+  /** Each configured broker's state and backlog (docs/brokers.md); empty when none is configured. */
+  readonly brokers: () => Promise<readonly BrokerStatus[]>;
 }
+
+const BrokerInfo = Type.Object(
+  {
+    broker: Type.Union([Type.Literal('amqp'), Type.Literal('nats')], {
+      description: 'RabbitMQ (amqp) or NATS JetStream',
+    }),
+    state: Type.Union(
+      [
+        Type.Literal('starting'),
+        Type.Literal('up'),
+        Type.Literal('down'),
+        Type.Literal('standby'),
+        Type.Literal('stopped'),
+      ],
+      {
+        description:
+          'up: this node publishes; down: unreachable, retried with backoff; standby: another node publishes',
+      },
+    ),
+    backlog: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Events logged and not yet confirmed by the broker (counted up to 100,000); null if the store did not answer',
+    }),
+    published: Type.Integer({ description: 'Events this node published (confirmed) since it started' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'Why it is not up; null when up' }),
+  },
+  { title: 'BrokerStatus' },
+);
 
 const GatewayInfo = Type.Object(
   {
@@ -39,6 +70,9 @@ const GatewayInfo = Type.Object(
     }),
     server: Type.Object({ name: Type.String({ description: 'This node (GATEWAY_SERVER_NAME)' }) }),
     version: Type.String({ description: 'The gateway’s version' }),
+    brokers: Type.Array(BrokerInfo, {
+      description: 'Each broker events are published to (GATEWAY_AMQP_URL, GATEWAY_NATS_URL; docs/brokers.md)',
+    }),
   },
   { title: 'Gateway' },
 );
@@ -75,6 +109,13 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
         account: { name: account.name, sandbox: account.sandbox },
         server,
         version,
+        brokers: (await options.brokers()).map((b) => ({
+          broker: b.broker,
+          state: b.state,
+          backlog: b.backlog,
+          published: b.published,
+          last_error: b.lastError,
+        })),
       };
       return { code: 200, status: 200, message: 'OK', data };
     },

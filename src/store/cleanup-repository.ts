@@ -2,8 +2,8 @@
  * SQL that removes or ends stored records in bulk: retention (docs/internals.md, Retention)
  * and what deleting a device stops.
  *
- * Owns: batched deletes of ended webhook deliveries with their attempts and
- * of expired idempotency keys; ending a device's pending webhook deliveries.
+ * Owns: batched deletes of ended webhook deliveries with their attempts, of old
+ * events of the log and of expired idempotency keys; ending a device's pending webhook deliveries.
  * Each delete takes at most `limit` rows (found through an index) so a batch
  * is short whatever the backlog. Old messages are deleted by the messages
  * feature (src/messages/retention-repository.ts), which knows what hangs off one.
@@ -68,6 +68,28 @@ export const cleanupRepository = {
       )
       .execute();
     return deleted.length;
+  },
+
+  /**
+   * Deletes up to `limit` events of the log recorded before `before`, from the front of the log order (the events
+   * index walked from its start): it stops at the first event that is not old yet, so a batch never scans the log.
+   */
+  deleteOldEvents: async (db: Db, before: number, limit: number): Promise<number> => {
+    const oldest = await db
+      .selectFrom('events')
+      .select(['seq', 'created_at'])
+      .orderBy('xact')
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    const seqs: number[] = [];
+    for (const row of oldest) {
+      if (Number(row.created_at) >= before) break;
+      seqs.push(Number(row.seq));
+    }
+    if (seqs.length === 0) return 0;
+    const deleted = await db.deleteFrom('events').where('seq', 'in', seqs).executeTakeFirst();
+    return Number(deleted.numDeletedRows);
   },
 
   /** Deletes up to `limit` idempotency keys created before `before`. */

@@ -38,8 +38,10 @@ import * as m011c from './migrations/011c-poll-votes.js';
 import * as m012a from './migrations/012a-call-rejection.js';
 import * as m013a from './migrations/013a-chats.js';
 import * as m013b from './migrations/013b-message-source.js';
-import * as m013e from './migrations/013e-webhooks.js';
 import * as m013c from './migrations/013c-contacts.js';
+import * as m013d from './migrations/013d-event-log.js';
+import * as m013e from './migrations/013e-webhooks.js';
+import * as m013f from './migrations/013f-broker-cursors.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -73,8 +75,10 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['012a-call-rejection', m012a],
   ['013a-chats', m013a],
   ['013b-message-source', m013b],
-  ['013e-webhooks', m013e],
   ['013c-contacts', m013c],
+  ['013d-event-log', m013d],
+  ['013e-webhooks', m013e],
+  ['013f-broker-cursors', m013f],
 ];
 
 class StaticProvider implements MigrationProvider {

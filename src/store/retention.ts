@@ -5,6 +5,8 @@
  *     GATEWAY_WEBHOOK_RETENTION_DAYS after they ended (default 7; 0 keeps them)
  *   idempotency keys: 24 h after they were taken (an older key no longer
  *     answers anyway; see the messages service)
+ *   the event log (src/events/log.ts): GATEWAY_EVENT_RETENTION_DAYS after an
+ *     event was recorded (default 7; 0 keeps them), oldest first in log order
  *   messages, with their media: GATEWAY_MESSAGE_RETENTION_DAYS after they were
  *     accepted or received (default 0: kept for ever); a message still queued
  *     is never deleted
@@ -36,6 +38,8 @@ export interface RetentionSettings {
   readonly webhookRetentionDays: number;
   /** Days a message is kept; 0 keeps them. */
   readonly messageRetentionDays: number;
+  /** Days an event stays in the event log; 0 keeps them (absent: 7). */
+  readonly eventRetentionDays?: number;
 }
 
 export interface RetentionTimings {
@@ -64,6 +68,7 @@ export interface RetentionOptions extends RetentionSettings, RetentionTimings {
 /** What one sweep removed. */
 export interface SweepReport {
   deliveries: number;
+  events: number;
   idempotencyKeys: number;
   messages: number;
   batches: number;
@@ -111,7 +116,7 @@ export class Retention {
       this.timer = null;
       this.sweep()
         .then((report) => {
-          const removed = report.deliveries + report.idempotencyKeys + report.messages;
+          const removed = report.deliveries + report.events + report.idempotencyKeys + report.messages;
           if (removed > 0) this.options.logger.info({ ...report }, 'retention: old records deleted');
         })
         .catch((error: unknown) =>
@@ -124,13 +129,18 @@ export class Retention {
 
   private async sweepAll(): Promise<SweepReport> {
     const { clock, webhookRetentionDays, messageRetentionDays } = this.options;
-    const report: SweepReport = { deliveries: 0, idempotencyKeys: 0, messages: 0, batches: 0 };
+    const report: SweepReport = { deliveries: 0, events: 0, idempotencyKeys: 0, messages: 0, batches: 0 };
     const now = clock.now();
     if (webhookRetentionDays > 0) {
       const before = now - webhookRetentionDays * DAY_MS;
       report.deliveries = await this.inBatches(report, (db, limit) =>
         cleanupRepository.deleteEndedDeliveries(db, before, limit),
       );
+    }
+    const eventRetentionDays = this.options.eventRetentionDays ?? 7;
+    if (eventRetentionDays > 0) {
+      const before = now - eventRetentionDays * DAY_MS;
+      report.events = await this.inBatches(report, (db, limit) => cleanupRepository.deleteOldEvents(db, before, limit));
     }
     const keysBefore = now - IDEMPOTENCY_KEY_TTL_MS;
     report.idempotencyKeys = await this.inBatches(report, (db, limit) =>

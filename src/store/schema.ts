@@ -82,6 +82,21 @@ export interface DevicesTable {
   deleted_at: number | null;
 }
 
+/** The event log (013d; events/log.ts): every event of every device, in (xact, seq) order. */
+export interface EventsTable {
+  seq: Generated<number>;
+  /** The inserting transaction on PostgreSQL (set by the database); 0 on SQLite. */
+  xact: Generated<number>;
+  /** The event id (`evt_…`). */
+  id: string;
+  account_id: number;
+  device_id: number;
+  type: string;
+  /** The standard JSON body. */
+  payload: string;
+  created_at: number;
+}
+
 export interface WebhookEventsTable {
   /** Also the `webhook-id` header: receivers dedupe by it. */
   id: string;
@@ -318,6 +333,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   token_revocations: TokenRevocationsTable;
   devices: DevicesTable;
+  events: EventsTable;
   webhook_events: WebhookEventsTable;
   webhooks: WebhooksTable;
   webhook_attempts: WebhookAttemptsTable;

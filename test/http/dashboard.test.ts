@@ -100,7 +100,16 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
       },
     });
     expect(res.body.data.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(Object.keys(res.body.data).sort()).toEqual(['account', 'network', 'sandbox_control', 'server', 'version']);
+    expect(Object.keys(res.body.data).sort()).toEqual([
+      'account',
+      'brokers',
+      'network',
+      'sandbox_control',
+      'server',
+      'version',
+    ]);
+    // No broker configured here (docs/brokers.md).
+    expect(res.body.data.brokers).toEqual([]);
     expect((await gw.request('GET', '/api/gateway')).status).toBe(200);
     const anonymous = await gw.request('GET', '/gateway', undefined, null);
     expect(anonymous.status).toBe(401);

@@ -1,0 +1,109 @@
+/**
+ * Reading the event log (DECISIONS 17; docs/events.md): every event of every device, appended by record.ts inside
+ * the transaction of the change that caused it, read in one order by `GET /events`, the streams and the brokers.
+ *
+ * The order is (xact, seq): the inserting transaction, then the row's number. A cursor encodes both (32 hex digits;
+ * cursors compare as strings in log order) and a reader asks for what comes after it.
+ *
+ * Why not `seq` alone: on PostgreSQL `seq` is taken when the row is inserted, before its transaction commits, so
+ * two transactions can commit out of `seq` order; a reader that had read up to the later one's rows would never see
+ * the earlier one's. Instead a reader reads only rows of transactions older than its snapshot's xmin
+ * (`pg_snapshot_xmin(pg_current_snapshot())`): every one of those has ended, so nothing can still appear before the
+ * last row returned, and every transaction still running or yet to start has an id at or above it, after the
+ * cursor. A transaction that runs long (any writing transaction of the server) holds the log back until it ends:
+ * latency, never a gap. SQLite has one writer, whose commit order is its rowid order: `xact` is 0 there.
+ *
+ * Owns: the cursor's encoding and the one query that reads the log.
+ * Must never: return a row a later read could find before it (the horizon above), or write.
+ */
+import { sql } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import type { Db } from '../store/schema.js';
+
+export interface LoggedEvent {
+  /** Where this event is in the log: read after it to go on. */
+  readonly cursor: string;
+  /** The event id (`evt_…`). */
+  readonly id: string;
+  readonly type: string;
+  readonly accountId: number;
+  readonly deviceId: number;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** The standard JSON body `{id, type, device, created_at, data}`. */
+  readonly body: string;
+}
+
+/** Which events to read; a field left out takes every value (an empty list takes none). */
+export interface LogFilter {
+  readonly accountId?: number;
+  readonly deviceIds?: readonly number[];
+  readonly types?: readonly string[];
+}
+
+/** The most rows one read returns. */
+export const MAX_LOG_READ = 1_000;
+
+const HEX = /^[0-9a-f]{32}$/;
+
+/** The cursor of the row (xact, seq). */
+export function encodeCursor(xact: number, seq: number): string {
+  return xact.toString(16).padStart(16, '0') + seq.toString(16).padStart(16, '0');
+}
+
+/** The (xact, seq) a cursor stands for, or null when it is not one. */
+export function decodeCursor(cursor: string): { readonly xact: number; readonly seq: number } | null {
+  if (!HEX.test(cursor)) return null;
+  const xact = Number.parseInt(cursor.slice(0, 16), 16);
+  const seq = Number.parseInt(cursor.slice(16), 16);
+  if (!Number.isSafeInteger(xact) || !Number.isSafeInteger(seq)) return null;
+  return { xact, seq };
+}
+
+/** Whether `cursor` is a cursor `readLog` takes. */
+export function isCursor(cursor: string): boolean {
+  return decodeCursor(cursor) !== null;
+}
+
+/**
+ * Up to `limit` events after the cursor (`null`: from the oldest kept), oldest first, matching the filter.
+ * Throws a RangeError for a string that is no cursor (routes check with `isCursor` first).
+ */
+export async function readLog(db: Db, after: string | null, filter: LogFilter, limit: number): Promise<LoggedEvent[]> {
+  const from = after === null ? null : decodeCursor(after);
+  if (after !== null && from === null) throw new RangeError(`not an event log cursor: ${after}`);
+  if (filter.deviceIds?.length === 0 || filter.types?.length === 0) return [];
+  let query = db
+    .selectFrom('events')
+    .select(['seq', 'xact', 'id', 'type', 'account_id', 'device_id', 'created_at', 'payload'])
+    .orderBy('xact')
+    .orderBy('seq')
+    .limit(Math.max(1, Math.min(MAX_LOG_READ, Math.floor(limit))));
+  if (from !== null) query = query.where((eb) => eb(eb.refTuple('xact', 'seq'), '>', eb.tuple(from.xact, from.seq)));
+  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  if (filter.deviceIds !== undefined) query = query.where('device_id', 'in', [...filter.deviceIds]);
+  if (filter.types !== undefined) query = query.where('type', 'in', [...filter.types]);
+  if (onPostgres(db)) {
+    query = query.where('xact', '<', sql<number>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  }
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    cursor: encodeCursor(Number(row.xact), Number(row.seq)),
+    id: row.id,
+    type: row.type,
+    accountId: Number(row.account_id),
+    deviceId: Number(row.device_id),
+    createdAt: Number(row.created_at),
+    body: row.payload,
+  }));
+}
+
+/** The cursor of the newest event a reader can see now (null: the log is empty): where "from now on" starts. */
+export async function logHead(db: Db): Promise<string | null> {
+  let query = db.selectFrom('events').select(['xact', 'seq']).orderBy('xact', 'desc').orderBy('seq', 'desc').limit(1);
+  if (onPostgres(db)) {
+    query = query.where('xact', '<', sql<number>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  }
+  const row = await query.executeTakeFirst();
+  return row === undefined ? null : encodeCursor(Number(row.xact), Number(row.seq));
+}
