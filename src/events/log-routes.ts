@@ -58,15 +58,12 @@ function sseSink(raw: ServerResponse): StreamSink {
     },
     buffered: () => raw.writableLength,
     heartbeat: () => void raw.write(': heartbeat\n\n'),
-    close(reason, graceMs) {
+    close(reason) {
       if (closed) return;
       closed = true;
       raw.end(`event: close\ndata: ${JSON.stringify({ reason })}\n\n`);
-      // A consumer that reads nothing never takes the end either: cut it, so its buffer is let go.
-      const cut = setTimeout(() => raw.destroy(), graceMs);
-      cut.unref();
-      raw.once('close', () => clearTimeout(cut));
     },
+    destroy: () => void raw.destroy(),
     onGone: (listener) => void raw.once('close', listener),
   };
 }

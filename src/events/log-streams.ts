@@ -2,10 +2,11 @@
  * The live consumers of the event log (DECISIONS 17; docs/events.md): each SSE response and WebSocket follows the
  * log from its cursor through a LogTail (log-follow.ts), with a bound on what it can hold in the gateway's memory.
  *
- * The bound: a consumer's frames are written a batch (at most `batch` events, 100) at a time; once more than
- * `highWaterBytes` (256 KiB) wait in its socket's buffer, nothing more is read for it until that batch has left.
- * So one consumer holds at most about 256 KiB plus one batch, however far behind it is: a consumer that reads
- * slowly is simply served at its own pace from the store. One that takes nothing for `stallMs` (30 s) while its
+ * The bound: a consumer's frames are written in chunks of about 16 KiB; once more than `highWaterBytes` (256 KiB)
+ * wait in its socket's buffer, nothing more is written (nor read from the store) for it until that chunk has left.
+ * So one consumer holds at most about 256 KiB + 16 KiB + one event in the gateway's memory (and one read batch
+ * of at most `batch` events, 100, waiting to be written), however far behind it is: a consumer that reads slowly
+ * is simply served at its own pace from the store. One that takes nothing for `stallMs` (30 s) while its
  * buffer is over the bound is closed with the reason `consumer too slow`, and resumes by its cursor with nothing
  * lost. Every `heartbeatMs` (15 s, on the injected clock) an idle consumer gets a heartbeat (an SSE comment, a
  * WebSocket ping).
@@ -28,7 +29,7 @@ export interface StreamSettings {
   readonly heartbeatMs: number;
   /** Events read (and written) at once (default 100). */
   readonly batch: number;
-  /** After a polite close, how long before the connection is cut (default 1 s). */
+  /** After a polite close, how long before the connection is cut (default 1 s, on the injected clock). */
   readonly closeGraceMs: number;
 }
 
@@ -40,6 +41,9 @@ export const DEFAULT_STREAM_SETTINGS: StreamSettings = {
   closeGraceMs: 1_000,
 };
 
+/** Frames are written in chunks of about this many bytes (the bound's step). */
+export const CHUNK_BYTES = 16 * 1024;
+
 export const SLOW_CONSUMER_REASON = 'consumer too slow: resume after the last cursor you processed';
 export const SHUTDOWN_REASON = 'the gateway is shutting down: resume after the last cursor you processed';
 
@@ -50,8 +54,10 @@ export interface StreamSink {
   /** Bytes waiting to be sent. */
   buffered(): number;
   heartbeat(): void;
-  /** Says why (if the protocol can), then closes; cut after `graceMs` if it has not closed by then. */
-  close(reason: string, graceMs: number): void;
+  /** Says why (if the protocol can), then closes politely; a second call does nothing. */
+  close(reason: string): void;
+  /** Cuts the connection (a consumer that did not take the polite close), letting go of what it buffered. */
+  destroy(): void;
   /** Runs once the connection has gone, whoever closed it. */
   onGone(listener: () => void): void;
 }
@@ -65,7 +71,8 @@ export interface LogStreamsOptions {
 }
 
 interface Open {
-  readonly sink: StreamSink;
+  /** Closes politely, then cuts after the grace. */
+  readonly close: (reason: string) => void;
   readonly tail: LogTail;
 }
 
@@ -73,6 +80,8 @@ export class LogStreams {
   readonly settings: StreamSettings;
   private readonly open = new Set<Open>();
   private closing = false;
+  private peak = 0;
+  private slow = 0;
 
   constructor(private readonly options: LogStreamsOptions) {
     this.settings = { ...DEFAULT_STREAM_SETTINGS, ...options.settings };
@@ -81,6 +90,16 @@ export class LogStreams {
   /** How many consumers are open. */
   get size(): number {
     return this.open.size;
+  }
+
+  /** The most bytes seen waiting for one consumer (the bound at work: tests and metrics). */
+  get peakBuffered(): number {
+    return this.peak;
+  }
+
+  /** How many consumers were closed for being too slow since start. */
+  get closedSlow(): number {
+    return this.slow;
   }
 
   /** Where a consumer that named no cursor starts: after the newest event a reader sees now. */
@@ -92,11 +111,23 @@ export class LogStreams {
   follow(sink: StreamSink, filter: LogFilter, after: string | null): void {
     const { clock, logger } = this.options;
     const settings = this.settings;
+    let gone = false;
+    let cut: Timer | null = null;
+    const close = (reason: string): void => {
+      if (gone || cut !== null) return;
+      sink.close(reason);
+      cut = clock.after(settings.closeGraceMs, () => {
+        if (!gone) sink.destroy();
+      });
+    };
     if (this.closing) {
-      sink.close(SHUTDOWN_REASON, settings.closeGraceMs);
+      close(SHUTDOWN_REASON);
+      sink.onGone(() => {
+        gone = true;
+        cut?.cancel();
+      });
       return;
     }
-    let gone = false;
     let heartbeat: Timer | null = null;
     const beat = (): void => {
       heartbeat = clock.after(settings.heartbeatMs, () => {
@@ -113,37 +144,42 @@ export class LogStreams {
       after,
       batch: settings.batch,
       deliver: async (events) => {
-        if (gone) return false;
-        let flushed!: () => void;
-        const left = new Promise<void>((resolve) => (flushed = resolve));
-        sink.write(events, flushed);
-        if (sink.buffered() <= settings.highWaterBytes) return true;
-        // Over the bound: wait for this batch to leave, at most `stallMs`.
-        let stall: Timer | null = null;
-        const stalled = new Promise<boolean>((resolve) => {
-          stall = clock.after(settings.stallMs, () => resolve(true));
-        });
-        const tooSlow = await Promise.race([left.then(() => false), stalled]);
-        (stall as Timer | null)?.cancel();
-        if (gone) return false;
-        if (tooSlow) {
-          logger.info({ buffered: sink.buffered() }, 'event stream consumer too slow; closed');
-          sink.close(SLOW_CONSUMER_REASON, settings.closeGraceMs);
-          return false;
+        for (let i = 0; i < events.length;) {
+          if (gone || cut !== null) return false;
+          let end = i;
+          for (let bytes = 0; end < events.length && (end === i || bytes < CHUNK_BYTES); end++) {
+            bytes += events[end]!.body.length;
+          }
+          const chunk = events.slice(i, end);
+          i = end;
+          const left = new Promise<void>((resolve) => sink.write(chunk, resolve));
+          const buffered = sink.buffered();
+          if (buffered > this.peak) this.peak = buffered;
+          if (buffered <= settings.highWaterBytes) continue;
+          // Over the bound: nothing more until this chunk has left, for at most `stallMs`.
+          if (!(await this.leaves(left))) {
+            if (!gone) {
+              this.slow += 1;
+              logger.info({ buffered: sink.buffered() }, 'event stream consumer too slow; closed');
+            }
+            close(SLOW_CONSUMER_REASON);
+            return false;
+          }
         }
-        return true;
+        return !gone;
       },
       onReadError: (error) => logger.warn({ err: error }, 'reading the event log for a stream failed; trying again'),
       onStop: (error) => {
         if (error !== undefined) logger.warn({ err: error }, 'an event stream failed; closed');
-        if (!gone) sink.close(error === undefined ? SLOW_CONSUMER_REASON : 'internal error', settings.closeGraceMs);
+        close(error === undefined ? SLOW_CONSUMER_REASON : 'internal error');
       },
     });
-    const entry: Open = { sink, tail };
+    const entry: Open = { close, tail };
     this.open.add(entry);
     sink.onGone(() => {
       gone = true;
       heartbeat?.cancel();
+      cut?.cancel();
       this.open.delete(entry);
       void tail.stop();
     });
@@ -151,11 +187,22 @@ export class LogStreams {
     tail.start();
   }
 
+  /** Whether `left` settles within `stallMs` of the clock. */
+  private async leaves(left: Promise<void>): Promise<boolean> {
+    let stall: Timer | null = null;
+    const stalled = new Promise<false>((resolve) => {
+      stall = this.options.clock.after(this.settings.stallMs, () => resolve(false));
+    });
+    const result = await Promise.race([left.then(() => true as const), stalled]);
+    (stall as Timer | null)?.cancel();
+    return result;
+  }
+
   /** Closes every consumer (each can resume by its cursor elsewhere); no new one is followed. */
   async closeAll(): Promise<void> {
     this.closing = true;
     const open = [...this.open];
-    for (const { sink } of open) sink.close(SHUTDOWN_REASON, this.settings.closeGraceMs);
+    for (const { close } of open) close(SHUTDOWN_REASON);
     await Promise.all(open.map(({ tail }) => tail.stop()));
   }
 }

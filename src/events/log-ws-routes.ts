@@ -18,7 +18,7 @@ import { BEARER_SUBPROTOCOL_PREFIX, accountOf } from '../http/auth.js';
 import { errorResponses } from '../http/schemas.js';
 import type { Db } from '../store/schema.js';
 import { LogQuerySchema, logSelection, type LogSelection } from './log-query.js';
-import type { LogStreams, StreamSink } from './log-streams.js';
+import { SLOW_CONSUMER_REASON, type LogStreams, type StreamSink } from './log-streams.js';
 
 export interface EventWsRoutesOptions {
   readonly db: Db;
@@ -47,15 +47,12 @@ function wsSink(socket: WebSocket): StreamSink {
     },
     buffered: () => socket.bufferedAmount,
     heartbeat: () => socket.ping(),
-    close(reason, graceMs) {
+    close(reason) {
       if (closed) return;
       closed = true;
-      socket.close(reason.startsWith('consumer too slow') ? WS_SLOW_CLOSE : 1001, reason);
-      // A client that reads nothing never answers the close: cut it, so its buffer is let go.
-      const cut = setTimeout(() => socket.terminate(), graceMs);
-      cut.unref();
-      socket.once('close', () => clearTimeout(cut));
+      socket.close(reason === SLOW_CONSUMER_REASON ? WS_SLOW_CLOSE : 1001, reason);
     },
+    destroy: () => socket.terminate(),
     onGone: (listener) => void socket.once('close', listener),
   };
 }
