@@ -31,6 +31,7 @@ import { groupAdminRoutes } from './groups/admin-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
+import { installLogStreamMetrics } from './events/log-metrics.js';
 import { webhookRoutes } from './events/routes.js';
 import websocket from '@fastify/websocket';
 import { eventLogRoutes } from './events/log-routes.js';
@@ -274,6 +275,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installClusterMetrics(metrics, cluster, systemClock);
   installMediaMetrics(metrics, store, systemClock);
   installIncomingMetrics(metrics, connections);
+  installLogStreamMetrics(metrics, services.eventLog.streams);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {

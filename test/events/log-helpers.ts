@@ -5,6 +5,8 @@ import WebSocket from 'ws';
 import type { EventDevice } from '../../src/events/record.js';
 import { eventRow, insertEvents } from '../../src/events/record.js';
 import type { Db } from '../../src/store/schema.js';
+import { encodeCursor, logHead } from '../../src/events/log.js';
+import { waitFor } from '../helpers/wait.js';
 
 const opened = new Set<{ destroy(): void }>();
 
@@ -131,4 +133,28 @@ export async function recordMany(
   const events = Array.from({ length: n }, (_, i) => eventRow(device, 'message.sent', data(i), Date.now()));
   await db.transaction().execute((trx) => insertEvents(trx, events));
   return events.map((event) => event.log.id);
+}
+
+/**
+ * The log's head once a reader can see every row stored so far. On PostgreSQL a read right after a commit can be
+ * held a moment behind another session's open transaction (other tests share the server; src/events/log.ts): a
+ * test that reads at once waits for this first, as a live reader would be woken again.
+ */
+export async function settledHead(db: Db): Promise<string | null> {
+  const seen = await waitFor(
+    async () => {
+      const last = await db
+        .selectFrom('events')
+        .select(['xact', 'seq'])
+        .orderBy('xact', 'desc')
+        .orderBy('seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const head = await logHead(db);
+      return { head, last: last === undefined ? null : encodeCursor(Number(last.xact), Number(last.seq)) };
+    },
+    (v) => v.head === v.last,
+    { what: 'the log to be readable to its end', timeoutMs: 15_000 },
+  );
+  return seen.head;
 }

@@ -7,7 +7,7 @@ import { devicesRepository } from '../../src/devices/repository.js';
 import { recordEvent, type EventDevice } from '../../src/events/record.js';
 import { noStoreAvailable, startGateway, storeKind, TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { closeClients, openSse, openWs, recordMany } from './log-helpers.js';
+import { closeClients, openSse, openWs, recordMany, settledHead } from './log-helpers.js';
 
 const unauthorized = { code: 401, status: 401, message: 'Unauthorized' };
 
@@ -37,7 +37,7 @@ describe.skipIf(noStoreAvailable)(`event log routes (${storeKind})`, () => {
   });
 
   const db = () => gw.app.store.db;
-  const head = async (): Promise<string | null> => gw.app.services.eventLog.streams.head();
+  const head = (): Promise<string | null> => settledHead(db());
   const ring = () => gw.app.services.eventLog.signal.ring();
 
   describe('GET /events', () => {
@@ -47,6 +47,7 @@ describe.skipIf(noStoreAvailable)(`event log routes (${storeKind})`, () => {
         ...(await recordMany(db(), one, 3, (i) => ({ i }))),
         ...(await recordMany(db(), two, 2, (i) => ({ i: i + 3 }))),
       ];
+      await head();
       const seen: any[] = [];
       let after = start;
       for (let pages = 0; pages < 10; pages++) {
@@ -68,6 +69,7 @@ describe.skipIf(noStoreAvailable)(`event log routes (${storeKind})`, () => {
       const start = await head();
       await recordMany(db(), one, 2, () => ({}));
       await recordMany(db(), two, 1, () => ({}));
+      await head();
       const q = (query: string) => gw.request('GET', `/events?after=${start}&${query}`);
       expect((await q(`device=${one.id}`)).body.data).toHaveLength(2);
       expect((await q('device=6281566000001')).body.data).toHaveLength(2);

@@ -9,7 +9,15 @@ import type { EventDevice } from '../../src/events/record.js';
 import { CHUNK_BYTES, SHUTDOWN_REASON, SLOW_CONSUMER_REASON } from '../../src/events/log-streams.js';
 import { noStoreAvailable, startGateway, storeKind, TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { closeClients, openSse, openWs, recordMany, type SseClient, type WsClient } from './log-helpers.js';
+import {
+  closeClients,
+  openSse,
+  openWs,
+  recordMany,
+  settledHead,
+  type SseClient,
+  type WsClient,
+} from './log-helpers.js';
 
 const auth = { authorization: `Bearer ${TEST_TOKEN}` };
 
@@ -117,7 +125,7 @@ describe.skipIf(noStoreAvailable)(`slow consumers and heartbeats (${storeKind})`
 
   it('an SSE consumer that stops reading is closed, holds at most the bound, and resumes with nothing lost', async () => {
     const device = await deviceOf(gw, 'slow sse');
-    const start = (await streams().head()) ?? '0'.repeat(32);
+    const start = (await settledHead(gw.app.store.db)) ?? '0'.repeat(32);
     const sse = await openSse(`${base}/events/stream?device=${device.id}&after=${start}`, auth);
     sse.pause();
     // 12 MB of events: far more than the sockets' own buffers take.
@@ -146,6 +154,10 @@ describe.skipIf(noStoreAvailable)(`slow consumers and heartbeats (${storeKind})`
       { what: 'the slow consumer closed' },
     );
     expect(streams().peakBuffered).toBeLessThanOrEqual(highWaterBytes + CHUNK_BYTES + 31_000 + 200);
+    const metrics = (await gw.request('GET', '/metrics')).body as string;
+    expect(metrics).toMatch(/^gateway_event_stream_slow_closed_total [1-9]/m);
+    expect(metrics).toMatch(/^gateway_event_stream_consumers 0$/m);
+    expect(metrics).toContain(`gateway_event_stream_peak_buffered_bytes ${streams().peakBuffered}`);
     sse.close();
     const taken = sse.frames.filter((f) => f.event !== 'close');
     expect(taken.length).toBeLessThan(400);
