@@ -13,7 +13,7 @@ const ROOT = '^src/(app\\.ts|composition/)';
 const ENTRY = '^src/(main\\.ts|cli/)';
 const FEATURES =
   '(accounts|chats|contacts|devices|dispatch|events|groups|media|messages|sandbox-control|cluster|outbound|webhooks)';
-const ROUTES = `^src/${FEATURES}/(routes|holder-routes|admin-routes)\\.ts$`;
+const ROUTES = `^src/${FEATURES}/(routes|holder-routes|admin-routes|log-routes|log-ws-routes)\\.ts$`;
 /** The HTTP edge: src/http/, the routes, and the cluster's forwarding hook (it passes requests on over HTTP). */
 const EDGE = `^src/http/|${ROUTES}|^src/cluster/forward\\.ts$`;
 const REPOSITORIES = '^src/[a-z-]+/[a-z-]*repository\\.ts$';

@@ -32,8 +32,12 @@ import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
 import { chatRoutes } from './chats/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
+import { installLogStreamMetrics } from './events/log-metrics.js';
 import { webhookRoutes } from './events/routes.js';
 import { accountWebhookRoutes } from './webhooks/routes.js';
+import websocket from '@fastify/websocket';
+import { eventLogRoutes } from './events/log-routes.js';
+import { WS_MAX_PAYLOAD, eventWsRoutes, selectBearerProtocol } from './events/log-ws-routes.js';
 import { mediaRoutes } from './media/routes.js';
 import { installAuth } from './http/auth.js';
 import { installErrorHandling, sendError } from './http/error-handler.js';
@@ -289,6 +293,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installMediaMetrics(metrics, store, systemClock);
   installIncomingMetrics(metrics, connections);
   installBrokerMetrics(metrics, services.brokers);
+  installLogStreamMetrics(metrics, services.eventLog.streams);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {
@@ -298,6 +303,10 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   // Every route is also served under /api (docs/internals.md, Answers and errors); the alias stays out of the document.
   for (const prefix of ['', '/api']) await app.register(healthRoutes, { store, metrics, prefix });
   await app.register(dashboardRoutes, { dir: options.dashboardDir ?? defaultDashboardDir });
+  // The event log's WebSocket (events/log-ws.ts); its streams end before the server stops listening.
+  await app.register(websocket, { options: { maxPayload: WS_MAX_PAYLOAD, handleProtocols: selectBearerProtocol } });
+  const eventStreams = services.eventLog.streams;
+  app.addHook('preClose', () => eventStreams.closeAll());
 
   for (const prefix of ['', '/api']) {
     await app.register(
@@ -321,6 +330,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(messageRoutes, { messages, actions });
         await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
         await api.register(accountWebhookRoutes, { webhooks: accountWebhooks });
+        await api.register(eventLogRoutes, { db: store.db, streams: eventStreams });
+        await api.register(eventWsRoutes, { db: store.db, streams: eventStreams });
         await api.register(groupRoutes, { groups, members });
         await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
         await api.register(contactRoutes, { contacts, book: contactBook, profile });

@@ -43,6 +43,7 @@ import { AccountWebhooks } from '../webhooks/service.js';
 import { EventSignal } from '../events/signal.js';
 import { EVENTS_APPENDED_SIGNAL, LogWatch } from '../events/log-follow.js';
 import { createBrokers, type Brokers, type BrokerTimings } from '../destinations/index.js';
+import { LogStreams, type StreamSettings } from '../events/log-streams.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
@@ -98,8 +99,8 @@ export interface RootOptions {
   readonly incomingMedia?: { readonly retryBaseMs?: number; readonly stallMs?: number; readonly readyWaitMs?: number };
   /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
   readonly cluster?: ClusterTimings & { readonly clock?: Clock };
-  /** The event log's followers (events/log-follow.ts): the head poll (tests shorten it). */
-  readonly eventLog?: { readonly pollMs?: number };
+  /** The event log's followers (events/log-follow.ts): the head poll; the streams' bounds (tests shorten them). */
+  readonly eventLog?: { readonly pollMs?: number; readonly streams?: Partial<StreamSettings> };
   /** Broker publishing timings (src/destinations/driver.ts; tests shorten them). */
   readonly brokers?: BrokerTimings & { readonly confirmTimeoutMs?: number };
 }
@@ -119,7 +120,7 @@ export interface Services {
   readonly mediaUpkeep: MediaUpkeep;
   readonly cluster: Cluster;
   /** The event log's wake-ups: rung after commits that recorded events, here or (PostgreSQL) on another node. */
-  readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch };
+  readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch; readonly streams: LogStreams };
   /** RabbitMQ and NATS publishers of the event log (docs/brokers.md), those the configuration names. */
   readonly brokers: Brokers;
   /** Incoming media: its downloads, its retention and its serving (src/media/). */
@@ -206,12 +207,19 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   // Rung after each commit that recorded webhook events, so the deliverer looks at once.
   const eventSignal = new EventSignal();
   // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
-  const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, ...options.eventLog });
+  const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, pollMs: options.eventLog?.pollMs });
   // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
   const brokers = createBrokers({
     config: config.brokers,
     ...{ store, watch: logWatch, clock, logger, serverName: config.serverName },
     ...(options.brokers === undefined ? {} : { timings: options.brokers }),
+  });
+  const logStreams = new LogStreams({
+    db: store.db,
+    watch: logWatch,
+    clock,
+    logger,
+    settings: options.eventLog?.streams,
   });
   const connections = new ConnectionManager({
     store,
@@ -406,7 +414,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     retention,
     mediaUpkeep,
     cluster,
-    eventLog: { signal: eventSignal, watch: logWatch },
+    eventLog: { signal: eventSignal, watch: logWatch, streams: logStreams },
     brokers,
     incomingMedia: { downloader, expiry: mediaExpiry, serving: mediaServing, links: mediaLinks },
   } satisfies Services;
@@ -419,6 +427,8 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
     { name: 'event-log', needs: ['store'], stop: () => logWatch.stop() },
     { name: 'brokers', needs: ['event-log'], start: () => brokers.start(), stop: () => brokers.close() },
+    // Normally closed before the server stops listening (app.ts); this catches a consumer that came late.
+    { name: 'event-streams', needs: ['event-log'], stop: () => logStreams.closeAll() },
     { name: 'media-agent', stop: () => mediaAgent.close() },
     { name: 'media-links', needs: ['store'], start: () => mediaLinks.start() },
     {

@@ -16,6 +16,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Reachable without a token. */
     public?: boolean;
+    /**
+     * A WebSocket route: the token may also come as the subprotocol `bearer.<token>` (browsers cannot set headers on
+     * a WebSocket; a token never goes in a URL). The route's server selects that subprotocol in its answer.
+     */
+    bearerSubprotocol?: boolean;
   }
   interface FastifyRequest {
     auth: AuthContext;
@@ -27,7 +32,11 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
   // Callback style, so the common case (a token checked moments ago) costs no promise.
   app.addHook('onRequest', (request, reply, done) => {
     if (request.is404 || request.routeOptions.config.public === true) return done();
-    const header = request.headers.authorization;
+    const header =
+      request.headers.authorization ??
+      (request.routeOptions.config.bearerSubprotocol === true
+        ? subprotocolBearer(request.headers['sec-websocket-protocol'])
+        : undefined);
     const known = accounts.authenticateCached(header);
     if (known !== undefined) {
       request.auth = known;
@@ -39,6 +48,19 @@ export function installAuth(app: FastifyInstance, accounts: AccountsService): vo
       done();
     }, done);
   });
+}
+
+export const BEARER_SUBPROTOCOL_PREFIX = 'bearer.';
+
+/** `Bearer <token>` from a `Sec-WebSocket-Protocol` list holding `bearer.<token>`, or undefined. */
+export function subprotocolBearer(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  for (const offered of header.split(',')) {
+    const protocol = offered.trim();
+    if (protocol.startsWith(BEARER_SUBPROTOCOL_PREFIX))
+      return `Bearer ${protocol.slice(BEARER_SUBPROTOCOL_PREFIX.length)}`;
+  }
+  return undefined;
 }
 
 /** The account id of an authenticated request. */

@@ -6,13 +6,14 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { channelOf } from '../../src/cluster/signals.js';
 import { recordEvent, type EventDevice } from '../../src/events/record.js';
-import { decodeCursor, encodeCursor, isCursor, logHead, readLog, type LoggedEvent } from '../../src/events/log.js';
+import { decodeCursor, encodeCursor, isCursor, readLog, type LoggedEvent } from '../../src/events/log.js';
 import { LogTail } from '../../src/events/log-follow.js';
 import { devicesRepository } from '../../src/devices/repository.js';
 import { systemClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
+import { settledHead } from './log-helpers.js';
 
 const DAY_MS = 24 * 60 * 60_000;
 
@@ -61,10 +62,11 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
   });
 
   it('appends every event of every device, with or without a webhook; deliveries only where there is one', async () => {
-    const before = (await logHead(db())) ?? null;
+    const before = await settledHead(db());
     const now = Date.now();
     const idA = await recordEvent(db(), plain, 'message.sent', { n: 1 }, now);
     const idB = await recordEvent(db(), hooked, 'message.sent', { n: 2 }, now);
+    await settledHead(db());
     const events = await all(before);
     expect(events.map((e) => e.id)).toEqual([idA, idB]);
     const [first] = events as [LoggedEvent];
@@ -86,12 +88,13 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
   });
 
   it('pages after a cursor, oldest first, with no repeat and no gap; filters by account, device and type', async () => {
-    const start = await logHead(db());
+    const start = await settledHead(db());
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
       const device = i % 2 === 0 ? plain : hooked;
       ids.push(await recordEvent(db(), device, i % 3 === 0 ? 'message.read' : 'message.sent', { i }, Date.now()));
     }
+    await settledHead(db());
     const seen: string[] = [];
     let cursor = start;
     for (;;) {
@@ -121,7 +124,7 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
 
   it('logs the status changes of a device with no webhook (the dispatcher path)', async () => {
     const device = await createPairedDevice(gw, '6281577000001');
-    const start = await logHead(db());
+    const start = await settledHead(db());
     const res = await gw.request('POST', '/messages', {
       device: device.phone,
       receiver: '6281577000099',
@@ -152,7 +155,7 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
       watch: gw.app.services.eventLog.watch,
       clock: systemClock,
       filter: { deviceIds: [plain.id] },
-      after: await logHead(db()),
+      after: await settledHead(db()),
       batch: 4,
       deliver: (events) => {
         got.push(...events);
@@ -177,7 +180,7 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
   });
 
   it('a tail whose consumer says stop stops, with its cursor after what it took', async () => {
-    const start = await logHead(db());
+    const start = await settledHead(db());
     const ids = [
       await recordEvent(db(), plain, 'message.read', {}, Date.now()),
       await recordEvent(db(), plain, 'message.read', {}, Date.now()),
@@ -201,6 +204,7 @@ describe.skipIf(noStoreAvailable)(`event log (${storeKind})`, () => {
       (s) => s,
       { what: 'the tail to stop' },
     );
+    await settledHead(db());
     const [first] = await readLog(db(), start, {}, 1);
     expect(first?.id).toBe(ids[0]);
     expect(tail.cursor).toBe(first?.cursor);
@@ -219,7 +223,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('event log on Post
     const db = gw.app.store.db;
     const created = await gw.request('POST', '/devices', { package: 'BETA', name: 'out of order' });
     const device = (await devicesRepository.findById(db, created.body.data.id))!;
-    const start = await logHead(db);
+    const start = await settledHead(db);
     const before = await recordEvent(db, device, 'message.sent', { step: 'before' }, Date.now());
 
     // T1 appends first (its transaction id and its seq are the lower ones) and stays open.
