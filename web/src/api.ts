@@ -223,6 +223,12 @@ export interface MembersResult {
   new_participant_count: number;
 }
 
+/** The answer of a remove, promote or demote: one outcome per participant. */
+export interface ParticipantsChange {
+  succeeded: string[];
+  failed: Array<{ phone: string; error_code: 'NOT_A_MEMBER' | 'INVALID_NUMBER' | 'FORBIDDEN' }>;
+}
+
 export interface Token {
   id: number;
   name: string;
