@@ -11,7 +11,8 @@
  */
 const ROOT = '^src/(app\\.ts|composition/)';
 const ENTRY = '^src/(main\\.ts|cli/)';
-const FEATURES = '(accounts|contacts|devices|dispatch|events|groups|media|messages|sandbox-control|cluster|outbound)';
+const FEATURES =
+  '(accounts|chats|contacts|devices|dispatch|events|groups|media|messages|sandbox-control|cluster|outbound)';
 const ROUTES = `^src/${FEATURES}/(routes|holder-routes|admin-routes)\\.ts$`;
 /** The HTTP edge: src/http/, the routes, and the cluster's forwarding hook (it passes requests on over HTTP). */
 const EDGE = `^src/http/|${ROUTES}|^src/cluster/forward\\.ts$`;

@@ -30,6 +30,7 @@ import { messageRoutes } from './messages/routes.js';
 import { groupAdminRoutes } from './groups/admin-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
+import { chatRoutes } from './chats/routes.js';
 import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { webhookRoutes } from './events/routes.js';
 import { mediaRoutes } from './media/routes.js';
@@ -258,7 +259,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
-  const { services, clusterNode, directory, pairing, webhooks, groups, members, groupAdmin, contacts } = root;
+  const { services, clusterNode, directory, pairing, webhooks, groups, members, groupAdmin, contacts, chats } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
@@ -304,6 +305,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         await api.register(groupRoutes, { groups, members });
         await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
         await api.register(contactRoutes, { contacts });
+        await api.register(chatRoutes, { chats });
         await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)
           await api.register(sandboxRoutes, { sandbox: network.sandbox, store, accounts, devices, pairing });

@@ -32,6 +32,12 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     if (typeof phone !== 'string') return undefined;
     return (await deps.directory.findByPhone(accountOf(request), phone))?.id;
   };
+  // `device` as the chat routes take it: the device's number or its id.
+  const byDeviceRef: HolderLookup = async (request: FastifyRequest) => {
+    const ref = field(request.body, 'device');
+    const byPhone = typeof ref === 'string' ? await deps.directory.findByPhone(accountOf(request), ref) : undefined;
+    return byPhone?.id ?? numeric(ref);
+  };
   // A group named by its id or its JID (docs/internals.md, Whatspie compatibility); one that cannot be resolved is answered where it arrived.
   const byGroup =
     (param: string): HolderLookup =>
@@ -62,6 +68,7 @@ export function holderLookups(deps: { store: Store; directory: DeviceDirectory }
     // The holder logs the device out of the network; with none, it is deleted here all the same (as an offline one).
     ['DELETE /devices/:id', { find: byDeviceParam, anywhere: true }],
     ['POST /contacts/check', { find: byDeviceNumber }],
+    ['PATCH /chats/:chat', { find: byDeviceRef }],
     ['POST /groups', { find: byDeviceNumber }],
     ['PUT /groups/:id', { find: byGroup('id') }],
     ['POST /groups/:group_id/members/add', { find: byGroup('group_id') }],

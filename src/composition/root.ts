@@ -27,6 +27,8 @@ import { senderDirectory } from '../devices/senders.js';
 import { DevicesService } from '../devices/service.js';
 import { Dispatcher } from '../dispatch/dispatcher.js';
 import { ContactsService } from '../contacts/service.js';
+import { ChatsService } from '../chats/service.js';
+import { MessageReads } from '../messages/reads.js';
 import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
 import { IncomingCalls } from '../devices/calls.js';
@@ -126,6 +128,7 @@ export interface Root {
   readonly members: MembersService;
   readonly groupAdmin: GroupAdminService;
   readonly contacts: ContactsService;
+  readonly chats: ChatsService;
 }
 
 export interface RootInputs {
@@ -330,6 +333,14 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     onEventsRecorded: eventSignal.ring,
   });
   const contacts = new ContactsService({ devices: directory, connections });
+  const chats = new ChatsService({
+    store,
+    clock,
+    devices: directory,
+    connections,
+    reads: new MessageReads(store, directory, mediaOfMessages(store, mediaLinks)),
+    actions,
+  });
 
   const services = {
     accounts,
@@ -410,5 +421,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     members,
     groupAdmin,
     contacts,
+    chats,
   };
 }

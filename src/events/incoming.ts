@@ -26,7 +26,8 @@ import { devicesRepository } from '../devices/repository.js';
 import { newUlid } from '../ids.js';
 import { presentMessage } from '../messages/present.js';
 import { recordPollVote, type PollVoteEvent } from '../messages/poll-votes-record.js';
-import { messagesRepository } from '../messages/repository.js';
+import { messagesRepository, type MessageRow } from '../messages/repository.js';
+import { touchChats } from '../chats/maintain.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { Transaction } from 'kysely';
 import type { WriteBatcher } from '../store/batcher.js';
@@ -131,7 +132,10 @@ export class IncomingMessages {
             // Group-committed with the dispatcher's writes, in one transaction per device and batch.
             this.options.batcher.run(async (trx) => {
               let any = false;
-              for (const heard of batch) any = (await this.store(trx, deviceId, heard)) || any;
+              const stored: MessageRow[] = [];
+              for (const heard of batch) any = (await this.store(trx, deviceId, heard, stored)) || any;
+              // The chat list, in the same transaction: one upsert for the batch (src/chats/maintain.ts).
+              await touchChats(trx, stored, this.options.clock.now());
               return any;
             }),
           {
@@ -167,7 +171,12 @@ export class IncomingMessages {
   }
 
   /** Stores one message and its event; false when it is not to be stored (repeated, or the device is gone). */
-  private async store(trx: Transaction<Database>, deviceId: number, { event, receivedAt: now }: Heard) {
+  private async store(
+    trx: Transaction<Database>,
+    deviceId: number,
+    { event, receivedAt: now }: Heard,
+    stored: MessageRow[],
+  ) {
     const device = await devicesRepository.findById(trx, deviceId);
     if (device === undefined || device.deleted_at !== null || device.phone === null) return false;
     if (event.type === 'lid_resolved') return reportResolved(trx, device, event.lid, event.phone, now);
@@ -213,6 +222,7 @@ export class IncomingMessages {
       failed_at: null,
       rendered_as: null,
     });
+    stored.push(row);
     // Media is downloaded after the message is stored and announced: the row says what is to be fetched.
     const media = pendingMediaRow(event.content, row, now);
     if (media !== null) await incomingMediaRepository.insert(trx, media);

@@ -11,6 +11,7 @@
  * does not store.
  */
 import type { Transaction } from 'kysely';
+import { touchChats } from '../chats/maintain.js';
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
 import type { Committer } from '../store/batcher.js';
@@ -113,6 +114,8 @@ export class AcceptanceWriter {
 
     if (taken.size > 0) await quotaRepository.addQuotaUsed(trx, taken);
     await messagesRepository.insertMany(trx, rows);
+    // The chat list, in the same transaction: one upsert for the batch (src/chats/maintain.ts).
+    await touchChats(trx, rows, now);
     if (taken.size > 0) await this.announce(trx, [...taken.keys()]);
     for (const [i, item] of items.entries()) {
       const outcome = outcomes[i];

@@ -6,6 +6,7 @@
  * Owns: those rules and their 400s (the contract's envelope, the field named).
  * Must never: do I/O, or throw anything but an ApiError.
  */
+import { receivedChat } from '../chats/chat-key.js';
 import { ApiError } from '../errors.js';
 import type { ForwardableMedia } from '../media/index.js';
 import type { QuotedMessage } from '../network/network.js';
@@ -48,9 +49,7 @@ export function editedParams(row: MessageRow, text: string): string {
 
 /** The chat a message is in: its group, or the other person (the receiver of ours, the sender of one received). */
 export function chatOf(row: MessageRow): string {
-  if (row.direction === 'outgoing') return row.receiver;
-  const group = paramsOf(row).group_id;
-  return typeof group === 'string' ? group : (row.sender ?? row.device_phone);
+  return row.direction === 'outgoing' ? row.receiver : receivedChat(row);
 }
 
 /** The message as an action names it; a received one's `id` is still ours here (the caller puts the network's). */

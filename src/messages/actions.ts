@@ -11,6 +11,7 @@
  * statement: actions-repository.ts), take quota for an action, or give a cancelled message's unit back twice.
  */
 import type { Transaction } from 'kysely';
+import { chatRead } from '../chats/maintain.js';
 import type { Clock } from '../clock.js';
 import type { DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
@@ -165,11 +166,14 @@ export class MessageActions {
       const direct = chat === row.sender;
       const candidates = await actionsRepository.unreadUpTo(trx, row.device_id, row.seq, direct ? row.sender : null);
       const ofChat = candidates.filter((candidate) => chatOf(candidate) === chat);
+      const now = this.options.clock.now();
       const marked = await actionsRepository.markRead(
         trx,
         ofChat.map((m) => m.id),
-        this.options.clock.now(),
+        now,
       );
+      // The chat's unread count, in the same transaction (src/chats/maintain.ts).
+      await chatRead(trx, row.device_id, chat, marked.size, now);
       const targets: QuotedMessage[] = [];
       for (const message of ofChat) {
         if (!marked.has(message.id)) continue;

@@ -44,5 +44,7 @@ export function pendingQueueRow(content: QueuedContent, now: number): Omit<Messa
     edited_at: null,
     deleted_at: null,
     claimed_at: null,
+    // An outgoing message is in the chat of its receiver; an action's row is in none (src/chats/chat-key.ts).
+    chat: content.direction === 'outgoing' ? content.receiver : null,
   };
 }

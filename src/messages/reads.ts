@@ -51,6 +51,11 @@ export class MessageReads {
     return shown!;
   }
 
+  /** The message objects of `rows` exactly as `GET /messages` shows them (the chat routes show messages so). */
+  present(accountId: number, rows: readonly MessageRow[]): Promise<MessageJson[]> {
+    return this.withReceipts(accountId, rows);
+  }
+
   /**
    * The message objects of `rows`, outgoing group messages with their members' receipts. A receipt is committed
    * together with the status change it makes, so a row read before a receipt that came meanwhile is read again:

@@ -8,6 +8,7 @@
  * Must never: decide a rule; that is the service's and the dispatcher's.
  */
 import { sql, type Selectable } from 'kysely';
+import { chatKey } from '../chats/chat-key.js';
 import { BulkInsert } from '../store/bulk-insert.js';
 import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared } from '../store/prepared.js';
@@ -17,8 +18,10 @@ import { quotaRepository } from './quota-repository.js';
 
 export type MessageRow = Selectable<MessagesTable>;
 /** A row to insert: columns added by later migrations may be left out (they are then null). */
-export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at'> & {
+export type NewMessageRow = Omit<MessageRow, 'seq' | 'quoted' | 'edited_at' | 'deleted_at' | 'claimed_at' | 'chat'> & {
   readonly quoted?: string | null;
+  /** Worked out from the row when left out (src/chats/chat-key.ts). */
+  readonly chat?: string | null;
   readonly claimed_at?: number | null;
   readonly edited_at?: number | null;
   readonly deleted_at?: number | null;
@@ -52,12 +55,16 @@ const MESSAGE_COLUMNS = [
   'edited_at',
   'deleted_at',
   'claimed_at',
+  'chat',
 ] as const satisfies ReadonlyArray<keyof Omit<MessageRow, 'seq'>>;
 
 // A column added to the table must be added above, or this stops compiling.
 type UnlistedColumn = Exclude<keyof Omit<MessageRow, 'seq'>, (typeof MESSAGE_COLUMNS)[number]>;
 const everyColumnListed: [UnlistedColumn] extends [never] ? true : never = true;
 void everyColumnListed;
+
+/** The row with its `chat` (the chat list and a chat's history read it). */
+const withChat = (row: NewMessageRow): NewMessageRow => (row.chat === undefined ? { ...row, chat: chatKey(row) } : row);
 
 const messageInsert = new BulkInsert<'messages', NewMessageRow>('messages', MESSAGE_COLUMNS);
 
@@ -128,10 +135,14 @@ export const messagesRepository = {
   },
 
   /** Many messages in few statements, built once (the acceptance path's insert). */
-  insertMany: (db: Db, rows: ReadonlyArray<NewMessageRow>): Promise<void> => messageInsert.run(db, rows),
+  insertMany: (db: Db, rows: ReadonlyArray<NewMessageRow>): Promise<void> =>
+    messageInsert.run(
+      db,
+      rows.map((row) => withChat(row)),
+    ),
 
   insert: (db: Db, row: NewMessageRow): Promise<MessageRow> =>
-    db.insertInto('messages').values(row).returningAll().executeTakeFirstOrThrow(),
+    db.insertInto('messages').values(withChat(row)).returningAll().executeTakeFirstOrThrow(),
 
   find: (db: Db, accountId: number, id: string): Promise<MessageRow | undefined> =>
     db

@@ -8,6 +8,7 @@
  * at once, or delete a message still queued (`pending`).
  */
 import { sql } from 'kysely';
+import { forgetChatMessages } from '../chats/maintain.js';
 import type { Db } from '../store/schema.js';
 import { messageMediaRepository } from './media-repository.js';
 import { pollVotesRepository } from './poll-votes.js';
@@ -40,7 +41,10 @@ export const messageRetentionRepository = {
       .deleteFrom('messages')
       .where('id', 'in', ids)
       .where(sql<boolean>`status <> 'pending'`)
-      .executeTakeFirst();
-    return Number(deleted.numDeletedRows);
+      .returning(['id', 'device_id', 'chat', 'direction', 'read_at'])
+      .execute();
+    // The chats of the deleted messages: their unread counts and last messages (src/chats/maintain.ts).
+    await forgetChatMessages(db, deleted, Date.now());
+    return deleted.length;
   },
 };

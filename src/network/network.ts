@@ -10,6 +10,7 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
+import type { ChatChange, ChatLastMessage } from './chats.js';
 import type { ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 import type { MediaSource } from './media-source.js';
@@ -33,6 +34,7 @@ export {
   NetworkUnavailableError,
 } from './errors.js';
 
+export type { ChatChange, ChatLastMessage } from './chats.js';
 export type { ParticipantAction, ParticipantChangeErrorCode, ParticipantChangeOutcome } from './group-admin.js';
 export type { IncomingContactCard, IncomingContent, IncomingMedia, IncomingQuote } from './incoming-content.js';
 export type { MediaSource } from './media-source.js';
@@ -406,6 +408,8 @@ export interface NetworkConnection {
   /** The device leaves the group (NetworkNotFoundError when it is not in it). */
   leaveGroup(groupId: NetworkGroupId): Promise<void>;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Promise<Array<{ phone: PhoneNumber; registered: boolean }>>;
+  /** Archives, pins or mutes the chat (a phone or a group id) for the device's account, in that order (chats.ts). */
+  modifyChat(chat: PhoneNumber | NetworkGroupId, change: ChatChange, last: ChatLastMessage | null): Promise<void>;
   /** Rejects a call announced by `incoming_call` (the caller sees it declined); a call already over is no error. */
   rejectCall(call: IncomingCall): Promise<void>;
   /**

@@ -67,6 +67,7 @@ function absentConnection(name: NetworkName, onEvent: NetworkEventHandler): Netw
     groupInvite: refuse,
     joinGroup: refuse,
     leaveGroup: refuse,
+    modifyChat: refuse,
     rejectCall: refuse,
     checkNumbers: refuse,
     requestPairingCode: refuse,
@@ -135,6 +136,8 @@ class RoutedConnection implements NetworkConnection {
   leaveGroup: NetworkConnection['leaveGroup'] = async (id) => (await this.target()).leaveGroup(id);
   rejectCall: NetworkConnection['rejectCall'] = async (call) => (await this.target()).rejectCall(call);
   checkNumbers: NetworkConnection['checkNumbers'] = async (phones) => (await this.target()).checkNumbers(phones);
+  modifyChat: NetworkConnection['modifyChat'] = async (chat, change, last) =>
+    (await this.target()).modifyChat(chat, change, last);
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     const inner = await this.target();
     if (inner.downloadMedia === undefined)

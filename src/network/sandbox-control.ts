@@ -81,6 +81,21 @@ export interface SandboxPhone {
   readonly presence: ReadonlyArray<SandboxSeenPresence>;
   /** The calls the phone made to devices, oldest first. */
   readonly calls: ReadonlyArray<SandboxCall>;
+  /** The chat settings this number's devices set on the network (archive, pin, mute), one entry per chat. */
+  readonly chats: ReadonlyArray<SandboxChatSettings>;
+}
+
+/** One chat's settings as a device of the number set them (network/sandbox/chats.ts). */
+export interface SandboxChatSettings {
+  /** A phone number or a group id. */
+  readonly chat: string;
+  readonly archived: boolean;
+  readonly pinned: boolean;
+  /** ISO 8601; null: not muted. */
+  readonly muted_until: string | null;
+  /** The last message the device named with its latest change, if any. */
+  readonly last_message_id?: string | null;
+  readonly changed_at?: string;
 }
 
 /** A call a phone made to a device: `ringing` until the device rejects it. */

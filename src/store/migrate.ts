@@ -36,6 +36,7 @@ import * as m011a from './migrations/011a-message-actions.js';
 import * as m011b from './migrations/011b-incoming-media.js';
 import * as m011c from './migrations/011c-poll-votes.js';
 import * as m012a from './migrations/012a-call-rejection.js';
+import * as m013a from './migrations/013a-chats.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -67,6 +68,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['011b-incoming-media', m011b],
   ['011c-poll-votes', m011c],
   ['012a-call-rejection', m012a],
+  ['013a-chats', m013a],
 ];
 
 class StaticProvider implements MigrationProvider {

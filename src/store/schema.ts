@@ -166,6 +166,31 @@ export interface MessagesTable {
   deleted_at: AddedLater<number>;
   /** Set while the dispatcher sends it (011a): a cancel ends only a `pending` message not claimed. */
   claimed_at: AddedLater<number>;
+  /** The chat it is in (013a; src/chats/chat-key.ts): a group's network id or the other person's number; null for action rows. */
+  chat: AddedLater<string>;
+}
+
+/** One chat of a device (013a; src/chats/maintain.ts keeps it with every message write). */
+export interface ChatsTable {
+  device_id: number;
+  /** The other person's number, or the group's network id (`…@g.us`). */
+  chat: string;
+  account_id: number;
+  /** `user` or `group`. */
+  type: string;
+  /** A name the network gave the chat (history sync), if any; a group's subject is read from `groups`. */
+  name: string | null;
+  /** The message with the greatest `(created_at, id)` of the chat; null while it has none. */
+  last_message_id: string | null;
+  /** That message's `created_at`; 0 while the chat has no message. */
+  last_message_at: number;
+  /** Received messages of the chat with no `read_at`. */
+  unread_count: number;
+  archived: number;
+  pinned: number;
+  /** Milliseconds; null: not muted. */
+  muted_until: number | null;
+  updated_at: number;
 }
 
 /** A phone's reaction to a message (010a; src/messages/reactions.ts). */
@@ -252,6 +277,7 @@ export interface IdempotencyKeysTable {
 
 export interface Database {
   messages: MessagesTable;
+  chats: ChatsTable;
   message_media: MessageMediaTable;
   message_receipts: MessageReceiptsTable;
   message_reactions: MessageReactionsTable;

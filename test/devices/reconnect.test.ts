@@ -58,6 +58,7 @@ class ScriptedNetwork implements Network {
       changeParticipants: unavailable,
       groupInvite: unavailable,
       joinGroup: unavailable,
+      modifyChat: unavailable,
       leaveGroup: unavailable,
       rejectCall: unavailable,
       checkNumbers: unavailable,

@@ -184,7 +184,8 @@ describe.skipIf(noStoreAvailable)('the request examples of the OpenAPI document'
       .replace('{id}', onDevice ? String(device) : groupId)
       .replace('{group_id}', groupId)
       .replace('{delivery_id}', '1')
-      .replace('{phone}', EXAMPLE_PHONE);
+      .replace('{phone}', EXAMPLE_PHONE)
+      .replace('{chat}', EXAMPLE_PHONE);
   }
 
   it('declares a request body on every operation that takes one', () => {

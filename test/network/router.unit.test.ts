@@ -53,6 +53,7 @@ function recordingNetwork(closeFails = false) {
         groupInvite: call('groupInvite'),
         joinGroup: call('joinGroup'),
         leaveGroup: call('leaveGroup'),
+        modifyChat: call('modifyChat'),
         rejectCall: call('rejectCall'),
         checkNumbers: call('checkNumbers'),
         requestPairingCode: call('requestPairingCode'),

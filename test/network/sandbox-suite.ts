@@ -504,6 +504,40 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         });
       });
 
+      it('archives, pins and mutes a chat for the device’s number; the number’s view shows it; unknown chats refused', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const until = new Date('2031-01-02T03:04:05.000Z');
+        await device.connection.modifyChat(
+          FRIEND,
+          { archived: true, mutedUntil: until },
+          { id: 'LAST1', fromMe: true, at: new Date() },
+        );
+        await device.connection.modifyChat(FRIEND, { pinned: true }, null);
+        expect((await network.sandbox.getPhone(DEVICE)).chats).toEqual([
+          {
+            chat: FRIEND,
+            archived: true,
+            pinned: true,
+            muted_until: until.toISOString(),
+            last_message_id: null,
+            changed_at: expect.any(String),
+          },
+        ]);
+        await device.connection.modifyChat(FRIEND, { mutedUntil: null, archived: false }, null);
+        expect((await network.sandbox.getPhone(DEVICE)).chats[0]).toMatchObject({ archived: false, muted_until: null });
+        await expect(
+          device.connection.modifyChat('120363000000000099@g.us', { pinned: true }, null),
+        ).rejects.toBeInstanceOf(NetworkNotFoundError);
+        await expect(device.connection.modifyChat('12', { pinned: true }, null)).rejects.toBeInstanceOf(
+          NetworkNotFoundError,
+        );
+        device.connection.close();
+        await expect(device.connection.modifyChat(FRIEND, { pinned: false }, null)).rejects.toBeInstanceOf(
+          NetworkUnavailableError,
+        );
+      });
+
       it('tells the device of a phone’s vote, and the phone shows the presence and chat states it was told', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);

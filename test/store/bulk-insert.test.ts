@@ -33,6 +33,7 @@ describe.skipIf(noStoreAvailable)('bulk insert of messages', () => {
       message: `text ${i} with 'quotes', "double" and ; semicolons`,
       file_url: i % 2 === 0 ? null : `https://example.test/${i}.png`,
       params: JSON.stringify({ text: `t${i}`, nested: { i } }),
+      chat: `chat-${i}`,
       simulate_typing: i % 2,
       status: i % 2 === 0 ? 'pending' : 'sent',
       failed_reason: i % 5 === 0 ? `reason ${i}` : null,

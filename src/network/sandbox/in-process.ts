@@ -60,6 +60,8 @@ class InProcessConnection implements NetworkConnection {
   leaveGroup: NetworkConnection['leaveGroup'] = (id) => settle(() => this.link.leaveGroup(id));
   rejectCall: NetworkConnection['rejectCall'] = (call) => settle(() => this.link.rejectCall(call));
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => settle(() => this.link.checkNumbers(phones));
+  modifyChat: NetworkConnection['modifyChat'] = (chat, change, last) =>
+    settle(() => this.link.modifyChat(chat, change, last));
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = (media) => downloadSandboxMedia(media);
   logout: NetworkConnection['logout'] = () => settle(() => this.link.logout());
   requestPairingCode: NetworkConnection['requestPairingCode'] = (phone) =>

@@ -8,10 +8,11 @@
  * changes what another's devices meet (docs/security.md). Must never: emit
  * events or know about device connections; the world decides who hears what.
  */
-import type { PhoneNumber } from '../network.js';
+import type { ChatChange, ChatLastMessage, PhoneNumber } from '../network.js';
 import type {
   PhonePrivacy,
   SandboxCall,
+  SandboxChatSettings,
   SandboxInboxEntry,
   SandboxPhone,
   SandboxPhoneSettings,
@@ -103,6 +104,8 @@ export class PhoneRecord {
   calls: Array<{ -readonly [K in keyof SandboxCall]: SandboxCall[K] } & { readonly view: PhoneView }> = [];
   /** Sender phone -> typing duration announced before its next message. */
   typing = new Map<PhoneNumber, number>();
+  /** This number's own chat settings (archive, pin, mute) set by its devices, per view and chat (chats.ts). */
+  readonly chats = new Map<string, SandboxChatSettings & { readonly view: PhoneView }>();
 
   constructor(readonly phone: PhoneNumber) {}
 
@@ -157,6 +160,20 @@ export class PhoneRecord {
     if (call !== undefined) call.status = 'rejected';
   }
 
+  /** A device of this number changed a chat's settings; `last` is the last message the device named, if any. */
+  setChat(chat: string, change: ChatChange, last: ChatLastMessage | null, view: PhoneView): void {
+    const key = `${view}\u0000${chat}`;
+    const now = this.chats.get(key) ?? { chat, archived: false, pinned: false, muted_until: null, view };
+    this.chats.set(key, {
+      ...now,
+      ...(change.archived === undefined ? {} : { archived: change.archived }),
+      ...(change.pinned === undefined ? {} : { pinned: change.pinned }),
+      ...(change.mutedUntil === undefined ? {} : { muted_until: change.mutedUntil?.toISOString() ?? null }),
+      last_message_id: last?.id ?? null,
+      changed_at: new Date().toISOString(),
+    });
+  }
+
   /** Takes the typing indicator the sender announced, so only its next message carries it. */
   takeTyping(from: PhoneNumber): number | undefined {
     const ms = this.typing.get(from);
@@ -184,6 +201,9 @@ export class PhoneRecord {
         .filter((p) => view === undefined || p.view === view)
         .map(({ view: _own, ...seen }) => seen),
       calls: this.calls.filter((c) => view === undefined || c.view === view).map(({ view: _own, ...call }) => call),
+      chats: [...this.chats.values()]
+        .filter((c) => view === undefined || c.view === view)
+        .map(({ view: _own, ...settings }) => settings),
     };
   }
 }

@@ -9,6 +9,8 @@
  */
 import type {
   AddParticipantOutcome,
+  ChatChange,
+  ChatLastMessage,
   ConnectOptions,
   CreatedNetworkGroup,
   GroupChanges,
@@ -31,6 +33,7 @@ import type {
   ScanScope,
 } from '../sandbox-control.js';
 import * as calls from './calls.js';
+import * as chats from './chats.js';
 import { changeFromPhone } from './changes.js';
 import * as admin from './group-admin.js';
 import * as groups from './groups.js';
@@ -63,6 +66,7 @@ export interface SandboxLink {
   groupInvite(groupId: NetworkGroupId, revoke: boolean): string;
   joinGroup(code: string): NetworkGroup;
   leaveGroup(groupId: NetworkGroupId): void;
+  modifyChat(chat: PhoneNumber | NetworkGroupId, change: ChatChange, last: ChatLastMessage | null): void;
   rejectCall(call: IncomingCall): void;
   checkNumbers(phones: ReadonlyArray<PhoneNumber>): Array<{ phone: PhoneNumber; registered: boolean }>;
   logout(): void;
@@ -96,6 +100,7 @@ export class SandboxWorld {
       groupInvite: (groupId, revoke) => admin.groupInvite(w, link, groupId, revoke),
       joinGroup: (code) => admin.joinGroup(w, link, code),
       leaveGroup: (groupId) => admin.leaveGroup(w, link, groupId),
+      modifyChat: (chat, change, last) => chats.modifyChat(w, link, chat, change, last),
       rejectCall: (call) => calls.rejectCall(w, link, call),
       checkNumbers: (phones) => groups.checkNumbers(w, link, phones),
       logout: () => pairing.logoutLink(w, link),

@@ -105,6 +105,8 @@ class ClientConnection implements NetworkConnection {
   leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.call('leaveGroup', id);
   rejectCall: NetworkConnection['rejectCall'] = (call) => this.call('rejectCall', call);
   checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.call('checkNumbers', phones);
+  // Times travel as ISO 8601 text (ws-server.ts reads them back).
+  modifyChat: NetworkConnection['modifyChat'] = (chat, change, last) => this.call('modifyChat', chat, change, last);
   // The media's address came with the message: the bytes are read from it here, not through the sandbox's socket.
   downloadMedia: NonNullable<NetworkConnection['downloadMedia']> = async (media) => {
     if (this.closed) throw new NetworkUnavailableError();

@@ -48,6 +48,7 @@ export const CONNECTION_OPS = [
   'groupInvite',
   'joinGroup',
   'leaveGroup',
+  'modifyChat',
   'rejectCall',
   'checkNumbers',
   'logout',

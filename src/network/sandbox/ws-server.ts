@@ -13,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import type { RawData, WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
 import type {
+  ChatChange,
+  ChatLastMessage,
   ConnectOptions,
   GroupChanges,
   IncomingCall,
@@ -76,6 +78,8 @@ function callLink(link: SandboxLink, op: string, a: Args): unknown {
       return link.joinGroup(a[0] as string);
     case 'leaveGroup':
       return link.leaveGroup(a[0] as NetworkGroupId);
+    case 'modifyChat':
+      return link.modifyChat(a[0] as string, wireChatChange(a[1]), wireLastMessage(a[2]));
     case 'rejectCall':
       return link.rejectCall(a[0] as IncomingCall);
     case 'checkNumbers':
@@ -318,4 +322,22 @@ export async function startSandboxServer(options: SandboxServerOptions): Promise
       return closing;
     },
   };
+}
+
+/** A chat change as it travelled (JSON): its time read back into a Date. */
+function wireChatChange(value: unknown): ChatChange {
+  const change = (value ?? {}) as { archived?: boolean; pinned?: boolean; mutedUntil?: string | null };
+  return {
+    ...(change.archived === undefined ? {} : { archived: change.archived }),
+    ...(change.pinned === undefined ? {} : { pinned: change.pinned }),
+    ...(change.mutedUntil === undefined
+      ? {}
+      : { mutedUntil: change.mutedUntil === null ? null : new Date(change.mutedUntil) }),
+  };
+}
+
+function wireLastMessage(value: unknown): ChatLastMessage | null {
+  if (value === null || value === undefined) return null;
+  const last = value as { id: string; fromMe: boolean; author?: string; at: string };
+  return { ...last, at: new Date(last.at) };
 }

@@ -36,6 +36,7 @@ import { StaleNetworkStateError, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import { confirmedIdentity, forgetUnconfirmed } from './browser.js';
 import { announceCalls, rejectCall } from './calls.js';
+import { modifyChat } from './chats.js';
 import { closeAction } from './close-codes.js';
 import type { ConnectionContext, ConnectionDeps } from './connection-context.js';
 import { ConnectionGroups } from './connection-groups.js';
@@ -405,9 +406,8 @@ export class WhatsAppConnection implements NetworkConnection {
   readonly leaveGroup: NetworkConnection['leaveGroup'] = (id) => this.groups.leaveGroup(id);
   readonly rejectCall: NetworkConnection['rejectCall'] = (call) => rejectCall(this.open(), call);
   readonly checkNumbers: NetworkConnection['checkNumbers'] = (phones) => this.groups.checkNumbers(phones);
-
-  // --- incoming media (connection-media.ts) ---------------------------------------
-
+  readonly modifyChat: NetworkConnection['modifyChat'] = (chat, c, last) => modifyChat(this.open(), chat, c, last);
+  // Incoming media: connection-media.ts.
   readonly downloadMedia: NetworkConnection['downloadMedia'] = (media) => this.media.download(media);
 
   // --- pairing, logout, close ----------------------------------------------------

@@ -47,6 +47,7 @@ export type SocketPort = Pick<
   | 'groupRevokeInvite'
   | 'groupAcceptInvite'
   | 'groupLeave'
+  | 'chatModify'
   | 'rejectCall'
   | 'onWhatsApp'
   | 'sendPresenceUpdate'

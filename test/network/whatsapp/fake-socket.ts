@@ -268,6 +268,14 @@ export class FakeSocket implements SocketPort {
       delete this.groups[jid];
     });
 
+  /** Set to make `chatModify` refuse (an app-state patch the server did not take). */
+  chatModifyFails: Error | null = null;
+
+  chatModify: SocketPort['chatModify'] = async (mod, jid) => {
+    this.record('chatModify', [mod, jid]);
+    if (this.chatModifyFails !== null) throw this.chatModifyFails;
+  };
+
   rejectCall: SocketPort['rejectCall'] = async (callId, callFrom) => {
     this.record('rejectCall', [callId, callFrom]);
   };

@@ -1,0 +1,123 @@
+/**
+ * SQL of the chat routes (DECISIONS 16): a page of a device's chats, one chat, a page of one chat's messages, the
+ * newest unread message of a chat, and the archive, pin and mute state the gateway set.
+ *
+ * Owns: the keyset orders (chats by `(last_message_at, chat)`, a chat's messages by `(created_at, id)`, both newest
+ * first, each read through its index) and the upsert of a chat's settings.
+ * Must never: write the message-derived columns of `chats` (maintain.ts does, with the message writes), or read a
+ * device's messages beyond the page asked for.
+ */
+import type { Selectable } from 'kysely';
+import type { MessageRow } from '../messages/repository.js';
+import type { ChatsTable, Db } from '../store/schema.js';
+import { isGroupChat } from './chat-key.js';
+
+export type ChatRow = Selectable<ChatsTable>;
+
+/** Where a page of chats goes on: after this chat in the list's order. */
+export interface ChatsAfter {
+  readonly at: number;
+  readonly chat: string;
+}
+
+/** Where a page of a chat's messages goes on: after this message in the history's order. */
+export interface MessagesAfter {
+  readonly at: number;
+  readonly id: string;
+}
+
+export interface ChatSettings {
+  readonly archived?: boolean;
+  readonly pinned?: boolean;
+  readonly mutedUntil?: number | null;
+}
+
+export const chatsRepository = {
+  page: (db: Db, deviceId: number, after: ChatsAfter | undefined, limit: number): Promise<ChatRow[]> => {
+    let query = db.selectFrom('chats').selectAll().where('device_id', '=', deviceId);
+    if (after !== undefined) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('last_message_at', '<', after.at),
+          eb.and([eb('last_message_at', '=', after.at), eb('chat', '<', after.chat)]),
+        ]),
+      );
+    }
+    return query.orderBy('last_message_at', 'desc').orderBy('chat', 'desc').limit(limit).execute();
+  },
+
+  find: (db: Db, deviceId: number, chat: string): Promise<ChatRow | undefined> =>
+    db.selectFrom('chats').selectAll().where('device_id', '=', deviceId).where('chat', '=', chat).executeTakeFirst(),
+
+  messages: (db: Db, deviceId: number, chat: string, after: MessagesAfter | undefined, limit: number) => {
+    let query = db.selectFrom('messages').selectAll().where('device_id', '=', deviceId).where('chat', '=', chat);
+    if (after !== undefined) {
+      query = query.where((eb) =>
+        eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]),
+      );
+    }
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<MessageRow[]>;
+  },
+
+  /** The newest received message of the chat not yet read (a read of it marks the ones before it too). */
+  newestUnread: (db: Db, deviceId: number, chat: string): Promise<{ id: string } | undefined> =>
+    db
+      .selectFrom('messages')
+      .select('id')
+      .where('device_id', '=', deviceId)
+      .where('chat', '=', chat)
+      .where('direction', '=', 'incoming')
+      .where('read_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst(),
+
+  /** The chat's archive, pin and mute state as the network now has it; the chat is added if the gateway had none. */
+  saveSettings: async (
+    db: Db,
+    accountId: number,
+    deviceId: number,
+    chat: string,
+    settings: ChatSettings,
+    now: number,
+  ): Promise<void> => {
+    const set = {
+      ...(settings.archived === undefined ? {} : { archived: settings.archived ? 1 : 0 }),
+      ...(settings.pinned === undefined ? {} : { pinned: settings.pinned ? 1 : 0 }),
+      ...(settings.mutedUntil === undefined ? {} : { muted_until: settings.mutedUntil }),
+      updated_at: now,
+    };
+    await db
+      .insertInto('chats')
+      .values({
+        device_id: deviceId,
+        chat,
+        account_id: accountId,
+        type: isGroupChat(chat) ? 'group' : 'user',
+        name: null,
+        last_message_id: null,
+        last_message_at: 0,
+        unread_count: 0,
+        archived: 0,
+        pinned: 0,
+        muted_until: null,
+        ...set,
+      })
+      .onConflict((oc) => oc.columns(['device_id', 'chat']).doUpdateSet(set))
+      .execute();
+  },
+
+  /** The subjects of the device's groups among `chats` (a group chat's name). */
+  groupNames: async (db: Db, deviceId: number, chats: readonly string[]): Promise<Map<string, string>> => {
+    const groups = chats.filter(isGroupChat);
+    if (groups.length === 0) return new Map();
+    const rows = await db
+      .selectFrom('groups')
+      .select(['network_id', 'subject'])
+      .where('device_id', '=', deviceId)
+      .where('network_id', 'in', groups)
+      .execute();
+    return new Map(rows.map((row) => [row.network_id, row.subject]));
+  },
+};
