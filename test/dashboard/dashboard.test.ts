@@ -404,9 +404,9 @@ describe('the dashboard in a browser', () => {
     const phone = '6281377000404';
     const id = (await gw.request('POST', '/devices', { package: 'BETA', name: 'Kiosk', phone })).body.data.id;
     const p = await page('pair by code');
-    await signIn(p);
-    // The page asks the gateway's OpenAPI document which routes it has.
+    // The page asks the gateway's OpenAPI document which routes it has (once, from the first page that needs it).
     const asked = p.waitForResponse((r) => r.url().endsWith('/openapi.json'));
+    await signIn(p);
     await p.goto(`/dashboard/#/devices/${id}/pair`);
     await p.getByRole('img', { name: /QR code/ }).waitFor(WAIT);
     await asked;

@@ -3,7 +3,7 @@
 // Debian's Chromium driven by playwright-core, a receiver for webhooks, and
 // per page: console errors collected (any one fails the test), a screenshot of
 // the last state, and axe-core.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -167,14 +167,26 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   return (violations as AxeViolation[]).filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-/** A real HTTP server on 127.0.0.1 that takes webhook deliveries and remembers them. */
-export async function startReceiver(): Promise<{ url: string; bodies: unknown[]; close(): Promise<void> }> {
+/** A real HTTP server on 127.0.0.1 that takes webhook deliveries and remembers them (bodies and headers). */
+export async function startReceiver(): Promise<{
+  url: string;
+  bodies: unknown[];
+  /** The request headers of each delivery, in the order of `bodies`. */
+  headers: IncomingHttpHeaders[];
+  /** Each delivery's body as sent (what its signature covers), in the order of `bodies`. */
+  raw: string[];
+  close(): Promise<void>;
+}> {
   const bodies: unknown[] = [];
+  const headers: IncomingHttpHeaders[] = [];
+  const raw: string[] = [];
   const server: Server = createServer((req, res) => {
     let text = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (text += chunk));
     req.on('end', () => {
+      headers.push(req.headers);
+      raw.push(text);
       try {
         bodies.push(JSON.parse(text));
       } catch {
@@ -189,6 +201,8 @@ export async function startReceiver(): Promise<{ url: string; bodies: unknown[];
   return {
     url: `http://127.0.0.1:${address.port}/hooks`,
     bodies,
+    headers,
+    raw,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -102,6 +102,7 @@ describe('the dashboard as a new user tries it', () => {
       [`#/devices/${deviceId}`, () => p.getByRole('button', { name: 'Restart connection' }).waitFor()],
       [`#/devices/${deviceId}/webhooks`, () => p.getByRole('heading', { name: 'Delivery log' }).waitFor()],
       [`#/devices/${deviceId}/groups`, () => p.getByRole('heading', { name: 'Groups', exact: true }).waitFor()],
+      [`#/devices/${deviceId}/chats`, () => p.getByRole('region', { name: 'Chats table' }).waitFor()],
       ['#/tokens', () => p.getByRole('table').waitFor()],
     ] as const) {
       await p.goto(`/dashboard/${hash}`);

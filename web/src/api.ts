@@ -45,6 +45,11 @@ export class ApiFailure extends Error {
 
 let onUnauthorized: () => void = () => undefined;
 
+/** The stored token stopped working (a 401 to a request made with it): the app signs out. */
+export function tokenRefused(token: string | null): void {
+  if (token !== null && token === storedToken()) onUnauthorized();
+}
+
 /** The gateway's clock minus this browser's (ms), from the last answer's `Date` header. */
 let clockOffsetMs = 0;
 
@@ -96,7 +101,7 @@ export async function call<T>(
   }
   if (!response.ok) {
     const envelope = (parsed ?? {}) as { message?: string; error?: string; errors?: Record<string, string[]> };
-    if (response.status === 401 && token !== null && token === storedToken()) onUnauthorized();
+    if (response.status === 401) tokenRefused(token);
     throw new ApiFailure(
       response.status,
       envelope.message ?? `HTTP ${response.status}`,
@@ -221,6 +226,60 @@ export interface MembersResult {
   total_added: number;
   total_failed: number;
   new_participant_count: number;
+}
+
+/** The answer of a remove, promote or demote: one outcome per participant. */
+export interface ParticipantsChange {
+  succeeded: string[];
+  failed: Array<{ phone: string; error_code: 'NOT_A_MEMBER' | 'INVALID_NUMBER' | 'FORBIDDEN' }>;
+}
+
+/** One chat of a device (`GET /chats`): a phone's, or a group's. */
+export interface Chat {
+  /** The contact's phone for a user chat, the group's id for a group. */
+  id: string;
+  type: 'user' | 'group';
+  name: string | null;
+  last_message: Message | null;
+  unread_count: number;
+  archived: boolean;
+  pinned: boolean;
+  muted_until: string | null;
+}
+
+/** A contact as the network shows it to a device (`GET /contacts/{phone}`). */
+export interface Contact {
+  phone: string;
+  name: string | null;
+  about: string | null;
+  profile_picture_url: string | null;
+  registered: boolean;
+  blocked: boolean;
+}
+
+/** One of the account's webhooks (`GET /webhooks`); `secret` only in the answers that create or rotate it. */
+export interface AccountWebhook {
+  id: string;
+  url: string;
+  /** null: every device of the account, present and future. */
+  devices: number[] | null;
+  /** null: every event type. */
+  events: string[] | null;
+  format: string;
+  headers: Record<string, string>;
+  enabled: boolean;
+  created_at: string;
+  secret?: string;
+}
+
+/** One event as the log and the stream carry it: the standard body plus its cursor. */
+export interface LoggedEvent {
+  cursor: string;
+  id: string;
+  type: string;
+  device: { id: number; phone: string | null } | null;
+  created_at: string;
+  data: unknown;
 }
 
 export interface Token {

@@ -6,12 +6,13 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, storeToken, storedToken, whenUnauthorized, type GatewayInfo } from './api';
-import { useRoute } from './hooks';
+import { useHasRoute, useRoute } from './hooks';
 import { ErrorNotice } from './ui';
 import { DevicesView } from './views/devices';
 import { DeviceView } from './views/device';
 import { TokensView } from './views/tokens';
 import { PhonesView } from './views/phones';
+import { AccountWebhooksView } from './views/account-webhooks';
 
 export function App() {
   const [token, setToken] = useState(storedToken);
@@ -124,12 +125,19 @@ function Shell({ info, token, onSignOut }: { info: GatewayInfo; token: string; o
   const route = useRoute();
   const parts = route.split('/').filter(Boolean);
   const sandbox = info.sandbox_control;
+  // The account's webhooks: offered when this gateway has the routes.
+  const hasWebhooks = useHasRoute('/webhooks');
+  const webhooks = hasWebhooks === true;
   let view;
   let section = parts[0] ?? 'devices';
   if (section === 'devices' && parts[1] !== undefined) {
     view = <DeviceView id={Number(parts[1])} tab={parts[2] ?? 'overview'} rest={parts.slice(3)} info={info} />;
   } else if (section === 'tokens') {
     view = <TokensView token={token} onSignOut={onSignOut} />;
+  } else if (section === 'webhooks' && hasWebhooks === null) {
+    view = <p aria-busy="true">Loading…</p>;
+  } else if (section === 'webhooks' && webhooks) {
+    view = <AccountWebhooksView id={parts[1] === undefined ? undefined : decodeURIComponent(parts[1])} />;
   } else if (section === 'phones' && sandbox) {
     view = <PhonesView />;
   } else {
@@ -138,6 +146,7 @@ function Shell({ info, token, onSignOut }: { info: GatewayInfo; token: string; o
   }
   const nav = [
     { href: '#/devices', label: 'Devices', key: 'devices' },
+    ...(webhooks ? [{ href: '#/webhooks', label: 'Webhooks', key: 'webhooks' }] : []),
     { href: '#/tokens', label: 'API tokens', key: 'tokens' },
     ...(sandbox ? [{ href: '#/phones', label: 'Virtual phones', key: 'phones' }] : []),
   ];

@@ -4,6 +4,7 @@
  * opens in place and closes.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { apiPaths } from './features';
 
 /** The part of the location after `#`, e.g. `/devices/3/pair`. Hash routes need no server fallback. */
 export function useRoute(): string {
@@ -119,4 +120,22 @@ export function useOpenedForm(onClose: () => void): {
       onClose();
     },
   };
+}
+
+/**
+ * Whether the gateway documents a route (its OpenAPI paths, features.ts): null until known. A page offers a
+ * section only when its routes exist (a gateway of an earlier version lacks them).
+ */
+export function useHasRoute(path: string): boolean | null {
+  const [has, setHas] = useState<boolean | null>(null);
+  useEffect(() => {
+    let live = true;
+    void apiPaths().then((paths) => {
+      if (live) setHas(paths.has(path));
+    });
+    return () => {
+      live = false;
+    };
+  }, [path]);
+  return has;
 }

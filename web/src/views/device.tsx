@@ -1,21 +1,27 @@
 /**
- * One device: its details and actions (rename, restart, log out, delete), and
- * the tabs for pairing, messages, webhooks and groups.
+ * One device: its details and actions (rename, restart, log out, delete) with
+ * its live events, and the tabs for pairing, messages, chats (with contact
+ * cards), webhooks and groups. Chats and the live events are offered when the
+ * gateway has their routes.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type GatewayInfo } from '../api';
 import { NetworkMark } from './network-mark';
-import { navigate, usePolling } from '../hooks';
+import { navigate, useHasRoute, usePolling } from '../hooks';
 import { ConfirmButton, ErrorNotice, Field, Notice, StatusBadge, Time } from '../ui';
 import { PairingView } from './pairing';
 import { MessagesView } from './messages';
 import { WebhooksView } from './webhooks';
 import { GroupsView } from './groups';
+import { ChatsView } from './chats';
+import { ContactCard } from './contact-card';
+import { EventTail } from './event-tail';
 
 const TABS = [
   { key: 'overview', label: 'Overview' },
   { key: 'pair', label: 'Pairing' },
   { key: 'messages', label: 'Messages' },
+  { key: 'chats', label: 'Chats' },
   { key: 'webhooks', label: 'Webhooks' },
   { key: 'groups', label: 'Groups' },
 ] as const;
@@ -23,6 +29,7 @@ const TABS = [
 export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; rest: string[]; info: GatewayInfo }) {
   const [device, setDevice] = useState<Device | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const chats = useHasRoute('/chats') === true;
 
   const load = async () => {
     try {
@@ -57,6 +64,9 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
   else if (tab === 'messages') body = <MessagesView key={key} device={device} info={info} />;
   else if (tab === 'webhooks') body = <WebhooksView key={key} device={device} onChanged={load} />;
   else if (tab === 'groups') body = <GroupsView key={key} device={device} groupId={rest[0]} />;
+  else if (tab === 'chats') body = <ChatsView key={key} device={device} chat={decoded(rest[0])} />;
+  else if (tab === 'contacts' && rest[0] !== undefined)
+    body = <ContactCard key={key} device={device} phone={decoded(rest[0]) ?? ''} />;
   else body = <Overview key={key} device={device} onChanged={load} onDeleted={() => navigate('/devices')} />;
 
   return (
@@ -72,11 +82,11 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
       </div>
       <ErrorNotice error={error} />
       <nav aria-label="Device sections" class="tabs">
-        {TABS.map((t) => (
+        {TABS.filter((t) => t.key !== 'chats' || chats).map((t) => (
           <a
             key={t.key}
             href={`#/devices/${id}${t.key === 'overview' ? '' : `/${t.key}`}`}
-            aria-current={tab === t.key ? 'page' : undefined}
+            aria-current={tab === t.key || (tab === 'contacts' && t.key === 'chats') ? 'page' : undefined}
           >
             {t.label}
           </a>
@@ -87,7 +97,18 @@ export function DeviceView({ id, tab, rest, info }: { id: number; tab: string; r
   );
 }
 
+/** A path segment as the app wrote it (encodeURIComponent): a chat's JID has an `@`. */
+function decoded(part: string | undefined): string | undefined {
+  if (part === undefined) return undefined;
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function tabLabel(tab: string): string {
+  if (tab === 'contacts') return 'Contact';
   return TABS.find((t) => t.key === tab)?.label ?? 'Overview';
 }
 
@@ -104,6 +125,7 @@ function Overview({
   const [saved, setSaved] = useState('');
   const [error, setError] = useState<unknown>(null);
   const failure = error instanceof ApiFailure ? error : null;
+  const tail = useHasRoute('/events/stream') === true;
 
   const act = async (what: string, work: () => Promise<unknown>) => {
     setError(null);
@@ -198,6 +220,7 @@ function Overview({
       </div>
       {saved !== '' && <Notice>{saved}.</Notice>}
       <ErrorNotice error={error} />
+      {tail && <EventTail deviceId={device.id} />}
     </div>
   );
 }

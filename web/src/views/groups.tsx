@@ -1,21 +1,15 @@
 /**
- * A device's groups: the list, creating one (name and members), one group's
- * participants and roles, and adding members with the per-participant outcome
- * shown after. Numbers are taken as people write them (src/phone-number.ts).
+ * A device's groups: the list, creating one (name and members) and joining one
+ * by an invite link; one group's page is group-detail.tsx. Numbers are taken as
+ * people write them (src/phone-number.ts).
  */
 import { useState } from 'preact/hooks';
-import {
-  ApiFailure,
-  call,
-  type CreatedGroup,
-  type Device,
-  type Group,
-  type GroupDetail,
-  type MembersResult,
-} from '../api';
+import { ApiFailure, call, type CreatedGroup, type Device, type Group, type GroupDetail } from '../api';
 import { splitPhoneList } from '../../../src/phone-number';
 import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
 import { ErrorNotice, Field, Notice } from '../ui';
+import { GroupDetailView } from './group-detail';
+import { JoinGroupForm, takeLeftNotice } from './group-admin';
 
 export function GroupsView({ device, groupId }: { device: Device; groupId: string | undefined }) {
   if (groupId !== undefined) return <GroupDetailView device={device} groupId={groupId} />;
@@ -26,7 +20,11 @@ function GroupList({ device }: { device: Device }) {
   const [groups, setGroups] = useState<Group[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const creating = useDisclosure();
+  const joining = useDisclosure();
   const [created, setCreated] = useState<CreatedGroup | null>(null);
+  // Said once: the group this device just left (its page is gone).
+  const [notice, setNotice] = useState<string | null>(takeLeftNotice);
+  const [joined, setJoined] = useState<{ group: GroupDetail; message: string } | null>(null);
   const load = async () => {
     if (device.phone === null) return setGroups([]);
     try {
@@ -43,19 +41,54 @@ function GroupList({ device }: { device: Device }) {
       <div class="title-row">
         <h2 id="groups-title">Groups</h2>
         {device.phone !== null && (
-          <button
-            type="button"
-            ref={creating.opener}
-            aria-expanded={creating.open}
-            onClick={() => {
-              setCreated(null);
-              creating.toggle();
-            }}
-          >
-            New group
-          </button>
+          <div class="buttons">
+            <button
+              type="button"
+              ref={creating.opener}
+              aria-expanded={creating.open}
+              onClick={() => {
+                setCreated(null);
+                setNotice(null);
+                setJoined(null);
+                creating.toggle();
+              }}
+            >
+              New group
+            </button>
+            <button
+              type="button"
+              ref={joining.opener}
+              aria-expanded={joining.open}
+              onClick={() => {
+                setCreated(null);
+                setNotice(null);
+                setJoined(null);
+                joining.toggle();
+              }}
+            >
+              Join a group
+            </button>
+          </div>
         )}
       </div>
+      {joining.open && device.phone !== null && (
+        <JoinGroupForm
+          devicePhone={device.phone}
+          onJoined={(group, message) => {
+            setJoined({ group, message });
+            joining.close();
+            void load();
+          }}
+          onCancel={joining.close}
+        />
+      )}
+      {notice !== null && <Notice>{notice}</Notice>}
+      {joined !== null && (
+        <Notice>
+          {joined.message}: <a href={`#/devices/${device.id}/groups/${joined.group.id}`}>{joined.group.subject}</a>,
+          with {joined.group.participant_count} members.
+        </Notice>
+      )}
       {creating.open && device.phone !== null && (
         <CreateGroup
           devicePhone={device.phone}
@@ -189,140 +222,5 @@ function CreateGroup({
         </button>
       </div>
     </form>
-  );
-}
-
-function GroupDetailView({ device, groupId }: { device: Device; groupId: string }) {
-  const [group, setGroup] = useState<GroupDetail | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [numbers, setNumbers] = useState('');
-  const [result, setResult] = useState<{ message: string; data: MembersResult } | null>(null);
-  const [addError, setAddError] = useState<unknown>(null);
-  const load = async () => {
-    try {
-      const answer = await call<GroupDetail>('GET', `/groups/${encodeURIComponent(groupId)}`);
-      setGroup(answer.data);
-      setError(null);
-    } catch (failure) {
-      setError(failure);
-    }
-  };
-  usePolling(load, 3000, [groupId]);
-  const fieldErrors = addError instanceof ApiFailure ? addError.forField('participants') : [];
-
-  return (
-    <div class="grid">
-      <section class="card wide" aria-labelledby="group-title">
-        <p class="crumbs">
-          <a href={`#/devices/${device.id}/groups`}>All groups of {device.name}</a>
-        </p>
-        <h2 id="group-title">{group?.subject ?? `Group ${groupId}`}</h2>
-        <ErrorNotice error={error} />
-        {group !== null && (
-          <div class="table-wrap" tabIndex={0} role="region" aria-label="Participants table">
-            <table>
-              <caption>
-                {group.participant_count} participants; this device is {group.device_admin ?? 'a member'}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Phone</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Role</th>
-                </tr>
-              </thead>
-              <tbody>
-                {group.participants.map((p) => (
-                  <tr key={p.phone}>
-                    <th scope="row">{p.phone}</th>
-                    <td>{p.name ?? ''}</td>
-                    <td>{p.admin ?? 'member'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
-      <form
-        class="card"
-        aria-label="Add members"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          setAddError(null);
-          setResult(null);
-          const participants = splitPhoneList(numbers);
-          try {
-            const answer = await call<MembersResult>('POST', `/api/groups/${encodeURIComponent(groupId)}/members/add`, {
-              participants,
-            });
-            setResult({ message: answer.message, data: answer.data });
-            setNumbers('');
-            await load();
-          } catch (failure) {
-            setAddError(failure);
-          }
-        }}
-      >
-        <h2>Add members</h2>
-        <div class="field">
-          <label for="add-members">Phone numbers to add</label>
-          <textarea
-            id="add-members"
-            rows={4}
-            value={numbers}
-            onInput={(e) => setNumbers((e.target as HTMLTextAreaElement).value)}
-            aria-describedby="add-members-hint"
-            aria-invalid={fieldErrors.length > 0 || undefined}
-          />
-          <small id="add-members-hint" class="hint">
-            Up to 20, one per line or separated by commas; country code first (e.g. +62 812-3456-7890).
-          </small>
-          {fieldErrors.length > 0 && (
-            <small class="field-error" role="alert">
-              {fieldErrors.join('; ')}
-            </small>
-          )}
-        </div>
-        <button type="submit">Add members</button>
-        <ErrorNotice error={addError} />
-        {result !== null && (
-          <div role="status">
-            <p>
-              {result.message}: {result.data.total_added} added, {result.data.total_failed} failed; the group now has{' '}
-              {result.data.new_participant_count} members.
-            </p>
-            <table>
-              <caption>Outcome per participant</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Phone</th>
-                  <th scope="col">Outcome</th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.data.added_members.map((m) => (
-                  <tr key={`a${m.phone}`}>
-                    <th scope="row">{m.phone}</th>
-                    <td>added</td>
-                    <td />
-                  </tr>
-                ))}
-                {result.data.failed_members.map((m) => (
-                  <tr key={`f${m.phone}`}>
-                    <th scope="row">{m.phone}</th>
-                    <td>failed</td>
-                    <td>
-                      {m.error} ({m.error_code})
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </form>
-    </div>
   );
 }

@@ -8,7 +8,7 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type GatewayInfo, type Message } from '../api';
-import { usePolling } from '../hooks';
+import { useHasRoute, usePolling } from '../hooks';
 import { normalisePhone } from '../../../src/phone-number';
 import { ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
 import { MessageActions } from './message-actions';
@@ -25,6 +25,8 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
   const [older, setOlder] = useState<Message[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  // A sender's number opens its contact card where the gateway has the route.
+  const contacts = useHasRoute('/contacts/{phone}') === true;
   // Bumped by an action's answer: the first page is read again at once (marking one read marks earlier ones too).
   const [version, setVersion] = useState(0);
 
@@ -140,7 +142,15 @@ export function MessagesView({ device, info }: { device: Device; info: GatewayIn
                           {m.direction}
                         </td>
                         <td role="cell" data-label="Peer">
-                          {m.direction === 'incoming' ? (m.sender ?? '') : m.receiver}
+                          {m.direction === 'incoming' && contacts && m.sender !== null && /^\d+$/.test(m.sender) ? (
+                            <a href={`#/devices/${device.id}/contacts/${m.sender}`} title="Contact card">
+                              {m.sender}
+                            </a>
+                          ) : m.direction === 'incoming' ? (
+                            (m.sender ?? '')
+                          ) : (
+                            m.receiver
+                          )}
                         </td>
                         <td role="cell" data-label="Type">
                           {m.type}

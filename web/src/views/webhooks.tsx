@@ -108,25 +108,29 @@ export function WebhooksView({ device, onChanged }: { device: Device; onChanged:
           />
         </div>
       </div>
-      <DeliveryLog device={device} />
+      <DeliveryLog
+        listPath={`/devices/${device.id}/webhook-deliveries?per_page=20`}
+        retryPath={(id) => `/devices/${device.id}/webhook-deliveries/${id}/retry`}
+      />
     </div>
   );
 }
 
-function DeliveryLog({ device }: { device: Device }) {
+/** A destination's deliveries, newest first, each with its attempts and a retry (also the account webhooks'). */
+export function DeliveryLog({ listPath, retryPath }: { listPath: string; retryPath: (id: string) => string }) {
   const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [notice, setNotice] = useState('');
   const load = async () => {
     try {
-      const answer = await call<Delivery[]>('GET', `/devices/${device.id}/webhook-deliveries?per_page=20`);
+      const answer = await call<Delivery[]>('GET', listPath);
       setDeliveries(answer.data);
       setError(null);
     } catch (failure) {
       setError(failure);
     }
   };
-  usePolling(load, 3000, [device.id]);
+  usePolling(load, 3000, [listPath]);
 
   return (
     <section class="card wide" aria-labelledby="deliveries-title">
@@ -136,7 +140,7 @@ function DeliveryLog({ device }: { device: Device }) {
       {deliveries === null ? (
         <p aria-busy="true">Loading deliveries…</p>
       ) : deliveries.length === 0 ? (
-        <p>No deliveries yet. Events (pairing, messages) appear here once a webhook URL is set.</p>
+        <p>No deliveries yet. Events (pairing, messages) appear here as they are sent to this destination.</p>
       ) : (
         <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries table">
           <table>
@@ -186,7 +190,7 @@ function DeliveryLog({ device }: { device: Device }) {
                       onClick={async () => {
                         setError(null);
                         try {
-                          await call('POST', `/devices/${device.id}/webhook-deliveries/${d.id}/retry`);
+                          await call('POST', retryPath(d.id));
                           setNotice(`Delivery ${d.id} will be sent again now.`);
                           await load();
                         } catch (failure) {
