@@ -7,17 +7,12 @@
  * Must never: decide a rule of a feature (each lives in its service), touch HTTP (app.ts registers the
  * routes), or be imported by anything but app.ts.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import { MessageActions } from '../messages/actions.js';
-import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import type { AccountsService } from '../accounts/service.js';
 import { TOKENS_REVOKED_SIGNAL } from '../accounts/service.js';
-import { systemClock, type Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { FencedWrites } from '../cluster/fenced-writes.js';
-import { createCluster, type Cluster } from '../cluster/index.js';
-import type { ClusterNode, ClusterTimings } from '../cluster/node.js';
-import type { Config } from '../config.js';
+import { createCluster } from '../cluster/index.js';
 import { ConnectionManager } from '../devices/connections.js';
 import { DeviceDirectory } from '../devices/directory.js';
 import { SqlNetworkStateStore } from '../devices/network-state.js';
@@ -33,7 +28,7 @@ import { ContactsService } from '../contacts/service.js';
 import { ChatsService } from '../chats/service.js';
 import { MessageReads } from '../messages/reads.js';
 import { ContactUpdates } from '../contacts/updates.js';
-import { Deliverer, type WebhookTimings } from '../events/deliverer.js';
+import { Deliverer } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
 import { HistorySync } from '../messages/history-sync.js';
 import { IncomingCalls } from '../devices/calls.js';
@@ -42,8 +37,8 @@ import { WebhooksService } from '../events/service.js';
 import { AccountWebhooks } from '../webhooks/service.js';
 import { EventSignal } from '../events/signal.js';
 import { EVENTS_APPENDED_SIGNAL, LogWatch } from '../events/log-follow.js';
-import { createBrokers, type Brokers, type BrokerTimings } from '../destinations/index.js';
-import { LogStreams, type StreamSettings } from '../events/log-streams.js';
+import { createBrokers } from '../destinations/index.js';
+import { LogStreams } from '../events/log-streams.js';
 import { GroupAdminService } from '../groups/admin.js';
 import { MembersService } from '../groups/members.js';
 import { GroupsService } from '../groups/service.js';
@@ -57,114 +52,15 @@ import { LinkPreviewer } from '../messages/link-preview.js';
 import { messagesRepository } from '../messages/repository.js';
 import { messageRetentionRepository } from '../messages/retention-repository.js';
 import { MessagesService } from '../messages/service.js';
-import { createNetwork, type NetworkHost, type WhatsAppConnector } from '../network/create.js';
-import type { Network } from '../network/network.js';
-import type { SandboxOptions } from '../network/sandbox/index.js';
+import { createNetwork, type NetworkHost } from '../network/create.js';
 import { createGuardedDispatcher, destinationPolicy, destinationProblem } from '../outbound/index.js';
 import { Committer, WriteBatcher } from '../store/batcher.js';
-import { Retention, type RetentionTimings } from '../store/retention.js';
-import type { Store } from '../store/store.js';
-import { lifecycle, type Lifecycle } from './lifecycle.js';
+import { Retention } from '../store/retention.js';
+import { lifecycle } from './lifecycle.js';
 
-/** What a caller may set besides the configuration (tests shorten timings and replace the network). */
-export interface RootOptions {
-  /**
-   * A network to use instead of the configured one (tests), or a maker of one given what the app
-   * would hand the configured one (its store for network state, its logger). Closed with the app.
-   */
-  readonly network?: Network | ((host: NetworkHost) => Network);
-  /** Settings of the in-process sandbox (QR rotation, receipt latencies). */
-  readonly sandbox?: SandboxOptions;
-  /** Dispatcher retry timings (tests shorten them). */
-  readonly dispatch?: { retryBaseMs?: number; retryMaxMs?: number; maxAttempts?: number; maxQueuedMs?: number };
-  /** Connection manager timings (tests shorten them). */
-  readonly connections?: {
-    qrWaitMs?: number;
-    reconnectBaseMs?: number;
-    reconnectMaxMs?: number;
-    reconnectJitter?: () => number;
-    maxConcurrentConnects?: number;
-    replacedRetryMs?: number;
-    outdatedRetryMs?: number;
-  };
-  /** Webhook delivery timings and bounds (tests shorten them). */
-  readonly webhooks?: WebhookTimings;
-  /** Name resolution for media and webhook destinations instead of dns.lookup (tests fake names with it). */
-  readonly outboundLookup?: LookupFunction;
-  /** Retention sweep timings (tests shorten them). */
-  readonly retention?: RetentionTimings;
-  /** Free space the media upkeep keeps rather than gives back (tests set 0). */
-  readonly mediaUpkeep?: { readonly keepFreeBytes?: number };
-  /** Incoming media download timings (tests shorten them). */
-  readonly incomingMedia?: { readonly retryBaseMs?: number; readonly stallMs?: number; readonly readyWaitMs?: number };
-  /** Cluster timings (PostgreSQL), and the clock of leases (default: the system's, whatever `clock` is). */
-  readonly cluster?: ClusterTimings & { readonly clock?: Clock };
-  /** The event log's followers (events/log-follow.ts): the head poll; the streams' bounds (tests shorten them). */
-  readonly eventLog?: { readonly pollMs?: number; readonly streams?: Partial<StreamSettings> };
-  /** Broker publishing timings (src/destinations/driver.ts; tests shorten them). */
-  readonly brokers?: BrokerTimings & { readonly confirmTimeoutMs?: number };
-}
+import type { Services, Root, RootInputs } from './root-types.js';
 
-export interface Services {
-  readonly accounts: AccountsService;
-  readonly devices: DevicesService;
-  readonly connections: ConnectionManager;
-  readonly network: Network;
-  /** Which network each device is on (docs/networks-per-device.md). */
-  readonly networks: DeviceNetworks;
-  readonly messages: MessagesService;
-  readonly actions: MessageActions;
-  readonly dispatcher: Dispatcher;
-  readonly groupSync: GroupSync;
-  readonly retention: Retention;
-  readonly mediaUpkeep: MediaUpkeep;
-  readonly cluster: Cluster;
-  /** The event log's wake-ups: rung after commits that recorded events, here or (PostgreSQL) on another node. */
-  readonly eventLog: { readonly signal: EventSignal; readonly watch: LogWatch; readonly streams: LogStreams };
-  /** RabbitMQ and NATS publishers of the event log (docs/brokers.md), those the configuration names. */
-  readonly brokers: Brokers;
-  /** Incoming media: its downloads, its retention and its serving (src/media/). */
-  readonly incomingMedia: {
-    readonly downloader: MediaDownloader;
-    readonly expiry: MediaExpiry;
-    readonly serving: MediaServing;
-    readonly links: MediaLinks;
-  };
-}
-
-/** Everything built, for app.ts to hand to the routes. */
-export interface Root {
-  readonly services: Services;
-  /** Start and stop of every running part, in derived order. */
-  readonly lifecycle: Lifecycle;
-  readonly clusterNode: ClusterNode | null;
-  readonly directory: DeviceDirectory;
-  readonly pairing: PairingService;
-  readonly webhooks: WebhooksService;
-  /** The account's webhooks (src/webhooks/). */
-  readonly accountWebhooks: AccountWebhooks;
-  readonly groups: GroupsService;
-  readonly members: MembersService;
-  readonly groupAdmin: GroupAdminService;
-  readonly contacts: ContactsService;
-  readonly chats: ChatsService;
-  readonly contactBook: ContactBook;
-  readonly profile: ProfileService;
-}
-
-export interface RootInputs {
-  readonly config: Config;
-  readonly clock: Clock;
-  readonly logger: FastifyBaseLogger;
-  /** Opened and migrated by app.ts (a failed migration lets go of it before anything else holds it). */
-  readonly store: Store;
-  readonly accounts: AccountsService;
-  readonly options: RootOptions;
-  /** Loaded by app.ts when the gateway runs WhatsApp (network/create.ts `loadWhatsApp`), else null. */
-  readonly whatsapp: WhatsAppConnector | null;
-  /** The gateway's public address for signed media URLs (known once it listens). */
-  readonly publicUrl: () => string;
-}
+export type { RootOptions, Services, Root, RootInputs } from './root-types.js';
 
 export function buildRoot({ config, clock, logger, store, accounts, options, whatsapp, publicUrl }: RootInputs): Root {
   // Which devices this process holds: all of them on SQLite; a fenced share of them on PostgreSQL (docs/internals.md, Clusters).
