@@ -74,6 +74,7 @@ interface Open {
   /** Closes politely, then cuts after the grace. */
   readonly close: (reason: string) => void;
   readonly tail: LogTail;
+  readonly sink: StreamSink;
 }
 
 export class LogStreams {
@@ -95,6 +96,13 @@ export class LogStreams {
   /** The most bytes seen waiting for one consumer (the bound at work: tests and metrics). */
   get peakBuffered(): number {
     return this.peak;
+  }
+
+  /** The most bytes waiting for one of the consumers open now (the peak above is since start). */
+  get bufferedNow(): number {
+    let most = 0;
+    for (const entry of this.open) most = Math.max(most, entry.sink.buffered());
+    return most;
   }
 
   /** How many consumers were closed for being too slow since start. */
@@ -174,7 +182,7 @@ export class LogStreams {
         close(error === undefined ? SLOW_CONSUMER_REASON : 'internal error');
       },
     });
-    const entry: Open = { close, tail };
+    const entry: Open = { close, tail, sink };
     this.open.add(entry);
     sink.onGone(() => {
       gone = true;

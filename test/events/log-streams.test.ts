@@ -136,7 +136,7 @@ describe.skipIf(noStoreAvailable)(`slow consumers and heartbeats (${storeKind})`
     // which the head poll (not run here: this gateway's clock stands still) would find.
     const ring = () => gw.app.services.eventLog.signal.ring();
     await waitFor(
-      () => (ring(), streams().peakBuffered),
+      () => (ring(), streams().bufferedNow),
       (n) => n > highWaterBytes,
       { what: 'the stream to reach its bound', timeoutMs: 15_000 },
     );
@@ -189,11 +189,13 @@ describe.skipIf(noStoreAvailable)(`slow consumers and heartbeats (${storeKind})`
     gw.app.services.eventLog.signal.ring();
     // Wait until the stream is stuck behind the paused client, then let its stall time pass.
     const ring = () => gw.app.services.eventLog.signal.ring();
+    // This consumer's own buffer (the peak since start may be an earlier test's consumer): over the bound and not
+    // moving, so its writer waits on the stall timer.
     const stuck = async () => {
       ring();
-      const at = streams().peakBuffered;
+      const at = streams().bufferedNow;
       await new Promise((resolve) => setTimeout(resolve, 300));
-      return streams().peakBuffered === at && at > highWaterBytes;
+      return streams().bufferedNow === at && at > highWaterBytes;
     };
     await waitFor(stuck, (s) => s, { what: 'the stream held at its bound', timeoutMs: 15_000 });
     // Its stall time passes (moved until the gateway gives up on it), then it reads again and finds the close.
