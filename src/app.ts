@@ -265,21 +265,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const whatsapp = options.network === undefined ? await loadWhatsApp(config) : null;
   const publicUrl = () => config.publicUrl ?? listeningUrl(app.server.address(), config.host);
   const root = buildRoot({ config, clock, logger: app.log, store, accounts, options, whatsapp, publicUrl });
-  const {
-    services,
-    clusterNode,
-    directory,
-    pairing,
-    webhooks,
-    accountWebhooks,
-    groups,
-    members,
-    groupAdmin,
-    contacts,
-    chats,
-    contactBook,
-    profile,
-  } = root;
+  const { services, clusterNode, directory } = root;
   const { devices, connections, network, networks, messages, actions, cluster } = services;
   app.addHook('onClose', () => root.lifecycle.stop());
   const devicePresence = new DevicePresence({ store, devices, connections });
@@ -321,24 +307,35 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
         });
         await api.register(deviceRoutes, {
           devices,
-          pairing,
+          pairing: root.pairing,
           serverName: config.serverName,
           serverUp,
           networks,
           presence: devicePresence,
         });
         await api.register(messageRoutes, { messages, actions });
-        await api.register(webhookRoutes, { webhooks, serverName: config.serverName, serverUp, networks });
-        await api.register(accountWebhookRoutes, { webhooks: accountWebhooks });
+        await api.register(webhookRoutes, {
+          webhooks: root.webhooks,
+          serverName: config.serverName,
+          serverUp,
+          networks,
+        });
+        await api.register(accountWebhookRoutes, { webhooks: root.accountWebhooks });
         await api.register(eventLogRoutes, { db: store.db, streams: eventStreams });
         await api.register(eventWsRoutes, { db: store.db, streams: eventStreams });
-        await api.register(groupRoutes, { groups, members });
-        await api.register(groupAdminRoutes, { groups, admin: groupAdmin });
-        await api.register(contactRoutes, { contacts, book: contactBook, profile });
-        await api.register(chatRoutes, { chats });
+        await api.register(groupRoutes, { groups: root.groups, members: root.members });
+        await api.register(groupAdminRoutes, { groups: root.groups, admin: root.groupAdmin });
+        await api.register(contactRoutes, { contacts: root.contacts, book: root.contactBook, profile: root.profile });
+        await api.register(chatRoutes, { chats: root.chats });
         await api.register(mediaRoutes, { serving: services.incomingMedia.serving, accounts });
         if (network.sandbox !== undefined)
-          await api.register(sandboxRoutes, { sandbox: network.sandbox, store, accounts, devices, pairing });
+          await api.register(sandboxRoutes, {
+            sandbox: network.sandbox,
+            store,
+            accounts,
+            devices,
+            pairing: root.pairing,
+          });
       },
       { prefix },
     );

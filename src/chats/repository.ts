@@ -14,6 +14,24 @@ import { isGroupChat } from './chat-key.js';
 
 export type ChatRow = Selectable<ChatsTable>;
 
+/** A chat with nothing in it yet and no settings: what a chat is before its first message or mark. */
+export function emptyChat(accountId: number, deviceId: number, chat: string): ChatRow {
+  return {
+    device_id: deviceId,
+    chat,
+    account_id: accountId,
+    type: isGroupChat(chat) ? 'group' : 'user',
+    name: null,
+    last_message_id: null,
+    last_message_at: 0,
+    unread_count: 0,
+    archived: 0,
+    pinned: 0,
+    muted_until: null,
+    updated_at: 0,
+  };
+}
+
 /** Where a page of chats goes on: after this chat in the list's order. */
 export interface ChatsAfter {
   readonly at: number;
@@ -91,17 +109,7 @@ export const chatsRepository = {
     await db
       .insertInto('chats')
       .values({
-        device_id: deviceId,
-        chat,
-        account_id: accountId,
-        type: isGroupChat(chat) ? 'group' : 'user',
-        name: null,
-        last_message_id: null,
-        last_message_at: 0,
-        unread_count: 0,
-        archived: 0,
-        pinned: 0,
-        muted_until: null,
+        ...emptyChat(accountId, deviceId, chat),
         ...set,
       })
       .onConflict((oc) => oc.columns(['device_id', 'chat']).doUpdateSet(set))

@@ -29,7 +29,7 @@ import { groupsRepository } from '../groups/repository.js';
 import type { Store } from '../store/store.js';
 import { isGroupChat } from './chat-key.js';
 import { decodeCursor, encodeCursor, presentChat, type ChatJson } from './present.js';
-import { chatsRepository, type ChatRow } from './repository.js';
+import { chatsRepository, emptyChat, type ChatRow } from './repository.js';
 import { readSettings } from './settings.js';
 import type { MessageJson } from '../messages/present.js';
 
@@ -229,21 +229,4 @@ export class ChatsService {
 
 function fieldOf(body: unknown, name: string): unknown {
   return typeof body === 'object' && body !== null ? (body as Record<string, unknown>)[name] : undefined;
-}
-
-function emptyChat(accountId: number, deviceId: number, chat: string): ChatRow {
-  return {
-    device_id: deviceId,
-    chat,
-    account_id: accountId,
-    type: isGroupChat(chat) ? 'group' : 'user',
-    name: null,
-    last_message_id: null,
-    last_message_at: 0,
-    unread_count: 0,
-    archived: 0,
-    pinned: 0,
-    muted_until: null,
-    updated_at: 0,
-  };
 }

@@ -10,6 +10,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { DeviceNetworkListener } from '../devices/connections.js';
+import { NetworkEventWork } from '../devices/event-work.js';
 import { devicesRepository } from '../devices/repository.js';
 import { recordEvent } from '../events/record.js';
 import type { ContactChangedEvent } from '../network/network.js';
@@ -26,27 +27,21 @@ export interface ContactUpdatesOptions {
 }
 
 export class ContactUpdates {
-  private unsubscribe: (() => void) | null = null;
-  private readonly handling = new Set<Promise<void>>();
+  private readonly work = new NetworkEventWork(
+    'contact_changed',
+    (deviceId, event) => this.handle(deviceId, event),
+    (error, deviceId) => this.options.logger.warn({ err: error, deviceId }, 'a contact change could not be recorded'),
+  );
 
   constructor(private readonly options: ContactUpdatesOptions) {}
 
   start(): void {
-    this.unsubscribe ??= this.options.connections.onEvent((deviceId, event) => {
-      if (event.type !== 'contact_changed') return;
-      const work = this.handle(deviceId, event).catch((error: unknown) =>
-        this.options.logger.warn({ err: error, deviceId }, 'a contact change could not be recorded'),
-      );
-      this.handling.add(work);
-      void work.finally(() => this.handling.delete(work));
-    });
+    this.work.start(this.options.connections);
   }
 
   /** Stops listening and waits for the changes being recorded. */
-  async close(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    while (this.handling.size > 0) await Promise.allSettled([...this.handling]);
+  close(): Promise<void> {
+    return this.work.close();
   }
 
   private async handle(deviceId: number, event: ContactChangedEvent): Promise<void> {

@@ -16,6 +16,7 @@ import type { IncomingCall, NetworkConnection, NetworkEvent } from '../network/n
 import { isPhoneNumber } from '../shapes.js';
 import type { Store } from '../store/store.js';
 import type { DeviceNetworkListener } from './connections.js';
+import { NetworkEventWork } from './event-work.js';
 import { devicesRepository } from './repository.js';
 
 /** What calls need from whatever holds the live connections. */
@@ -42,27 +43,22 @@ export interface CallsOptions {
 type CallEvent = Extract<NetworkEvent, { type: 'incoming_call' }>;
 
 export class IncomingCalls {
-  private unsubscribe: (() => void) | null = null;
-  private readonly handling = new Set<Promise<void>>();
+  private readonly work = new NetworkEventWork(
+    'incoming_call',
+    (deviceId, event) => this.handle(deviceId, event),
+    (error, deviceId, event) =>
+      this.options.logger.warn({ err: error, deviceId, callId: event.id }, 'an incoming call could not be handled'),
+  );
 
   constructor(private readonly options: CallsOptions) {}
 
   start(): void {
-    this.unsubscribe ??= this.options.connections.onEvent((deviceId, event) => {
-      if (event.type !== 'incoming_call') return;
-      const work = this.handle(deviceId, event).catch((error: unknown) =>
-        this.options.logger.warn({ err: error, deviceId, callId: event.id }, 'an incoming call could not be handled'),
-      );
-      this.handling.add(work);
-      void work.finally(() => this.handling.delete(work));
-    });
+    this.work.start(this.options.connections);
   }
 
   /** Stops listening and waits for the calls being handled. */
-  async close(): Promise<void> {
-    this.unsubscribe?.();
-    this.unsubscribe = null;
-    while (this.handling.size > 0) await Promise.allSettled([...this.handling]);
+  close(): Promise<void> {
+    return this.work.close();
   }
 
   private async handle(deviceId: number, { type: _type, ...call }: CallEvent): Promise<void> {

@@ -10,6 +10,7 @@ import { iso } from '../clock.js';
 import { Nullable } from '../shapes.js';
 import type { AttemptRow, EventRow } from './repository.js';
 import { WEBHOOK_FORMATS, renderBody, webhookFormat, type WebhookFormat } from './formats/index.js';
+import { EVENT_TYPES } from './types.js';
 
 const Time = Nullable(Type.String({ format: 'date-time' }));
 
@@ -98,6 +99,26 @@ export const DeliverySchema = Type.Object(
 );
 
 export type DeliveryJson = Static<typeof DeliverySchema>;
+
+/** What a delivery log (a device's webhook or an account webhook) can be narrowed to, beside its page. */
+export const DeliveryFilterQuery = Type.Object({
+  status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES] })),
+  type: Type.Optional(Type.String({ enum: [...EVENT_TYPES] })),
+});
+
+/** The answer with a page of a delivery log. */
+export function deliveriesPage(
+  { page, per_page }: { page: number; per_page: number },
+  { data, total }: { data: DeliveryJson[]; total: number },
+) {
+  return {
+    code: 200,
+    status: 200,
+    message: 'Webhook deliveries retrieved successfully',
+    data,
+    meta: { page, per_page, total },
+  };
+}
 
 const at = (ms: number | null) => (ms === null ? null : iso(Number(ms)));
 

@@ -10,8 +10,7 @@ import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { DeviceEnvelope, IdParams, NoFieldsBody, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
 import { DeviceSchema, presentDevice } from '../devices/present.js';
-import { DELIVERY_STATUSES, DeliverySchema } from './present.js';
-import { EVENT_TYPES } from './record.js';
+import { DeliveryFilterQuery, DeliverySchema, deliveriesPage } from './present.js';
 import type { WebhooksService } from './service.js';
 import type { DeviceNetworks } from '../devices/networks.js';
 
@@ -24,18 +23,12 @@ export interface WebhookRoutesOptions {
   readonly networks: Pick<DeviceNetworks, 'ofDevice'>;
 }
 
-const DeliveriesQuery = Type.Composite([
-  PageQuery,
-  Type.Object({
-    status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES] })),
-    type: Type.Optional(Type.String({ enum: [...EVENT_TYPES] })),
-  }),
-]);
-
 const DeliveryParams = Type.Object({
   id: IdParams.properties.id,
   delivery_id: Type.String({ minLength: 1, maxLength: 64, description: 'The event id (`evt_...`)' }),
 });
+
+const DeliveriesQuery = Type.Composite([PageQuery, DeliveryFilterQuery]);
 
 const tags = ['Webhooks'];
 
@@ -58,17 +51,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       },
       config: { fieldErrors: { id: 'DEVICE_NOT_FOUND' } },
     },
-    async (request) => {
-      const { page, per_page } = request.query;
-      const { data, total } = await webhooks.deliveries(accountOf(request), request.params.id, request.query);
-      return {
-        code: 200,
-        status: 200,
-        message: 'Webhook deliveries retrieved successfully',
-        data,
-        meta: { page, per_page, total },
-      };
-    },
+    async (request) =>
+      deliveriesPage(request.query, await webhooks.deliveries(accountOf(request), request.params.id, request.query)),
   );
 
   app.post(

@@ -8,8 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
 import { CodeEnvelope, NoFieldsBody, PageMeta, PageQuery, errorResponses } from '../http/schemas.js';
-import { DELIVERY_STATUSES, DeliverySchema } from '../events/present.js';
-import { EVENT_TYPES } from '../events/types.js';
+import { DeliveryFilterQuery, DeliverySchema, deliveriesPage } from '../events/present.js';
 import { CreateWebhookBody, UpdateWebhookBody, WebhookSchema, presentWebhook } from './present.js';
 import type { AccountWebhooks } from './service.js';
 
@@ -22,13 +21,7 @@ const DeliveryParams = Type.Object({
   delivery_id: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (`dlv_...`)' }),
 });
 
-const DeliveriesQuery = Type.Composite([
-  PageQuery,
-  Type.Object({
-    status: Type.Optional(Type.String({ enum: [...DELIVERY_STATUSES] })),
-    type: Type.Optional(Type.String({ enum: [...EVENT_TYPES] })),
-  }),
-]);
+const DeliveriesQuery = Type.Composite([PageQuery, DeliveryFilterQuery]);
 
 const tags = ['Webhooks'];
 const notFound = { id: 'WEBHOOK_NOT_FOUND' } as const;
@@ -163,17 +156,8 @@ export const accountWebhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Account
       },
       config: { fieldErrors: notFound },
     },
-    async (request) => {
-      const { page, per_page } = request.query;
-      const { data, total } = await webhooks.deliveries(accountOf(request), request.params.id, request.query);
-      return {
-        code: 200,
-        status: 200,
-        message: 'Webhook deliveries retrieved successfully',
-        data,
-        meta: { page, per_page, total },
-      };
-    },
+    async (request) =>
+      deliveriesPage(request.query, await webhooks.deliveries(accountOf(request), request.params.id, request.query)),
   );
 
   app.post(

@@ -6,6 +6,7 @@ import { createPairedDevice } from '../helpers/pairing.js';
 import { ShiftedClock } from '../helpers/shifted-clock.js';
 import { waitFor } from '../helpers/wait.js';
 import { numbers } from '../groups/helpers.js';
+import { recordedEvents } from '../events/helpers.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const fresh = numbers('62836');
@@ -32,16 +33,7 @@ describe.skipIf(noStoreAvailable)('contacts', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body.data;
   };
-  const events = async (type: string) => {
-    const rows = await gw.app.store.db
-      .selectFrom('webhook_events')
-      .select(['payload'])
-      .where('device_id', '=', deviceId)
-      .where('type', '=', type)
-      .orderBy('id')
-      .execute();
-    return rows.map((row) => (JSON.parse(row.payload) as { data: Record<string, unknown> }).data);
-  };
+  const events = async (type: string) => (await recordedEvents(gw, deviceId, type)).map((e) => e.data);
   const contact = (p: string, ref = device) => gw.request('GET', `/contacts/${p}?device=${ref}`);
 
   it('lists the address book (named phones) and every number the device exchanged messages with, by device number or id', async () => {

@@ -1,12 +1,11 @@
 // The chats tab (issue 27, DECISIONS 16) in a real browser against the sandbox: the list shows what `GET /chats` has
 // (last message, unread count, marks), archiving and unarchiving from the list and from a chat's page, a chat's
 // history with both directions, and marking the chat read. Each change is checked through the API.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { dashboardSuite, seriousViolations } from './harness.js';
 
 const DEVICE = '6281377000611';
 const CITRA = '6281377000612';
@@ -22,13 +21,7 @@ interface ChatRow {
 
 describe('the chats tab', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let deviceId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
 
   const chats = async (): Promise<ChatRow[]> => {
     const answer = await gw.request('GET', `/chats?device=${DEVICE}`);
@@ -37,9 +30,8 @@ describe('the chats tab', () => {
   };
   const chatOf = async (id: string) => (await chats()).find((c) => c.id === id);
 
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { open } = dashboardSuite(async (started) => {
+    gw = started;
     deviceId = (await createPairedDevice(gw, DEVICE)).id as number;
     const named = await gw.request('POST', '/sandbox/phones', { phone: CITRA, name: 'Citra' });
     expect(named.status, JSON.stringify(named.body)).toBeLessThan(300);
@@ -62,18 +54,6 @@ describe('the chats tab', () => {
       { what: 'both chats listed', timeoutMs: 10_000 },
     );
   });
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-  afterEach(() => pages.close());
-
-  async function open(name: string, hash: string): Promise<Page> {
-    const p = (await pages.open(name)).page;
-    await signIn(p);
-    await p.goto(`/dashboard/${hash}`);
-    return p;
-  }
 
   it('lists the chats with last message and unread count, and archives and unarchives from the list', async () => {
     const p = await open('chats list', `#/devices/${deviceId}/chats`);

@@ -3,12 +3,11 @@
 // first) and unblock, each checked through the API.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { dashboardSuite, seriousViolations } from './harness.js';
 
 // Its routes come from the `contacts` branch: until that is merged here, the gateway has none of them to show.
 const routesMerged = existsSync(fileURLToPath(new URL('../../src/contacts/profile.ts', import.meta.url)));
@@ -19,17 +18,10 @@ const WAIT = { timeout: 15_000 };
 
 describe.skipIf(!routesMerged)('a contact’s card', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let deviceId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
 
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { open } = dashboardSuite(async (started) => {
+    gw = started;
     deviceId = (await createPairedDevice(gw, DEVICE)).id as number;
     const named = await gw.request('POST', '/sandbox/phones', { phone: CITRA, name: 'Citra' });
     expect(named.status, JSON.stringify(named.body)).toBeLessThan(300);
@@ -41,18 +33,6 @@ describe.skipIf(!routesMerged)('a contact’s card', () => {
       { what: 'the incoming message', timeoutMs: 10_000 },
     );
   });
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-  afterEach(() => pages.close());
-
-  async function open(name: string, hash: string): Promise<Page> {
-    const p = (await pages.open(name)).page;
-    await signIn(p);
-    await p.goto(`/dashboard/${hash}`);
-    return p;
-  }
 
   it('opens a contact’s card from a chat and from a message’s sender; blocks (asked first) and unblocks', async () => {
     const contact = async () => (await gw.request('GET', `/contacts/${CITRA}?device=${DEVICE}`)).body.data;

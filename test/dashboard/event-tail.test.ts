@@ -3,12 +3,11 @@
 // paused and resumed after the last cursor shown with nothing lost or shown twice.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { dashboardSuite, seriousViolations, signIn } from './harness.js';
 
 // Its routes come from the `log` branch: until that is merged here, the gateway has none of them to show.
 const routesMerged = existsSync(fileURLToPath(new URL('../../src/events/log-routes.ts', import.meta.url)));
@@ -20,25 +19,13 @@ const WAIT = { timeout: 15_000 };
 
 describe.skipIf(!routesMerged)('a device’s live events', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let shopId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
 
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { pages } = dashboardSuite(async (started) => {
+    gw = started;
     shopId = (await createPairedDevice(gw, SHOP)).id as number;
     await createPairedDevice(gw, OFFICE);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-  afterEach(() => pages.close());
 
   const fromCustomer = async (to: string, text: string) => {
     const sent = await gw.request('POST', `/sandbox/phones/${CUSTOMER}/messages`, { to, text });

@@ -2,12 +2,11 @@
 // the sandbox: choosing participants to promote, demote and remove with the outcome per participant (the creator
 // refused), the invite link shown, copied and revoked, another device joining by the link (the revoked one refused
 // in the API's words), and leaving after a confirmation. Each change is checked through the API too.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { dashboardSuite, seriousViolations } from './harness.js';
 
 const ADMIN = '6281377000511';
 const SECOND = '6281377000512';
@@ -22,19 +21,12 @@ interface Participant {
 
 describe('group administration on the groups page', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let adminId: number;
   let secondId: number;
   let groupId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
 
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { pages, open } = dashboardSuite(async (started) => {
+    gw = started;
     adminId = (await createPairedDevice(gw, ADMIN)).id as number;
     secondId = (await createPairedDevice(gw, SECOND)).id as number;
     const created = await gw.request('POST', '/sandbox/groups', {
@@ -49,18 +41,6 @@ describe('group administration on the groups page', () => {
     );
     groupId = groups[0]!.id;
   });
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
-  });
-  afterEach(() => pages.close());
-
-  async function open(name: string, hash: string): Promise<Page> {
-    const p = (await pages.open(name)).page;
-    await signIn(p);
-    await p.goto(`/dashboard/${hash}`);
-    return p;
-  }
   const participants = async (id: number): Promise<Participant[]> =>
     (await gw.request('GET', `/groups/${id}`)).body.data.participants;
   const roleOf = async (phone: string) => (await participants(groupId)).find((p) => p.phone === phone)?.admin;

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { expect, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { TEST_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -133,6 +133,52 @@ export class PageSlot {
     await context.close();
     expect(errors, 'errors in the browser console').toEqual([]);
   }
+}
+
+export interface DashboardSuite {
+  /** The file's one page at a time (`discard` for a test that moves on to another page). */
+  pages: PageSlot;
+  /** A new page named `name`, signed in, at `/dashboard/${hash}`. */
+  open(name: string, hash: string): Promise<Page>;
+}
+
+/**
+ * The set-up a describe block of browser tests shares, registered on it (call it inside the `describe`): before all,
+ * a dashboard gateway and the browser, then `setUp` with the gateway (the file's devices, messages, groups); after
+ * each test, the page slot closed (photographed, console checked); after all, the browser and the gateway closed.
+ */
+export function dashboardSuite(setUp: (gw: TestGateway) => Promise<void> = async () => undefined): DashboardSuite {
+  let gw: TestGateway | undefined;
+  let base = '';
+  let browser: Browser | undefined;
+  const pages = new PageSlot(
+    () => {
+      if (browser === undefined) throw new Error('the browser is not launched');
+      return browser;
+    },
+    () => base,
+  );
+  beforeAll(async () => {
+    const started = await startDashboardGateway();
+    gw = started.gw;
+    base = started.base;
+    browser = await launchBrowser();
+    await setUp(gw);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+  afterEach(() => pages.close());
+  return {
+    pages,
+    async open(name, hash) {
+      const p = (await pages.open(name)).page;
+      await signIn(p);
+      await p.goto(`/dashboard/${hash}`);
+      return p;
+    },
+  };
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

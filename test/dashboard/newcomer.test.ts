@@ -3,12 +3,12 @@
 // phone numbers are taken as people write them; messages filter by read or
 // unread; focus is visible and lands on the first field of a form that opens
 // and back on its opener when it closes. Controls are found by role and name.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
+import { dashboardSuite, signIn } from './harness.js';
 
 const DEVICE_PHONE = '6281377100101';
 const CUSTOMER = '6281377100202';
@@ -33,22 +33,10 @@ const OVERFLOW = `(() => ({ scroll: document.scrollingElement.scrollWidth, inner
 
 describe('the dashboard as a new user tries it', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let deviceId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
-
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { pages } = dashboardSuite(async (started) => {
+    gw = started;
     deviceId = (await createPairedDevice(gw, DEVICE_PHONE, { name: 'Shop phone' })).id;
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
   });
 
   async function page(name: string, width?: number, height?: number): Promise<Page> {
@@ -56,7 +44,6 @@ describe('the dashboard as a new user tries it', () => {
     await signIn(p);
     return p;
   }
-  afterEach(() => pages.close());
 
   const send = async (text: string, receiver = CUSTOMER) => {
     const answer = await gw.request('POST', '/messages', {

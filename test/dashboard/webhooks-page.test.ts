@@ -4,12 +4,11 @@
 import { createHmac } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway, startReceiver } from './harness.js';
+import { dashboardSuite, seriousViolations, startReceiver } from './harness.js';
 
 // Its routes come from the `hooks` branch: until that is merged here, the gateway has none of them to show.
 const routesMerged = existsSync(fileURLToPath(new URL('../../src/webhooks/routes.ts', import.meta.url)));
@@ -21,35 +20,18 @@ const WAIT = { timeout: 15_000 };
 
 describe.skipIf(!routesMerged)('the account’s webhooks page', () => {
   let gw: TestGateway;
-  let base: string;
-  let browser: Browser;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let shopId: number;
-  const pages = new PageSlot(
-    () => browser,
-    () => base,
-  );
 
-  beforeAll(async () => {
-    ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+  const { open } = dashboardSuite(async (started) => {
+    gw = started;
     receiver = await startReceiver();
     shopId = (await createPairedDevice(gw, SHOP)).id as number;
     await createPairedDevice(gw, OFFICE);
   });
   afterAll(async () => {
-    await browser?.close();
-    await gw?.close();
     await receiver?.close();
   });
-  afterEach(() => pages.close());
-
-  async function open(name: string, hash: string): Promise<Page> {
-    const p = (await pages.open(name)).page;
-    await signIn(p);
-    await p.goto(`/dashboard/${hash}`);
-    return p;
-  }
   const fromCustomer = async (to: string, text: string) => {
     const sent = await gw.request('POST', `/sandbox/phones/${CUSTOMER}/messages`, { to, text });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);

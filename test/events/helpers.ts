@@ -152,6 +152,22 @@ export async function deliveries(gw: TestGateway, deviceId: number, query = ''):
   return res.body.data;
 }
 
+/** The events of `type` the device recorded (its `webhook_events` rows), oldest first, as their standard bodies. */
+export async function recordedEvents(
+  gw: TestGateway,
+  deviceId: number,
+  type: string,
+): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
+  const rows = await gw.app.store.db
+    .selectFrom('webhook_events')
+    .select(['payload'])
+    .where('device_id', '=', deviceId)
+    .where('type', '=', type)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> });
+}
+
 /** Timings that keep tests quick: retries within tens of milliseconds, a fast poll, a short close. */
 export const quickWebhooks = {
   retryScheduleMs: [50, 100],

@@ -6,6 +6,7 @@ import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gat
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { adminGroup, networkGroup, numbers, syncedGroup } from './helpers.js';
+import { recordedEvents } from '../events/helpers.js';
 
 const build = { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 } };
 const fresh = numbers('62831');
@@ -22,16 +23,7 @@ describe.skipIf(noStoreAvailable)('group administration', () => {
   afterAll(() => gw?.close());
 
   /** The events of a type the device recorded, oldest first, as their standard bodies. */
-  const events = async (deviceId: number, type: string) => {
-    const rows = await gw.app.store.db
-      .selectFrom('webhook_events')
-      .select(['payload'])
-      .where('device_id', '=', deviceId)
-      .where('type', '=', type)
-      .orderBy('id')
-      .execute();
-    return rows.map((row) => JSON.parse(row.payload) as { type: string; data: Record<string, unknown> });
-  };
+  const events = (deviceId: number, type: string) => recordedEvents(gw, deviceId, type);
   const hooked = async (deviceId: number) => {
     const patched = await gw.request('PATCH', `/devices/${deviceId}`, {
       webhook_url: 'https://hooks.example.invalid/gateway',

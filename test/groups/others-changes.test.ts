@@ -8,6 +8,7 @@ import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gat
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { networkGroup, numbers, syncedGroup } from './helpers.js';
+import { recordedEvents } from '../events/helpers.js';
 
 const fresh = numbers('62837');
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
@@ -38,15 +39,8 @@ describe.skipIf(noStoreAvailable)('group changes seen on the network', () => {
   });
 
   const events = async (deviceId: number, type: string, groupId: number) => {
-    const rows = await gw.app.store.db
-      .selectFrom('webhook_events')
-      .select(['payload'])
-      .where('device_id', '=', deviceId)
-      .where('type', '=', type)
-      .orderBy('id')
-      .execute();
-    return rows
-      .map((row) => (JSON.parse(row.payload) as { data: Record<string, unknown> }).data)
+    return (await recordedEvents(gw, deviceId, type))
+      .map((e) => e.data)
       .filter((data) => data.group_id === String(groupId));
   };
   const settle = async () => {

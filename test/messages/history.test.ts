@@ -8,20 +8,14 @@ import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
+import { recordedEvents } from '../events/helpers.js';
 
 const build = { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 } };
 const DAY = 86_400_000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function eventsOf(gw: TestGateway, deviceId: number, type: string) {
-  const rows = await gw.app.store.db
-    .selectFrom('webhook_events')
-    .select(['payload'])
-    .where('device_id', '=', deviceId)
-    .where('type', '=', type)
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => JSON.parse(row.payload).data as Record<string, unknown>);
+  return (await recordedEvents(gw, deviceId, type)).map((e) => e.data);
 }
 
 async function historyRows(gw: TestGateway, deviceId: number) {

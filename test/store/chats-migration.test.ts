@@ -1,34 +1,16 @@
 // Migration 013a (src/chats/): messages stored before it get their chat (a group's JID from their params, else the
 // other person), and the chats table is filled from them: each chat's last message (the greatest created_at, then
 // id), its unread received messages; action rows are in no chat.
-import { join } from 'node:path';
-import { Kysely } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { up } from '../../src/store/migrations/013a-chats.js';
-import { postgresMigrationDialect, sqliteMigrationDialect } from '../../src/store/migrations/helpers.js';
-import { openPostgres } from '../../src/store/postgres.js';
-import { openSqlite } from '../../src/store/sqlite.js';
-import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpers/gateway.js';
+import { noStoreAvailable } from '../helpers/gateway.js';
+import { migrationStores } from '../helpers/migration-store.js';
 
 describe.skipIf(noStoreAvailable)('migration 013a-chats', () => {
-  const cleanup: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    for (const step of cleanup.splice(0).reverse()) await step();
-  });
-
-  function open(location: StoreLocation): Kysely<any> {
-    const dialect =
-      location.databaseUrl === null
-        ? openSqlite(join(location.dataDir, 'gateway.sqlite'))
-        : openPostgres(location.databaseUrl).dialect;
-    return new Kysely<any>({ dialect });
-  }
+  const stores = migrationStores();
 
   it('gives stored messages their chat and fills the chats from them', async () => {
-    const location = await newStoreLocation({ migrated: false });
-    cleanup.push(() => location.drop());
-    const db = open(location);
-    cleanup.push(() => db.destroy());
+    const { db, dialect } = await stores.open();
     // The columns of `messages` the migration reads, as the earlier migrations left them.
     await db.schema
       .createTable('messages')
@@ -69,7 +51,7 @@ describe.skipIf(noStoreAvailable)('migration 013a-chats', () => {
       ])
       .execute();
 
-    await up(db, location.databaseUrl === null ? sqliteMigrationDialect : postgresMigrationDialect);
+    await up(db, dialect);
 
     const chats = await db.selectFrom('messages').select(['id', 'chat']).orderBy('id').execute();
     expect(chats).toEqual([

@@ -261,3 +261,40 @@ export function Time({ value }: { value: string | null | undefined }) {
 export function StatusBadge({ value }: { value: string }) {
   return <span class={`badge badge-${value.toLowerCase()}`}>{value}</span>;
 }
+
+/**
+ * A table in a focusable, labelled region that scrolls sideways on a narrow screen (so keyboard users can scroll it
+ * too): an optional caption (`hiddenCaption` for screen readers only), a header row of column names, then the rows.
+ */
+export function DataTable({
+  label,
+  caption,
+  hiddenCaption,
+  columns,
+  children,
+}: {
+  label: string;
+  caption?: ComponentChildren;
+  hiddenCaption?: string;
+  columns: ReadonlyArray<ComponentChildren>;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={label}>
+      <table>
+        {hiddenCaption !== undefined && <caption class="sr-only">{hiddenCaption}</caption>}
+        {caption !== undefined && <caption>{caption}</caption>}
+        <thead>
+          <tr>
+            {columns.map((column, i) => (
+              <th key={i} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

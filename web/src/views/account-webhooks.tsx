@@ -8,7 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, type AccountWebhook, type Device } from '../api';
 import { useDisclosure, usePolling } from '../hooks';
-import { ErrorNotice, Notice, StatusBadge } from '../ui';
+import { DataTable, ErrorNotice, Notice, StatusBadge } from '../ui';
 import { AccountWebhookView } from './account-webhook';
 import { WebhookForm } from './webhook-form';
 import { OnceSecret } from './webhook-secret';
@@ -100,44 +100,30 @@ function WebhookList({ devices }: { devices: Device[] }) {
       ) : hooks.length === 0 ? (
         <p>No webhook yet: create one to receive events at a URL of yours.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Webhooks table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Devices</th>
-                <th scope="col">Events</th>
-                <th scope="col">Format</th>
-                <th scope="col">State</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.map((h) => (
-                <tr key={h.id}>
-                  <th scope="row">
-                    <a href={`#/webhooks/${encodeURIComponent(h.id)}`}>{h.url}</a>
-                  </th>
-                  <td>{describeDevices(h.devices, devices)}</td>
-                  <td>{describeEvents(h.events)}</td>
-                  <td>{h.format}</td>
-                  <td>
-                    <StatusBadge value={h.enabled ? 'enabled' : 'disabled'} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-label={`${h.enabled ? 'Disable' : 'Enable'} ${h.url}`}
-                      onClick={() => void toggle(h)}
-                    >
-                      {h.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Webhooks table" columns={['URL', 'Devices', 'Events', 'Format', 'State', 'Actions']}>
+          {hooks.map((h) => (
+            <tr key={h.id}>
+              <th scope="row">
+                <a href={`#/webhooks/${encodeURIComponent(h.id)}`}>{h.url}</a>
+              </th>
+              <td>{describeDevices(h.devices, devices)}</td>
+              <td>{describeEvents(h.events)}</td>
+              <td>{h.format}</td>
+              <td>
+                <StatusBadge value={h.enabled ? 'enabled' : 'disabled'} />
+              </td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`${h.enabled ? 'Disable' : 'Enable'} ${h.url}`}
+                  onClick={() => void toggle(h)}
+                >
+                  {h.enabled ? 'Disable' : 'Enable'}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -9,7 +9,7 @@
 import { useState } from 'preact/hooks';
 import { call, type Chat, type Device } from '../api';
 import { usePolling } from '../hooks';
-import { ErrorNotice, Notice, Time } from '../ui';
+import { DataTable, ErrorNotice, Notice, Time } from '../ui';
 import { ChatView } from './chat-view';
 import { ChatMarks, chatPath, preview } from './chat-parts';
 
@@ -74,67 +74,57 @@ function ChatList({ device, devicePhone }: { device: Device; devicePhone: string
       ) : rows.length === 0 ? (
         <p>No chats yet: they appear once this device sends or receives a message.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Chats table">
-          <table>
-            <caption class="sr-only">Chats, most recent first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Chat</th>
-                <th scope="col">Last message</th>
-                <th scope="col">Unread</th>
-                <th scope="col">Marks</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((c) => (
-                <tr key={c.id}>
-                  <th scope="row">
-                    <a href={`#/devices/${device.id}/chats/${encodeURIComponent(c.id)}`}>{c.name ?? c.id}</a>
-                    {c.name !== null && c.name !== c.id && (
-                      <>
-                        <br />
-                        <small class="muted">{c.id}</small>
-                      </>
-                    )}
-                  </th>
-                  <td>
-                    {preview(c.last_message)}
-                    {c.last_message !== null && (
-                      <>
-                        <br />
-                        <small>
-                          <Time value={c.last_message.timestamp} />
-                        </small>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    {c.unread_count > 0 ? (
-                      <span class="badge badge-unread" aria-label={`${c.unread_count} unread`}>
-                        {c.unread_count}
-                      </span>
-                    ) : (
-                      <span class="muted">0</span>
-                    )}
-                  </td>
-                  <td>
-                    <ChatMarks chat={c} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-label={`${c.archived ? 'Unarchive' : 'Archive'} ${c.name ?? c.id}`}
-                      onClick={() => void archive(c, !c.archived)}
-                    >
-                      {c.archived ? 'Unarchive' : 'Archive'}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="Chats table"
+          hiddenCaption="Chats, most recent first"
+          columns={['Chat', 'Last message', 'Unread', 'Marks', 'Actions']}
+        >
+          {rows.map((c) => (
+            <tr key={c.id}>
+              <th scope="row">
+                <a href={`#/devices/${device.id}/chats/${encodeURIComponent(c.id)}`}>{c.name ?? c.id}</a>
+                {c.name !== null && c.name !== c.id && (
+                  <>
+                    <br />
+                    <small class="muted">{c.id}</small>
+                  </>
+                )}
+              </th>
+              <td>
+                {preview(c.last_message)}
+                {c.last_message !== null && (
+                  <>
+                    <br />
+                    <small>
+                      <Time value={c.last_message.timestamp} />
+                    </small>
+                  </>
+                )}
+              </td>
+              <td>
+                {c.unread_count > 0 ? (
+                  <span class="badge badge-unread" aria-label={`${c.unread_count} unread`}>
+                    {c.unread_count}
+                  </span>
+                ) : (
+                  <span class="muted">0</span>
+                )}
+              </td>
+              <td>
+                <ChatMarks chat={c} />
+              </td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`${c.archived ? 'Unarchive' : 'Archive'} ${c.name ?? c.id}`}
+                  onClick={() => void archive(c, !c.archived)}
+                >
+                  {c.archived ? 'Unarchive' : 'Archive'}
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {cursor !== null && (
         <button

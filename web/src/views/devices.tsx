@@ -2,11 +2,12 @@
  * The devices list, refreshed every 3 s while visible, and the form that adds one.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, PACKAGES, call, type Device, type GatewayInfo } from '../api';
+import { PACKAGES, call, type Device, type GatewayInfo } from '../api';
 import { NetworkMark } from './network-mark';
-import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
+import { useDisclosure, usePolling } from '../hooks';
 import { normalisePhone } from '../../../src/phone-number';
-import { ErrorNotice, Field, Notice, PhoneField, Select, StatusBadge } from '../ui';
+import { DataTable, ErrorNotice, Field, Notice, PhoneField, Select, StatusBadge } from '../ui';
+import { FormCard, useSubmission } from '../form-card';
 
 const PER_PAGE = 50;
 
@@ -63,59 +64,55 @@ export function DevicesView({ info }: { info: GatewayInfo }) {
       ) : devices.length === 0 ? (
         <p>No devices yet. Add one, then pair it with a phone.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Devices table">
-          <table>
-            <caption class="sr-only">Devices, refreshed every 3 seconds</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Paired</th>
-                <th scope="col">Connected</th>
-                <th scope="col">Phone</th>
-                <th scope="col">Package</th>
-                <th scope="col">Quota used / available</th>
-                <th scope="col">Server</th>
-                <th scope="col">Status</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {devices.map((d) => (
-                <tr key={d.id}>
-                  <th scope="row">
-                    <a href={`#/devices/${d.id}`}>{d.name}</a>
-                  </th>
-                  <td>
-                    <StatusBadge value={d.paired_status} /> <NetworkMark device={d} info={info} />
-                  </td>
-                  <td>{d.connected ? 'Yes' : 'No'}</td>
-                  <td>{d.phone ?? <span class="muted">–</span>}</td>
-                  <td>{d.package.name}</td>
-                  <td>
-                    {d.subscription.quote_used} /{' '}
-                    {d.subscription.quote_available === '-1' ? 'unlimited' : d.subscription.quote_available}
-                  </td>
-                  <td>
-                    {d.server.name} <span class="muted">({d.server.status})</span>
-                  </td>
-                  <td>
-                    <StatusBadge value={d.status} />
-                  </td>
-                  <td class="actions">
-                    {d.paired_status !== 'PAIRED' && d.status === 'ACTIVE' && (
-                      <a class="button" href={`#/devices/${d.id}/pair`}>
-                        Pair
-                      </a>
-                    )}
-                    <a class="button" href={`#/devices/${d.id}/messages`}>
-                      Messages
-                    </a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="Devices table"
+          hiddenCaption="Devices, refreshed every 3 seconds"
+          columns={[
+            'Name',
+            'Paired',
+            'Connected',
+            'Phone',
+            'Package',
+            'Quota used / available',
+            'Server',
+            'Status',
+            'Actions',
+          ]}
+        >
+          {devices.map((d) => (
+            <tr key={d.id}>
+              <th scope="row">
+                <a href={`#/devices/${d.id}`}>{d.name}</a>
+              </th>
+              <td>
+                <StatusBadge value={d.paired_status} /> <NetworkMark device={d} info={info} />
+              </td>
+              <td>{d.connected ? 'Yes' : 'No'}</td>
+              <td>{d.phone ?? <span class="muted">–</span>}</td>
+              <td>{d.package.name}</td>
+              <td>
+                {d.subscription.quote_used} /{' '}
+                {d.subscription.quote_available === '-1' ? 'unlimited' : d.subscription.quote_available}
+              </td>
+              <td>
+                {d.server.name} <span class="muted">({d.server.status})</span>
+              </td>
+              <td>
+                <StatusBadge value={d.status} />
+              </td>
+              <td class="actions">
+                {d.paired_status !== 'PAIRED' && d.status === 'ACTIVE' && (
+                  <a class="button" href={`#/devices/${d.id}/pair`}>
+                    Pair
+                  </a>
+                )}
+                <a class="button" href={`#/devices/${d.id}/messages`}>
+                  Messages
+                </a>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {total > PER_PAGE && (
         <nav aria-label="Pages of devices" class="pager">
@@ -138,29 +135,19 @@ function AddDevice({ onCreated, onCancel }: { onCreated: (d: Device) => void; on
   const [name, setName] = useState('');
   const [pkg, setPkg] = useState<string>('BETA');
   const [phone, setPhone] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const failure = error instanceof ApiFailure ? error : null;
-  const opened = useOpenedForm(onCancel);
+  const submission = useSubmission();
+  const { failure } = submission;
   return (
-    <form
-      class="card"
-      aria-label="Add device"
-      {...opened}
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
-        try {
-          const body: Record<string, string> = { name, package: pkg };
-          if (phone.trim() !== '') body.phone = normalisePhone(phone);
-          const answer = await call<Device>('POST', '/devices', body);
-          onCreated(answer.data);
-        } catch (failure) {
-          setError(failure);
-        } finally {
-          setBusy(false);
-        }
+    <FormCard
+      label="Add device"
+      submitLabel="Create"
+      submission={submission}
+      onCancel={onCancel}
+      onSubmit={async () => {
+        const body: Record<string, string> = { name, package: pkg };
+        if (phone.trim() !== '') body.phone = normalisePhone(phone);
+        const answer = await call<Device>('POST', '/devices', body);
+        onCreated(answer.data);
       }}
     >
       <Field label="Name" value={name} onValue={setName} required maxLength={100} errors={failure?.forField('name')} />
@@ -177,15 +164,6 @@ function AddDevice({ onCreated, onCancel }: { onCreated: (d: Device) => void; on
         hint="Only this number may pair the device. Country code first, e.g. +62 812-3456-7890."
         errors={failure?.forField('phone')}
       />
-      <ErrorNotice error={error} />
-      <div class="buttons">
-        <button type="submit" disabled={busy}>
-          Create
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </FormCard>
   );
 }

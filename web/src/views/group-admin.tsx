@@ -7,9 +7,10 @@
  * was made that the API did not answer as made.
  */
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, type Device, type GroupDetail, type ParticipantsChange } from '../api';
-import { navigate, useOpenedForm } from '../hooks';
+import { call, type Device, type GroupDetail, type ParticipantsChange } from '../api';
+import { navigate } from '../hooks';
 import { ConfirmButton, CopyButton, ErrorNotice, Field, Notice } from '../ui';
+import { FormCard, useSubmission } from '../form-card';
 
 export type MemberAction = 'remove' | 'promote' | 'demote';
 
@@ -21,6 +22,35 @@ const REASONS: Record<ParticipantsChange['failed'][number]['error_code'], string
   INVALID_NUMBER: 'not a valid number',
   FORBIDDEN: 'the group’s creator: cannot be removed or demoted',
 };
+
+/** One row per participant of a change: its phone, what became of it, and why when it failed. */
+export function OutcomeTable({
+  rows,
+}: {
+  rows: Array<{ key: string; phone: string; outcome: string; reason: string }>;
+}) {
+  return (
+    <table>
+      <caption>Outcome per participant</caption>
+      <thead>
+        <tr>
+          <th scope="col">Phone</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Reason</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key}>
+            <th scope="row">{r.phone}</th>
+            <td>{r.outcome}</td>
+            <td>{r.reason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
 
 /** The answer of a remove, promote or demote: the API's message, then one row per participant. */
 export function ChangeOutcome({
@@ -37,34 +67,17 @@ export function ChangeOutcome({
       <p>
         {message}: {data.succeeded.length} {DONE[action]}, {data.failed.length} failed.
       </p>
-      <table>
-        <caption>Outcome per participant</caption>
-        <thead>
-          <tr>
-            <th scope="col">Phone</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Reason</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.succeeded.map((phone) => (
-            <tr key={`s${phone}`}>
-              <th scope="row">{phone}</th>
-              <td>{DONE[action]}</td>
-              <td />
-            </tr>
-          ))}
-          {data.failed.map((f) => (
-            <tr key={`f${f.phone}`}>
-              <th scope="row">{f.phone}</th>
-              <td>failed</td>
-              <td>
-                {REASONS[f.error_code] ?? f.error_code} ({f.error_code})
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <OutcomeTable
+        rows={[
+          ...data.succeeded.map((phone) => ({ key: `s${phone}`, phone, outcome: DONE[action], reason: '' })),
+          ...data.failed.map((f) => ({
+            key: `f${f.phone}`,
+            phone: f.phone,
+            outcome: 'failed',
+            reason: `${REASONS[f.error_code] ?? f.error_code} (${f.error_code})`,
+          })),
+        ]}
+      />
     </div>
   );
 }
@@ -172,30 +185,20 @@ export function JoinGroupForm({
   onCancel: () => void;
 }) {
   const [invite, setInvite] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const opened = useOpenedForm(onCancel);
-  const failure = error instanceof ApiFailure ? error : null;
+  const submission = useSubmission();
+  const { failure } = submission;
   return (
-    <form
-      class="card"
-      aria-label="Join a group"
-      {...opened}
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
-        try {
-          const answer = await call<GroupDetail>('POST', '/groups/join', {
-            device: devicePhone,
-            invite: invite.trim(),
-          });
-          onJoined(answer.data, answer.message);
-        } catch (failure) {
-          setError(failure);
-        } finally {
-          setBusy(false);
-        }
+    <FormCard
+      label="Join a group"
+      submitLabel="Join group"
+      submission={submission}
+      onCancel={onCancel}
+      onSubmit={async () => {
+        const answer = await call<GroupDetail>('POST', '/groups/join', {
+          device: devicePhone,
+          invite: invite.trim(),
+        });
+        onJoined(answer.data, answer.message);
       }}
     >
       <Field
@@ -206,15 +209,6 @@ export function JoinGroupForm({
         hint="A link https://chat.whatsapp.com/… as shared, or the code at its end."
         errors={failure?.forField('invite')}
       />
-      <ErrorNotice error={error} />
-      <div class="buttons">
-        <button type="submit" disabled={busy}>
-          Join group
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </FormCard>
   );
 }

@@ -10,8 +10,8 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type GroupDetail, type MembersResult, type ParticipantsChange } from '../api';
 import { splitPhoneList } from '../../../src/phone-number';
 import { usePolling } from '../hooks';
-import { ConfirmButton, ErrorNotice } from '../ui';
-import { ChangeOutcome, InviteLinkCard, LeaveGroupCard, type MemberAction } from './group-admin';
+import { ConfirmButton, DataTable, ErrorNotice } from '../ui';
+import { ChangeOutcome, InviteLinkCard, LeaveGroupCard, OutcomeTable, type MemberAction } from './group-admin';
 
 export function GroupDetailView({ device, groupId }: { device: Device; groupId: string }) {
   const [group, setGroup] = useState<GroupDetail | null>(null);
@@ -92,47 +92,36 @@ function Participants({
 
   return (
     <>
-      <div class="table-wrap" tabIndex={0} role="region" aria-label="Participants table">
-        <table>
-          <caption>
+      <DataTable
+        label="Participants table"
+        caption={
+          <>
             {group.participant_count} participants; this device is {group.device_admin ?? 'a member'}
-          </caption>
-          <thead>
-            <tr>
-              {admin && (
-                <th scope="col">
-                  <span class="sr-only">Selected</span>
-                </th>
-              )}
-              <th scope="col">Phone</th>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {group.participants.map((p) => (
-              <tr key={p.phone}>
-                {admin && (
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${p.phone}`}
-                      checked={chosen.includes(p.phone)}
-                      onChange={(e) => {
-                        const on = (e.target as HTMLInputElement).checked;
-                        setSelected((s) => (on ? [...s, p.phone] : s.filter((x) => x !== p.phone)));
-                      }}
-                    />
-                  </td>
-                )}
-                <th scope="row">{p.phone}</th>
-                <td>{p.name ?? ''}</td>
-                <td>{p.admin ?? 'member'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+          </>
+        }
+        columns={[...(admin ? [<span class="sr-only">Selected</span>] : []), 'Phone', 'Name', 'Role']}
+      >
+        {group.participants.map((p) => (
+          <tr key={p.phone}>
+            {admin && (
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${p.phone}`}
+                  checked={chosen.includes(p.phone)}
+                  onChange={(e) => {
+                    const on = (e.target as HTMLInputElement).checked;
+                    setSelected((s) => (on ? [...s, p.phone] : s.filter((x) => x !== p.phone)));
+                  }}
+                />
+              </td>
+            )}
+            <th scope="row">{p.phone}</th>
+            <td>{p.name ?? ''}</td>
+            <td>{p.admin ?? 'member'}</td>
+          </tr>
+        ))}
+      </DataTable>
       {admin ? (
         <div class="buttons" role="group" aria-label="Change the selected participants">
           <span class="hint">{chosen.length} selected</span>
@@ -217,34 +206,22 @@ function AddMembers({ groupId, onChanged }: { groupId: string; onChanged: () => 
             {result.message}: {result.data.total_added} added, {result.data.total_failed} failed; the group now has{' '}
             {result.data.new_participant_count} members.
           </p>
-          <table>
-            <caption>Outcome per participant</caption>
-            <thead>
-              <tr>
-                <th scope="col">Phone</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.data.added_members.map((m) => (
-                <tr key={`a${m.phone}`}>
-                  <th scope="row">{m.phone}</th>
-                  <td>added</td>
-                  <td />
-                </tr>
-              ))}
-              {result.data.failed_members.map((m) => (
-                <tr key={`f${m.phone}`}>
-                  <th scope="row">{m.phone}</th>
-                  <td>failed</td>
-                  <td>
-                    {m.error} ({m.error_code})
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <OutcomeTable
+            rows={[
+              ...result.data.added_members.map((m) => ({
+                key: `a${m.phone}`,
+                phone: m.phone,
+                outcome: 'added',
+                reason: '',
+              })),
+              ...result.data.failed_members.map((m) => ({
+                key: `f${m.phone}`,
+                phone: m.phone,
+                outcome: 'failed',
+                reason: `${m.error} (${m.error_code})`,
+              })),
+            ]}
+          />
         </div>
       )}
     </form>

@@ -4,10 +4,11 @@
  * people write them (src/phone-number.ts).
  */
 import { useState } from 'preact/hooks';
-import { ApiFailure, call, type CreatedGroup, type Device, type Group, type GroupDetail } from '../api';
+import { call, type CreatedGroup, type Device, type Group, type GroupDetail } from '../api';
 import { splitPhoneList } from '../../../src/phone-number';
-import { useDisclosure, useOpenedForm, usePolling } from '../hooks';
-import { ErrorNotice, Field, Notice } from '../ui';
+import { useDisclosure, usePolling } from '../hooks';
+import { DataTable, ErrorNotice, Field, Notice } from '../ui';
+import { FormCard, useSubmission } from '../form-card';
 import { GroupDetailView } from './group-detail';
 import { JoinGroupForm, takeLeftNotice } from './group-admin';
 
@@ -118,28 +119,17 @@ function GroupList({ device }: { device: Device }) {
             : 'This device is in no group yet: create one, or join one from the phone (groups come from the network).'}
         </p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Groups table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Members</th>
-                <th scope="col">This device’s role</th>
-              </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => (
-                <tr key={g.id}>
-                  <th scope="row">
-                    <a href={`#/devices/${device.id}/groups/${g.id}`}>{g.subject}</a>
-                  </th>
-                  <td>{g.participant_count}</td>
-                  <td>{g.device_admin ?? 'member'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Groups table" columns={['Group', 'Members', 'This device’s role']}>
+          {groups.map((g) => (
+            <tr key={g.id}>
+              <th scope="row">
+                <a href={`#/devices/${device.id}/groups/${g.id}`}>{g.subject}</a>
+              </th>
+              <td>{g.participant_count}</td>
+              <td>{g.device_admin ?? 'member'}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
@@ -156,32 +146,22 @@ function CreateGroup({
 }) {
   const [name, setName] = useState('');
   const [members, setMembers] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const opened = useOpenedForm(onCancel);
-  const failure = error instanceof ApiFailure ? error : null;
+  const submission = useSubmission();
+  const { failure } = submission;
   const memberErrors = failure?.forField('participants') ?? [];
   return (
-    <form
-      class="card"
-      aria-label="New group"
-      {...opened}
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
-        try {
-          const answer = await call<CreatedGroup>('POST', '/groups', {
-            device: devicePhone,
-            name,
-            participants: splitPhoneList(members),
-          });
-          onCreated(answer.data);
-        } catch (failure) {
-          setError(failure);
-        } finally {
-          setBusy(false);
-        }
+    <FormCard
+      label="New group"
+      submitLabel="Create group"
+      submission={submission}
+      onCancel={onCancel}
+      onSubmit={async () => {
+        const answer = await call<CreatedGroup>('POST', '/groups', {
+          device: devicePhone,
+          name,
+          participants: splitPhoneList(members),
+        });
+        onCreated(answer.data);
       }}
     >
       <Field
@@ -212,15 +192,6 @@ function CreateGroup({
           </small>
         )}
       </div>
-      <ErrorNotice error={error} />
-      <div class="buttons">
-        <button type="submit" disabled={busy}>
-          Create group
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </FormCard>
   );
 }

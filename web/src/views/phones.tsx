@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Device, type InboxEntry } from '../api';
 import { usePolling } from '../hooks';
 import { normalisePhone } from '../../../src/phone-number';
-import { ErrorNotice, Field, Notice, PhoneField, Select, Time } from '../ui';
+import { DataTable, ErrorNotice, Field, Notice, PhoneField, Select, Time } from '../ui';
 
 interface PhoneView {
   phone: string;
@@ -91,55 +91,45 @@ function Phone({ phone }: { phone: string }) {
           (view.inbox.length === 0 ? (
             <p>No messages received yet.</p>
           ) : (
-            <div class="table-wrap" tabIndex={0} role="region" aria-label="Inbox table">
-              <table>
-                <caption class="sr-only">Messages this phone received, oldest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">From</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Content</th>
-                    <th scope="col">Received</th>
-                    <th scope="col">Read</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {view.inbox.map((m) => (
-                    <tr key={m.message_id}>
-                      <th scope="row">{m.from}</th>
-                      <td>{m.type}</td>
-                      <td class="text">{summary(m)}</td>
-                      <td>
-                        <Time value={m.received_at} />
-                      </td>
-                      <td>
-                        {m.read_at !== null ? (
-                          <Time value={m.read_at} />
-                        ) : (
-                          <button
-                            type="button"
-                            aria-label={`Mark read: ${summary(m).slice(0, 40)}`}
-                            onClick={async () => {
-                              try {
-                                await call('POST', `/sandbox/phones/${encodeURIComponent(phone)}/read`, {
-                                  message_id: m.message_id,
-                                });
-                                setNotice('Marked read: the sender gets a read receipt.');
-                                await load();
-                              } catch (failure) {
-                                setError(failure);
-                              }
-                            }}
-                          >
-                            Mark read
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              label="Inbox table"
+              hiddenCaption="Messages this phone received, oldest first"
+              columns={['From', 'Type', 'Content', 'Received', 'Read']}
+            >
+              {view.inbox.map((m) => (
+                <tr key={m.message_id}>
+                  <th scope="row">{m.from}</th>
+                  <td>{m.type}</td>
+                  <td class="text">{summary(m)}</td>
+                  <td>
+                    <Time value={m.received_at} />
+                  </td>
+                  <td>
+                    {m.read_at !== null ? (
+                      <Time value={m.read_at} />
+                    ) : (
+                      <button
+                        type="button"
+                        aria-label={`Mark read: ${summary(m).slice(0, 40)}`}
+                        onClick={async () => {
+                          try {
+                            await call('POST', `/sandbox/phones/${encodeURIComponent(phone)}/read`, {
+                              message_id: m.message_id,
+                            });
+                            setNotice('Marked read: the sender gets a read receipt.');
+                            await load();
+                          } catch (failure) {
+                            setError(failure);
+                          }
+                        }}
+                      >
+                        Mark read
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           ))}
       </section>
       <SendFromPhone phone={phone} />

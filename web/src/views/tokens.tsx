@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, call, type Token } from '../api';
-import { ConfirmButton, CopyButton, ErrorNotice, Field, Notice, Time } from '../ui';
+import { ConfirmButton, CopyButton, DataTable, ErrorNotice, Field, Notice, Time } from '../ui';
 
 export function TokensView({ token, onSignOut }: { token: string; onSignOut: () => void }) {
   const [tokens, setTokens] = useState<Token[] | null>(null);
@@ -82,58 +82,45 @@ export function TokensView({ token, onSignOut }: { token: string; onSignOut: () 
       {tokens === null ? (
         <p aria-busy="true">Loading tokens…</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Tokens table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Starts with</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Actions</th>
+        <DataTable label="Tokens table" columns={['Name', 'Starts with', 'Created', 'Last used', 'Actions']}>
+          {tokens.map((t) => {
+            const current = token.startsWith(t.prefix);
+            return (
+              <tr key={t.id}>
+                <th scope="row">
+                  {t.name}
+                  {current && <span class="badge badge-current"> in use by this page</span>}
+                </th>
+                <td>
+                  <code>{t.prefix}…</code>
+                </td>
+                <td>
+                  <Time value={t.created_at} />
+                </td>
+                <td>
+                  <Time value={t.last_used_at} />
+                </td>
+                <td>
+                  {current ? (
+                    <ConfirmButton
+                      label={`Revoke ${t.name}`}
+                      question="This is the token this page is signed in with. Revoke it and sign out?"
+                      confirmLabel="Yes, revoke and sign out"
+                      onConfirm={() => revoke(t, true)}
+                    />
+                  ) : (
+                    <ConfirmButton
+                      label={`Revoke ${t.name}`}
+                      question={`Revoke “${t.name}”? Clients using it get 401 at once.`}
+                      confirmLabel="Yes, revoke"
+                      onConfirm={() => revoke(t, false)}
+                    />
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {tokens.map((t) => {
-                const current = token.startsWith(t.prefix);
-                return (
-                  <tr key={t.id}>
-                    <th scope="row">
-                      {t.name}
-                      {current && <span class="badge badge-current"> in use by this page</span>}
-                    </th>
-                    <td>
-                      <code>{t.prefix}…</code>
-                    </td>
-                    <td>
-                      <Time value={t.created_at} />
-                    </td>
-                    <td>
-                      <Time value={t.last_used_at} />
-                    </td>
-                    <td>
-                      {current ? (
-                        <ConfirmButton
-                          label={`Revoke ${t.name}`}
-                          question="This is the token this page is signed in with. Revoke it and sign out?"
-                          confirmLabel="Yes, revoke and sign out"
-                          onConfirm={() => revoke(t, true)}
-                        />
-                      ) : (
-                        <ConfirmButton
-                          label={`Revoke ${t.name}`}
-                          question={`Revoke “${t.name}”? Clients using it get 401 at once.`}
-                          confirmLabel="Yes, revoke"
-                          onConfirm={() => revoke(t, false)}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );

@@ -8,8 +8,8 @@
  */
 import { useState } from 'preact/hooks';
 import { call, type AccountWebhook, type Device } from '../api';
-import { useOpenedForm } from '../hooks';
-import { ErrorNotice, Field, Select } from '../ui';
+import { Field, Select } from '../ui';
+import { FormCard, useSubmission } from '../form-card';
 import { fieldErrors } from './webhook-parts';
 
 const FORMATS = [
@@ -37,35 +37,25 @@ export function WebhookForm({
   const [format, setFormat] = useState('standard');
   const [headers, setHeaders] = useState<Array<{ name: string; value: string }>>([]);
   const [enabled, setEnabled] = useState(true);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const opened = useOpenedForm(onCancel);
+  const submission = useSubmission();
   const types = events
     .split(/[\s,]+/)
     .map((t) => t.trim())
     .filter(Boolean);
-  const headerErrors = fieldErrors(error, 'headers');
+  const headerErrors = fieldErrors(submission.error, 'headers');
 
   return (
-    <form
-      class="card"
-      aria-label="New webhook"
-      {...opened}
-      onSubmit={async (e) => {
-        e.preventDefault();
-        setBusy(true);
-        setError(null);
+    <FormCard
+      label="New webhook"
+      submitLabel="Create webhook"
+      submission={submission}
+      onCancel={onCancel}
+      onSubmit={async () => {
         const body: Record<string, unknown> = { url: url.trim(), format, enabled };
         if (!allDevices) body.devices = chosen;
         if (types.length > 0) body.events = types;
         if (headers.length > 0) body.headers = Object.fromEntries(headers.map((h) => [h.name.trim(), h.value]));
-        try {
-          onCreated((await call<AccountWebhook>('POST', '/webhooks', body)).data);
-        } catch (failure) {
-          setError(failure);
-        } finally {
-          setBusy(false);
-        }
+        onCreated((await call<AccountWebhook>('POST', '/webhooks', body)).data);
       }}
     >
       <Field
@@ -75,7 +65,7 @@ export function WebhookForm({
         onValue={setUrl}
         required
         hint="Events are POSTed here, signed with this webhook's own secret."
-        errors={fieldErrors(error, 'url')}
+        errors={fieldErrors(submission.error, 'url')}
       />
       <fieldset>
         <legend>Devices</legend>
@@ -106,9 +96,9 @@ export function WebhookForm({
             ))}
           </ul>
         )}
-        {fieldErrors(error, 'devices').length > 0 && (
+        {fieldErrors(submission.error, 'devices').length > 0 && (
           <small class="field-error" role="alert">
-            {fieldErrors(error, 'devices').join('; ')}
+            {fieldErrors(submission.error, 'devices').join('; ')}
           </small>
         )}
       </fieldset>
@@ -117,7 +107,7 @@ export function WebhookForm({
         value={events}
         onValue={setEvents}
         hint="Empty for every event; else the types, separated by commas (e.g. message.incoming, message.delivered)."
-        errors={fieldErrors(error, 'events')}
+        errors={fieldErrors(submission.error, 'events')}
       />
       <Select label="Format" value={format} onValue={setFormat} options={FORMATS} />
       <fieldset>
@@ -162,15 +152,6 @@ export function WebhookForm({
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />{' '}
         Enabled: deliver events from now on
       </label>
-      <ErrorNotice error={error} />
-      <div class="buttons">
-        <button type="submit" disabled={busy}>
-          Create webhook
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
-    </form>
+    </FormCard>
   );
 }

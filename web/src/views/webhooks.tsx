@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, call, type Attempt, type Delivery, type Device } from '../api';
 import { usePolling } from '../hooks';
-import { ConfirmButton, CopyButton, ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
+import { ConfirmButton, CopyButton, DataTable, ErrorNotice, Field, Notice, Select, StatusBadge, Time } from '../ui';
 
 const FORMATS = [
   { value: 'standard', label: 'Standard Webhooks (standard)' },
@@ -142,70 +142,60 @@ export function DeliveryLog({ listPath, retryPath }: { listPath: string; retryPa
       ) : deliveries.length === 0 ? (
         <p>No deliveries yet. Events (pairing, messages) appear here as they are sent to this destination.</p>
       ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label="Deliveries table">
-          <table>
-            <caption class="sr-only">Webhook deliveries, newest first, with their attempts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts (time, HTTP status, latency, error)</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((d) => (
-                <tr key={d.id}>
-                  <th scope="row">
-                    {d.type}
-                    <br />
-                    <small class="muted">{d.id}</small>
-                  </th>
-                  <td>
-                    <Time value={d.created_at} />
-                  </td>
-                  <td>
-                    <StatusBadge value={d.status} />
-                  </td>
-                  <td>
-                    {d.attempts.length === 0 ? (
-                      <span class="muted">none yet</span>
-                    ) : (
-                      <ol class="attempts">
-                        {d.attempts.map((a, i) => (
-                          <li key={i}>
-                            <Time value={a.attempted_at} /> · {a.http_status ?? 'no answer'} · {a.latency_ms} ms
-                            {a.error !== null && <span class="error-text"> · {a.error}</span>}
-                            {a.reply != null && <span> · {describeReply(a.reply)}</span>}
-                          </li>
-                        ))}
-                      </ol>
-                    )}
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-label={`Retry delivery ${d.id}`}
-                      onClick={async () => {
-                        setError(null);
-                        try {
-                          await call('POST', retryPath(d.id));
-                          setNotice(`Delivery ${d.id} will be sent again now.`);
-                          await load();
-                        } catch (failure) {
-                          setError(failure);
-                        }
-                      }}
-                    >
-                      Retry
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="Deliveries table"
+          hiddenCaption="Webhook deliveries, newest first, with their attempts"
+          columns={['Event', 'Created', 'Status', 'Attempts (time, HTTP status, latency, error)', 'Actions']}
+        >
+          {deliveries.map((d) => (
+            <tr key={d.id}>
+              <th scope="row">
+                {d.type}
+                <br />
+                <small class="muted">{d.id}</small>
+              </th>
+              <td>
+                <Time value={d.created_at} />
+              </td>
+              <td>
+                <StatusBadge value={d.status} />
+              </td>
+              <td>
+                {d.attempts.length === 0 ? (
+                  <span class="muted">none yet</span>
+                ) : (
+                  <ol class="attempts">
+                    {d.attempts.map((a, i) => (
+                      <li key={i}>
+                        <Time value={a.attempted_at} /> · {a.http_status ?? 'no answer'} · {a.latency_ms} ms
+                        {a.error !== null && <span class="error-text"> · {a.error}</span>}
+                        {a.reply != null && <span> · {describeReply(a.reply)}</span>}
+                      </li>
+                    ))}
+                  </ol>
+                )}
+              </td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`Retry delivery ${d.id}`}
+                  onClick={async () => {
+                    setError(null);
+                    try {
+                      await call('POST', retryPath(d.id));
+                      setNotice(`Delivery ${d.id} will be sent again now.`);
+                      await load();
+                    } catch (failure) {
+                      setError(failure);
+                    }
+                  }}
+                >
+                  Retry
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );
