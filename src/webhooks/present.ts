@@ -15,7 +15,12 @@ import { MAX_HEADERS } from './service.js';
 const EventName = Type.Union([...EVENT_TYPES, '*'].map((type) => Type.Literal(type)));
 
 const fields = {
-  url: Type.String({ minLength: 1, maxLength: 2048, description: 'Where deliveries are POSTed (http or https)' }),
+  url: Type.String({
+    minLength: 1,
+    maxLength: 2048,
+    description: 'Where deliveries are POSTed (http or https)',
+    examples: ['https://example.com/webhooks/crm'],
+  }),
   devices: Nullable(
     Type.Array(Type.Integer({ minimum: 1, maximum: 2 ** 53 - 1 }), {
       maxItems: 1000,

@@ -96,6 +96,6 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
     expect(await freshRow.textContent()).not.toContain('on the sandbox');
     expect(await freshRow.textContent()).not.toContain('on WhatsApp');
     await p.goto(`${base}#/devices/${kept.id}`);
-    await expect.poll(() => p.locator('.title-row').textContent()).toContain('on the sandbox');
+    await expect.poll(() => p.locator('.title-row').first().textContent()).toContain('on the sandbox');
   });
 });
