@@ -14,12 +14,17 @@
 // events of the log). Counted in the measuring window (after a warm-up): arrivals per second per destination, the
 // latency p50/p99/max of the events created in it; then every consumer is waited for until it has all N events
 // (N: the webhook deliveries the gateway recorded), and its drain rate is N over its first to last arrival.
-// Last, a fresh SSE and a fresh WebSocket consumer replay the whole log from its start (the stream's own rate
-// when it does not wait for new events).
+// Then a fresh SSE and a fresh WebSocket consumer replay the whole log from its start (the stream's own rate
+// when it does not wait for new events). Last, the gateway is restarted with the brokers' cursors forgotten and
+// fresh exchange and stream names: it publishes the whole log as to a broker configured the first time, and
+// each broker's rate is N over its consumer's first to last arrival (the publisher's own rate from the log).
 //
 //   npm run build && node --import tsx bench/destinations.ts [seconds] [messages_per_second] [devices]
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
 import { cpus } from 'node:os';
 import { TOKEN, api, cpuMs, machine, pairDevice } from './lib.js';
 import { loadAverage, onFailure, openBenchStore, startNodes, storeKind } from './stores.js';
@@ -187,6 +192,67 @@ const replays = {
 const brokers = (await api(gateway.url, 'GET', '/gateway')).data?.brokers ?? null;
 await closeAll();
 await nodes.stop();
+
+// --- backlog: the brokers' own rate, publishing the whole log to fresh names after a restart ---------
+
+/** Forgets how far each broker was published (as if configured the first time), with the gateway stopped. */
+async function forgetBrokerCursors(): Promise<void> {
+  if (store.kind === 'sqlite') {
+    const db = new Database(join(store.env.GATEWAY_DATA_DIR!, 'gateway.sqlite'));
+    db.prepare('delete from broker_cursors').run();
+    db.close();
+    return;
+  }
+  const db = new pg.Client({ connectionString: store.env.DATABASE_URL });
+  await db.connect();
+  await db.query('delete from broker_cursors');
+  await db.end();
+}
+await forgetBrokerCursors();
+const again = `${suffix}b`;
+const backlogAmqp = await amqpConsumer(amqpUrl, `bench.destinations.${again}`);
+const backlogNats = await natsConsumer(
+  natsUrl,
+  `BENCH_DESTINATIONS_${again.toUpperCase()}`,
+  `bench.destinations.${again}`,
+);
+consumers.push(backlogAmqp, backlogNats);
+const restarted = await startNodes(
+  store,
+  1,
+  {
+    GATEWAY_SEND_INTERVAL_MS: '0',
+    LOG_LEVEL: 'info',
+    GATEWAY_AMQP_URL: amqpUrl,
+    GATEWAY_AMQP_EXCHANGE: `bench.destinations.${again}`,
+    GATEWAY_NATS_URL: natsUrl,
+    GATEWAY_NATS_STREAM: `BENCH_DESTINATIONS_${again.toUpperCase()}`,
+    GATEWAY_NATS_SUBJECT_PREFIX: `bench.destinations.${again}`,
+  },
+  null,
+);
+const backlogStart = Date.now();
+while ([backlogAmqp, backlogNats].some((c) => c.tally.seen.size < expected) && Date.now() - backlogStart < 120_000) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
+const backlog = Object.fromEntries(
+  [backlogAmqp, backlogNats].map(({ tally }) => {
+    const first = tally.arrivals[0]?.at ?? 0;
+    const last = tally.arrivals.at(-1)?.at ?? 0;
+    return [
+      tally.name,
+      {
+        events: tally.seen.size,
+        all: tally.seen.size >= expected,
+        duplicates: [...tally.seen.values()].filter((count) => count > 1).length,
+        first_to_last_ms: last - first,
+        events_per_second: Math.round(tally.seen.size / Math.max(0.001, (last - first) / 1000)),
+      },
+    ];
+  }),
+);
+await closeAll();
+await restarted.stop();
 await store.close();
 
 // --- results ---------------------------------------------------------------------------
@@ -233,6 +299,7 @@ console.log(
       drained_after_load_ms: drainedAfterMs,
       destinations: Object.fromEntries(live.map((tally) => [tally.name, summary(tally)])),
       replay_from_log_start: replays,
+      brokers_publishing_the_log_after_a_restart: backlog,
       brokers_at_end: brokers,
       cpu_cores_in_window: {
         gateway: Number((gatewayCpu / (windowEnd - windowStart)).toFixed(2)),
