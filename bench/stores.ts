@@ -125,7 +125,7 @@ function cleanUp(): Promise<void> {
     .reduce((done, step) => done.then(step).catch(() => undefined), Promise.resolve());
 }
 
-function onFailure(step: () => Promise<void>): void {
+export function onFailure(step: () => Promise<void>): void {
   cleanups.push(step);
   if (cleanupArmed) return;
   cleanupArmed = true;
