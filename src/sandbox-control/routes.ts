@@ -18,45 +18,19 @@ import { SandboxControlError, type PhoneVote, type SandboxControl } from '../net
 import type { AccountsService } from '../accounts/service.js';
 import type { DevicesService } from '../devices/service.js';
 import type { PairingService } from '../devices/pairing.js';
-import { PHONE_PATTERN } from '../phone-number.js';
 import type { Store } from '../store/store.js';
 import { PhoneMessageBody } from './phone-message.js';
+import {
+  Anything,
+  GroupChangeBody,
+  Phone,
+  PhoneCallBody,
+  PhoneParams,
+  PhoneSettings,
+  SeedHistoryBody,
+} from './route-schemas.js';
 import { SandboxChanges } from './changes.js';
 import { SandboxControlService } from './service.js';
-
-const Phone = Type.String({
-  pattern: '^[1-9][0-9]{6,14}$',
-  description: 'Digits only, country code first',
-  examples: ['6281234567890'],
-});
-const PhoneParams = Type.Object({ phone: Type.String({ maxLength: 32 }) });
-
-const PhoneSettings = Type.Object({
-  phone: Phone,
-  name: Type.Optional(Type.String({ maxLength: 100 })),
-  registered: Type.Optional(Type.Boolean()),
-  privacy: Type.Optional(Type.Union([Type.Literal('everyone'), Type.Literal('nobody')])),
-  online: Type.Optional(Type.Boolean()),
-  auto_read: Type.Optional(Type.Boolean()),
-  about: Type.Optional(Type.String({ maxLength: 139, description: 'Shown as the contact’s `about`' })),
-  picture_url: Type.Optional(
-    Type.Union([Type.String({ maxLength: 2048 }), Type.Null()], {
-      description: 'Shown as the contact’s `profile_picture_url`; a change raises `contact.updated`',
-    }),
-  ),
-  is_business: Type.Optional(Type.Boolean()),
-});
-
-const GroupChangeBody = Type.Object({
-  group_id: Type.String({ maxLength: 64, description: 'The group’s network id (`…@g.us`)' }),
-  subject: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  description: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-  picture_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-  action: Type.Optional(Type.Union([Type.Literal('remove'), Type.Literal('promote'), Type.Literal('demote')])),
-  participants: Type.Optional(Type.Array(Phone, { minItems: 1, maxItems: 1024 })),
-});
-
-const Anything = Type.Object({}, { additionalProperties: true });
 
 const tags = ['Sandbox'];
 
@@ -293,21 +267,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         description:
           'The device must be connected (409 `Device not connected`): a call rings only a device that is online. The phone’s `calls` list shows the call, `rejected` once the device rejected it.',
         params: PhoneParams,
-        body: Type.Object({
-          to: Type.String({
-            pattern: PHONE_PATTERN.source,
-            description: 'The device’s number',
-            examples: ['6281234567890'],
-          }),
-          video: Type.Optional(Type.Boolean({ description: 'A video call' })),
-          group_id: Type.Optional(
-            Type.String({
-              maxLength: 64,
-              description: 'A group call in this group (its network id, …@g.us)',
-              examples: ['120363012345678901@g.us'],
-            }),
-          ),
-        }),
+        body: PhoneCallBody,
         response: {
           200: CodeEnvelope(
             Type.Object({
@@ -340,23 +300,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         description:
           'The messages join the history of the number `to` (oldest first by `at`): the next time `to` pairs one of your devices, the device is offered them with the texts its number sent to phones, and stores those sent within `GATEWAY_HISTORY_DAYS` days with `source: "history"`, then gets one `device.history_synced` (docs/api.md, History sync). Up to 1,000 messages a call, 20,000 kept per number.',
         params: PhoneParams,
-        body: Type.Object({
-          to: Type.String({
-            pattern: PHONE_PATTERN.source,
-            description: 'The number that will pair (the device’s number)',
-            examples: ['6281234567890'],
-          }),
-          messages: Type.Array(
-            Type.Object({
-              text: Type.String({ minLength: 1, maxLength: 4096 }),
-              from_me: Type.Optional(
-                Type.Boolean({ description: 'True: `to` wrote it to the phone; false (default): the phone wrote it' }),
-              ),
-              at: Type.Optional(Type.String({ format: 'date-time', description: 'When it was sent; now when absent' })),
-            }),
-            { minItems: 1, maxItems: 1000 },
-          ),
-        }),
+        body: SeedHistoryBody,
         response: { 200: CodeEnvelope(Type.Object({ seeded: Type.Integer() })), ...errorResponses(400, 401, 404) },
       },
       config: { fieldErrors: { to: 'INVALID_PHONE' } },
