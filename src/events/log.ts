@@ -7,11 +7,15 @@
  *
  * Why not `seq` alone: on PostgreSQL `seq` is taken when the row is inserted, before its transaction commits, so
  * two transactions can commit out of `seq` order; a reader that had read up to the later one's rows would never see
- * the earlier one's. Instead a reader reads only rows of transactions older than its snapshot's xmin
- * (`pg_snapshot_xmin(pg_current_snapshot())`): every one of those has ended, so nothing can still appear before the
- * last row returned, and every transaction still running or yet to start has an id at or above it, after the
- * cursor. A transaction that runs long (any writing transaction of the server) holds the log back until it ends:
- * latency, never a gap. SQLite has one writer, whose commit order is its rowid order: `xact` is 0 there.
+ * the earlier one's. Instead a reader first asks for the horizon: the oldest transaction id still running in this
+ * database (`pg_stat_activity.backend_xid`, set as soon as a transaction takes an id, before it writes), or, with
+ * none running, the next id to be given. Then, in a later statement, it reads only rows of transactions below that:
+ * each of those had ended when the horizon was taken, so a later snapshot sees all of its rows, and every transaction
+ * still running or yet to start has an id at or above it, after the cursor. The two statements are in that order on
+ * purpose: read in one statement, the rows' snapshot would come first and a transaction ending in between would be
+ * passed over. A transaction of this database that runs long holds the log back until it ends: latency, never a gap;
+ * other databases of the server do not (their ids are below the horizon too, but they write no row here). SQLite has
+ * one writer, whose commit order is its rowid order: `xact` is 0 there.
  *
  * Owns: the cursor's encoding and the one query that reads the log.
  * Must never: return a row a later read could find before it (the horizon above), or write.
@@ -83,9 +87,7 @@ export async function readLog(db: Db, after: string | null, filter: LogFilter, l
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   if (filter.deviceIds !== undefined) query = query.where('device_id', 'in', [...filter.deviceIds]);
   if (filter.types !== undefined) query = query.where('type', 'in', [...filter.types]);
-  if (onPostgres(db)) {
-    query = query.where('xact', '<', sql<number>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
-  }
+  if (onPostgres(db)) query = query.where('xact', '<', await horizon(db));
   const rows = await query.execute();
   return rows.map((row) => ({
     cursor: encodeCursor(Number(row.xact), Number(row.seq)),
@@ -101,9 +103,29 @@ export async function readLog(db: Db, after: string | null, filter: LogFilter, l
 /** The cursor of the newest event a reader can see now (null: the log is empty): where "from now on" starts. */
 export async function logHead(db: Db): Promise<string | null> {
   let query = db.selectFrom('events').select(['xact', 'seq']).orderBy('xact', 'desc').orderBy('seq', 'desc').limit(1);
-  if (onPostgres(db)) {
-    query = query.where('xact', '<', sql<number>`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
-  }
+  if (onPostgres(db)) query = query.where('xact', '<', await horizon(db));
   const row = await query.executeTakeFirst();
   return row === undefined ? null : encodeCursor(Number(row.xact), Number(row.seq));
+}
+
+/** 2^32: `backend_xid` is a 32-bit id; the log's `xact` the 64-bit one (epoch above it). */
+const EPOCH = 4_294_967_296;
+
+/**
+ * PostgreSQL: every transaction of this database with a 64-bit id below the answer has ended (see the header). The
+ * 32-bit ids of `pg_stat_activity` are widened with the epoch of the snapshot's xmax (the one before, for an id taken
+ * before that epoch began). Must run in a statement of its own, before the rows are read.
+ */
+async function horizon(db: Db): Promise<number> {
+  const { rows } = await sql<{ horizon: string }>`
+    with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as xmax)
+    select coalesce(
+      min(case when a.backend_xid::text::bigint <= s.xmax % ${EPOCH}
+               then (s.xmax / ${EPOCH}) * ${EPOCH} + a.backend_xid::text::bigint
+               else (s.xmax / ${EPOCH} - 1) * ${EPOCH} + a.backend_xid::text::bigint end),
+      min(s.xmax)
+    )::text as horizon
+    from s left join pg_stat_activity a
+      on a.datname = current_database() and a.backend_xid is not null and a.pid <> pg_backend_pid()`.execute(db);
+  return Number(rows[0]!.horizon);
 }

@@ -141,7 +141,7 @@ export async function recordMany(
 
 /**
  * The log's head once a reader can see every row stored so far. On PostgreSQL a read right after a commit can be
- * held a moment behind another session's open transaction (other tests share the server; src/events/log.ts): a
+ * held a moment behind another open transaction of the same database (src/events/log.ts): a
  * test that reads at once waits for this first, as a live reader would be woken again.
  */
 export async function settledHead(db: Db): Promise<string | null> {

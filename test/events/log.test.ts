@@ -268,6 +268,32 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('event log on Post
     expect(seqOf.get(earlyId)!).toBeLessThan(seqOf.get(lateId)!);
   });
 
+  it('a transaction open in another database of the server does not hold the log back', async () => {
+    const db = gw.app.store.db;
+    const created = await gw.request('POST', '/devices', { package: 'BETA', name: 'other database' });
+    const device = (await devicesRepository.findById(db, created.body.data.id))!;
+    const start = await settledHead(db);
+    // Another database's session takes a transaction id and keeps it open (the server's oldest running one).
+    const url = new URL(gw.location.databaseUrl!);
+    url.pathname = '/postgres';
+    const other = new pg.Client({ connectionString: url.toString() });
+    await other.connect();
+    try {
+      await other.query('begin');
+      await other.query('select pg_current_xact_id()');
+      const id = await recordEvent(db, device, 'message.sent', { step: 'while another database waits' }, Date.now());
+      const read = await waitFor(
+        () => readLog(db, start, { deviceIds: [device.id] }, 100),
+        (events) => events.length > 0,
+        { what: 'the event, with the other database’s transaction still open' },
+      );
+      expect(read.map((e) => e.id)).toEqual([id]);
+    } finally {
+      await other.query('rollback').catch(() => undefined);
+      await other.end();
+    }
+  });
+
   it('an appending transaction notifies the cluster channel with `e`, once however many rows', async () => {
     const db = gw.app.store.db;
     const channel = await channelOf(db);
