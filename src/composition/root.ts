@@ -100,8 +100,10 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     typeof options.network === 'function'
       ? options.network(host)
       : (options.network ?? createNetwork(config, host, whatsapp, options.sandbox));
-  // Rung after each commit that recorded webhook events, so the deliverer looks at once.
+  // Rung by the store after each commit of this process that recorded events (store/appends.ts), so the
+  // deliverer, the streams and the brokers look at once, whichever writer recorded them.
   const eventSignal = new EventSignal();
+  const stopRinging = store.appends.subscribe(eventSignal.ring);
   // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
   const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, pollMs: options.eventLog?.pollMs });
   // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
@@ -125,12 +127,11 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     holdings: cluster.holdings,
     logger: logger,
     pairingWindowMs: config.pairingWindowS * 1000,
-    onEventsRecorded: eventSignal.ring,
     pairingNetwork: (accountId, db) => networks.ofAccount(accountId, db),
     ...options.connections,
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
-  const groupSync = new GroupSync({ store, clock, connections, logger: logger, onEventsRecorded: eventSignal.ring });
+  const groupSync = new GroupSync({ store, clock, connections, logger: logger });
   // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
   const committer = new Committer(store.db);
   const batcher = new WriteBatcher(committer);
@@ -146,7 +147,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     holdings: cluster.holdings,
     logger: logger,
     sendIntervalMs: config.sendIntervalMs,
-    onEventsRecorded: eventSignal.ring,
     linkPreviews: new LinkPreviewer({ dispatcher: mediaAgent, logger }),
     ...options.dispatch,
   });
@@ -193,7 +193,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     clock,
     connections,
     logger: logger,
-    signal: eventSignal,
     mediaLinks,
     onMediaPending: () => downloader.wake(),
   });
@@ -203,7 +202,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     clock,
     connections,
     logger,
-    onEventsRecorded: eventSignal.ring,
     messages: { send: (accountId, body, key) => messages.send(accountId, body, key) },
   });
   // The history a phone offers at pairing is stored, never announced message by message (DECISIONS 16).
@@ -213,7 +211,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     connections,
     logger,
     days: config.historyDays,
-    onEventsRecorded: eventSignal.ring,
   });
   const webhooks = new WebhooksService(store, clock, (deviceId) => deliverer.retryNow(deviceId));
   const accountWebhooks = new AccountWebhooks({
@@ -274,7 +271,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     announce: (trx, deviceIds) => cluster.announceWork(trx, deviceIds),
   });
   const groups = new GroupsService({ store, sync: groupSync, clock, connections, devices: directory, messages });
-  const members = new MembersService({ store, clock, groups, sync: groupSync, onEventsRecorded: eventSignal.ring });
+  const members = new MembersService({ store, clock, groups, sync: groupSync });
   const pictures = new PictureFetcher(mediaAgent);
   const groupAdmin = new GroupAdminService({
     pictures,
@@ -282,7 +279,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
     clock,
     groups,
     sync: groupSync,
-    onEventsRecorded: eventSignal.ring,
   });
   const contacts = new ContactsService({ devices: directory, connections });
   const chats = new ChatsService({
@@ -295,7 +291,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const contactBook = new ContactBook({ store, clock, devices: directory, connections });
   const profile = new ProfileService({ store, book: contactBook, pictures });
-  const contactUpdates = new ContactUpdates({ store, clock, connections, logger, onEventsRecorded: eventSignal.ring });
+  const contactUpdates = new ContactUpdates({ store, clock, connections, logger });
 
   const services = {
     accounts,
@@ -321,7 +317,14 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const parts = lifecycle([
     { name: 'store', stop: () => store.close() },
     { name: 'webhook-agent', stop: () => webhookAgent.close() },
-    { name: 'event-log', needs: ['store'], stop: () => logWatch.stop() },
+    {
+      name: 'event-log',
+      needs: ['store'],
+      stop: () => {
+        stopRinging();
+        logWatch.stop();
+      },
+    },
     { name: 'brokers', needs: ['event-log'], start: () => brokers.start(), stop: () => brokers.close() },
     // Normally closed before the server stops listening (app.ts); this catches a consumer that came late.
     { name: 'event-streams', needs: ['event-log'], stop: () => logStreams.closeAll() },

@@ -22,8 +22,6 @@ export interface ContactUpdatesOptions {
   readonly clock: Clock;
   readonly connections: { onEvent(listener: DeviceNetworkListener): () => void };
   readonly logger: FastifyBaseLogger;
-  /** Told after a commit that recorded an event, so delivery starts at once. */
-  readonly onEventsRecorded: () => void;
 }
 
 export class ContactUpdates {
@@ -48,13 +46,12 @@ export class ContactUpdates {
     const changes = [...(event.name !== undefined ? ['name'] : []), ...(event.picture ? ['profile_picture'] : [])];
     if (changes.length === 0) return;
     const now = this.options.clock.now();
-    const recorded = await this.options.store.db.transaction().execute(async (trx) => {
+    await this.options.store.db.transaction().execute(async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
-      if (device === undefined || device.deleted_at !== null) return null;
+      if (device === undefined || device.deleted_at !== null) return;
       await contactsRepository.forget(trx, deviceId, event.phone);
       const data = { phone: event.phone, changes, ...(event.name !== undefined ? { name: event.name } : {}) };
-      return recordEvent(trx, device, 'contact.updated', data, now);
+      await recordEvent(trx, device, 'contact.updated', data, now);
     });
-    if (recorded !== null) this.options.onEventsRecorded();
   }
 }

@@ -36,8 +36,6 @@ export interface CallsOptions {
   readonly connections: CallConnections;
   readonly messages: CallReplySender;
   readonly logger: FastifyBaseLogger;
-  /** Told after a commit that recorded an event, so delivery starts at once. */
-  readonly onEventsRecorded: () => void;
 }
 
 type CallEvent = Extract<NetworkEvent, { type: 'incoming_call' }>;
@@ -67,14 +65,13 @@ export class IncomingCalls {
     if (device === undefined || device.deleted_at !== null || device.phone === null) return;
     let rejected = false;
     if (device.reject_calls === 1) rejected = await this.reject(deviceId, call);
-    const eventId = await recordEvent(
+    await recordEvent(
       store.db,
       device,
       'call.incoming',
       { call_id: call.id, from: call.from, video: call.video, group: call.group ?? null, rejected },
       clock.now(),
     );
-    if (eventId !== null) this.options.onEventsRecorded();
     const text = device.reject_calls_message;
     if (!rejected || text === null || text === undefined || !isPhoneNumber(call.from)) return;
     const body = { device: device.phone, receiver: call.from, type: 'chat', params: { text } };

@@ -31,8 +31,6 @@ export interface ConnectionManagerOptions {
   readonly replacedRetryMs?: number;
   /** Earliest reconnect after the network refused the protocol version (docs/internals.md, WhatsApp and sandbox accounts: at least 10 min). */
   readonly outdatedRetryMs?: number;
-  /** Called after a transaction that recorded webhook events has committed (wakes the deliverer). */
-  readonly onEventsRecorded?: () => void;
   /**
    * The network a pairing of the account's device is on, recorded with the pairing (docs/networks-per-device.md: the device
    * stays on it). Read in the pairing's transaction.

@@ -32,7 +32,6 @@ export interface DeviceWritesOptions {
   readonly logger: FastifyBaseLogger;
   readonly serverName: string;
   readonly pairingWindowMs: number;
-  readonly onEventsRecorded?: () => void;
   readonly pairingNetwork: (accountId: number, db: Db) => Promise<string>;
 }
 
@@ -95,7 +94,6 @@ export class DeviceWrites {
       return null;
     });
     if (refused === null) {
-      this.options.onEventsRecorded?.();
       this.options.logger.info({ deviceId, phone }, 'device paired');
     } else {
       this.options.logger.warn({ deviceId, reason: refused }, 'pairing refused');
@@ -109,11 +107,11 @@ export class DeviceWrites {
    */
   async recordRefusal(deviceId: number, epoch: number, reason: string, session: string): Promise<void> {
     const now = this.options.clock.now();
-    const told = await this.fenced(deviceId, epoch, async (trx) => {
+    await this.fenced(deviceId, epoch, async (trx) => {
       await networkStateRepository.discard(trx, session);
       await devicesRepository.setConnected(trx, deviceId, false);
       const device = await devicesRepository.findById(trx, deviceId);
-      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return false;
+      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'UNPAIRED') return;
       await recordEvent(
         trx,
         device,
@@ -121,13 +119,10 @@ export class DeviceWrites {
         { paired_status: 'UNPAIRED', reason: `pairing refused: ${reason}` },
         now,
       );
-      return true;
     }).catch((error: unknown) => {
       this.options.logger.error({ err: error, deviceId }, 'recording the refused pairing failed');
-      return false;
     });
     this.options.holdings.letGo(deviceId);
-    if (told) this.options.onEventsRecorded?.();
   }
 
   /** The pairing window ended with no scan: EXPIRED with `device.qr_expired`; then the lease goes. */
@@ -146,7 +141,6 @@ export class DeviceWrites {
       { deviceId, pairingWindowMs: this.options.pairingWindowMs },
       'QR expired: no phone scanned it within the pairing window',
     );
-    this.options.onEventsRecorded?.();
   }
 
   /**
@@ -177,13 +171,9 @@ export class DeviceWrites {
     if (ended === null) return;
     // Logged out: no connection needed any more, the lease goes.
     this.options.holdings.letGo(deviceId);
-    this.options.onEventsRecorded?.();
     this.options.logger.info({ deviceId, phone: ended.phone, reason }, 'device logged out');
     let failed = ended.first;
-    if (failed === QUEUE_END_BATCH) {
-      failed += await endQueueRest(db, ended.end, this.options.clock);
-      this.options.onEventsRecorded?.();
-    }
+    if (failed === QUEUE_END_BATCH) failed += await endQueueRest(db, ended.end, this.options.clock);
     if (failed > 0) {
       this.options.logger.info(
         { deviceId, count: failed, reason: REASON_LOGGED_OUT },

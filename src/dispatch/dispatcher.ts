@@ -89,8 +89,6 @@ export interface DispatcherOptions {
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
   readonly maxQueuedMs?: number;
-  /** Called after a status write that recorded webhook events has committed (wakes the deliverer). */
-  readonly onEventsRecorded?: () => void;
   /** Makes a chat message's link preview as it is sent; without it, chat messages go without one. */
   readonly linkPreviews?: LinkPreviews;
 }
@@ -141,7 +139,6 @@ export class Dispatcher {
       logger: options.logger,
       devices: this.devices,
       closed: () => this.closed,
-      ...(options.onEventsRecorded === undefined ? {} : { onEventsRecorded: options.onEventsRecorded }),
     });
     this.maxAttempts = options.maxAttempts ?? 12;
     this.retryBaseMs = options.retryBaseMs ?? 2_000;

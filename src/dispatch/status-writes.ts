@@ -3,7 +3,7 @@
  * each with its webhook event, group-committed and fenced by the lease epoch they were made under, and retried
  * until they commit (through a store outage).
  *
- * Owns: the writes in flight, and ringing the EventSignal once a commit recorded events.
+ * Owns: the writes in flight (the store tells the event log's followers once a commit recorded events).
  * Must never: decide whether a message is sent (the lane does), or write for a device without its epoch.
  */
 import type { FastifyBaseLogger } from 'fastify';
@@ -32,14 +32,10 @@ export interface StatusWritesOptions {
   readonly devices: DeviceCache;
   /** Whether the dispatcher is closing: a write not stored by then is given up. */
   readonly closed: () => boolean;
-  /** Called after a status write that recorded webhook events has committed (wakes the deliverer). */
-  readonly onEventsRecorded?: () => void;
 }
 
 export class StatusWrites {
   private readonly pending = new Set<Promise<unknown>>();
-  /** A status write of the batch being committed recorded a webhook event. */
-  private eventsRecorded = false;
 
   constructor(private readonly options: StatusWritesOptions) {}
 
@@ -69,12 +65,6 @@ export class StatusWrites {
   track(write: Promise<void>): Promise<void> {
     this.pending.add(write);
     void write
-      .then(() => {
-        // Commits are serialised, so the flag belongs to the batch that just committed.
-        if (!this.eventsRecorded) return;
-        this.eventsRecorded = false;
-        this.options.onEventsRecorded?.();
-      })
       .catch((error: unknown) =>
         this.options.logger.error({ err: error }, 'a message status was not stored before shutdown'),
       )
@@ -198,7 +188,6 @@ export class StatusWrites {
     const event = await eventRows(trx, device, type, presentMessage(row), at);
     // Stored with the other events of the batch, in one insert before the commit.
     batch.collect(EVENTS, event);
-    this.eventsRecorded = true;
   }
 }
 

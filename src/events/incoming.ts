@@ -39,7 +39,6 @@ import { noteSender, reportResolved } from './lid-reports.js';
 import { recordEvent } from './record.js';
 import { recordMessageChange, type MessageChangedEvent } from './message-changes.js';
 import { eventsRepository } from './repository.js';
-import type { EventSignal } from './signal.js';
 
 type IncomingEvent = Extract<NetworkEvent, { type: 'incoming_message' }>;
 /** Passed through the same inbox as the messages, so a report never overtakes the message it concerns. */
@@ -52,7 +51,6 @@ export interface IncomingOptions {
   readonly clock: Clock;
   readonly connections: ConnectionManager;
   readonly logger: FastifyBaseLogger;
-  readonly signal: EventSignal;
   /** Signs the URL of incoming media in the message object (src/media/links.ts). */
   readonly mediaLinks: MediaLinks;
   /** Told after a commit that recorded media to download (the downloader looks at once). */
@@ -127,16 +125,15 @@ export class IncomingMessages {
     try {
       while (inbox.queue.length > 0) {
         const batch = inbox.queue.slice(0, BATCH);
-        const recorded = await untilStored(
+        // The store tells the event log's followers once the batch's commit recorded events.
+        await untilStored(
           () =>
             // Group-committed with the dispatcher's writes, in one transaction per device and batch.
             this.options.batcher.run(async (trx) => {
-              let any = false;
               const stored: MessageRow[] = [];
-              for (const heard of batch) any = (await this.store(trx, deviceId, heard, stored)) || any;
+              for (const heard of batch) await this.store(trx, deviceId, heard, stored);
               // The chat list, in the same transaction: one upsert for the batch (src/chats/maintain.ts).
               await touchChats(trx, stored, this.options.clock.now());
-              return any;
             }),
           {
             logger: this.options.logger,
@@ -146,7 +143,6 @@ export class IncomingMessages {
           },
         );
         inbox.queue.splice(0, batch.length);
-        if (recorded) this.options.signal.ring();
         if (batch.some(({ event }) => event.type === 'incoming_message' && 'mimetype' in event.content)) {
           this.options.onMediaPending();
         }

@@ -207,7 +207,7 @@ export async function insertEvents(db: Db, events: readonly NewEvent[]): Promise
 
 /**
  * Records one event for the device: appended to the log, with its deliveries (see `eventRows`). Returns the event
- * id (callers ring the EventSignal once their transaction has committed).
+ * id. The store rings the EventSignal once the transaction has committed (store/appends.ts): callers do not.
  */
 export async function recordEvent(
   db: Kysely<Database> | Transaction<Database>,

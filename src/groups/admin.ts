@@ -49,8 +49,6 @@ export interface GroupAdminOptions {
   readonly sync: GroupRefresher;
   /** Fetches a picture named by URL (`PUT /groups/{id}/picture`). */
   readonly pictures: PictureFetcher;
-  /** Told after a commit that recorded a webhook event, so delivery starts at once (it also polls). */
-  readonly onEventsRecorded?: () => void;
 }
 
 export class GroupAdminService {
@@ -165,12 +163,11 @@ export class GroupAdminService {
   }
 
   private async record(device: DeviceRow, type: EventType, data: Record<string, unknown>): Promise<void> {
-    const eventId = await this.options.store.db.transaction().execute(async (trx) => {
+    await this.options.store.db.transaction().execute(async (trx) => {
       const current = await devicesRepository.findById(trx, device.id);
-      if (current === undefined) return null;
-      return recordEvent(trx, current, type, data, this.options.clock.now());
+      if (current === undefined) return;
+      await recordEvent(trx, current, type, data, this.options.clock.now());
     });
-    if (eventId !== null) this.options.onEventsRecorded?.();
   }
 }
 

@@ -55,8 +55,6 @@ export interface MembersServiceOptions {
   readonly clock: Clock;
   readonly groups: GroupsService;
   readonly sync: GroupRefresher;
-  /** Told after a commit that recorded a webhook event, so delivery starts at once (it also polls). */
-  readonly onEventsRecorded?: () => void;
 }
 
 export class MembersService {
@@ -165,13 +163,13 @@ export class MembersService {
   /** Step 3: the unused reservation back, and the webhook event; one transaction. */
   private async settle(acting: Acting, day: number, unused: number, data: MembersAddResult): Promise<void> {
     if (unused <= 0 && data.total_added === 0) return;
-    const eventId = await this.options.store.db.transaction().execute(async (trx) => {
+    await this.options.store.db.transaction().execute(async (trx) => {
       await groupsRepository.lockForUpdate(trx, acting.group.id);
       if (unused > 0) await groupsRepository.addUsed(trx, acting.group.id, day, -unused);
-      if (data.total_added === 0) return null;
+      if (data.total_added === 0) return;
       const device = await devicesRepository.findById(trx, acting.device.id);
-      if (device === undefined) return null;
-      return recordEvent(
+      if (device === undefined) return;
+      await recordEvent(
         trx,
         device,
         'group.participants_added',
@@ -186,7 +184,6 @@ export class MembersService {
         this.options.clock.now(),
       );
     });
-    if (eventId !== null) this.options.onEventsRecorded?.();
   }
 }
 

@@ -50,8 +50,6 @@ export interface GroupSyncOptions {
   readonly clock: Clock;
   readonly connections: SyncConnections;
   readonly logger: FastifyBaseLogger;
-  /** Told after a commit that recorded an event, so delivery starts at once (it also polls). */
-  readonly onEventsRecorded?: () => void;
 }
 
 const PARTICIPANT_EVENTS: Record<ParticipantAction, EventType> = {
@@ -170,14 +168,13 @@ export class GroupSync {
       throw error;
     });
     const now = this.options.clock.now();
-    let recorded = false;
-    const result = await this.options.store.db.transaction().execute(async (trx) => {
+    return this.options.store.db.transaction().execute(async (trx) => {
       const device = await devicesRepository.findById(trx, deviceId);
       if (device === undefined || device.deleted_at !== null) return null;
       const stored = await groupsRepository.stored(trx, deviceId, networkId);
       const current = stored !== undefined && stored.left_at === null ? stored : undefined;
       const record = async (type: EventType, data: Record<string, unknown>): Promise<void> => {
-        if ((await recordEvent(trx, device, type, data, now)) !== null) recorded = true;
+        await recordEvent(trx, device, type, data, now);
       };
       // Members changed by someone else: the device's own changes are admin.ts's to record.
       const others = detail?.participants !== undefined && detail.by !== device.phone ? detail : undefined;
@@ -201,7 +198,5 @@ export class GroupSync {
       }
       return { ...row, device_phone: device.phone };
     });
-    if (recorded) this.options.onEventsRecorded?.();
-    return result;
   }
 }

@@ -26,8 +26,6 @@ export interface HistorySyncOptions {
   readonly logger: FastifyBaseLogger;
   /** `GATEWAY_HISTORY_DAYS`: messages sent within this many days are kept; 0 keeps none and announces nothing. */
   readonly days: number;
-  /** Told after a commit that recorded an event, so delivery starts at once. */
-  readonly onEventsRecorded: () => void;
 }
 
 /** One device's sync under way: its queue and what it stored so far. */
@@ -114,18 +112,17 @@ export class HistorySync {
     const device = await this.device(deviceId);
     if (device === null) return;
     const now = clock.now();
-    const recorded = await store.db.transaction().execute(async (trx) => {
+    await store.db.transaction().execute(async (trx) => {
       const claimed = await trx
         .updateTable('devices')
         .set({ history_synced_at: now })
         .where('id', '=', deviceId)
         .where('history_synced_at', 'is', null)
         .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) !== 1) return false;
+      if (Number(claimed.numUpdatedRows) !== 1) return;
       const data = { chats: sync.chats.size, messages: sync.messages };
-      return (await recordEvent(trx, device, 'device.history_synced', data, now)) !== null;
+      await recordEvent(trx, device, 'device.history_synced', data, now);
     });
-    if (recorded) this.options.onEventsRecorded();
     this.options.logger.info(
       { deviceId, chats: sync.chats.size, messages: sync.messages },
       'history sync at pairing stored',

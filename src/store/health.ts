@@ -4,6 +4,8 @@
  * "faulted" until a later write commits. Readiness reads it, so a store that
  * answers `select 1` but cannot write is not reported ready.
  *
+ * The same watch tells the log's followers when a commit appended events (appends.ts).
+ *
  * Owns: watching every statement and commit of the store's Kysely dialect
  * (a wrapper around the dialect's driver; SQL and results pass unchanged).
  * Must never: change, retry or swallow a query or its error.
@@ -19,6 +21,7 @@ import type {
   TransactionSettings,
 } from 'kysely';
 import { storeFault, type StoreFault } from './faults.js';
+import { appendsToLog, type LogAppends } from './appends.js';
 
 export interface Fault extends StoreFault {
   readonly message: string;
@@ -49,6 +52,8 @@ const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode',
 
 class WatchedConnection implements DatabaseConnection {
   inTransaction = false;
+  /** A statement on this connection appended events that are (or, in a transaction, will be once it commits) stored. */
+  appended = false;
   constructor(
     readonly inner: DatabaseConnection,
     private readonly health: WriteHealth,
@@ -58,6 +63,7 @@ class WatchedConnection implements DatabaseConnection {
     try {
       const result = await this.inner.executeQuery<R>(query);
       if (!this.inTransaction && WRITES.has(query.query.kind)) this.health.wrote();
+      if (appendsToLog(query.sql)) this.appended = true;
       return result;
     } catch (error) {
       this.health.failed(error);
@@ -77,6 +83,7 @@ class WatchedDriver implements Driver {
   constructor(
     private readonly inner: Driver,
     private readonly health: WriteHealth,
+    private readonly appends: LogAppends,
   ) {}
 
   init(): Promise<void> {
@@ -118,7 +125,11 @@ class WatchedDriver implements Driver {
     try {
       await this.inner.rollbackTransaction(unwrap(connection));
     } finally {
-      if (connection instanceof WatchedConnection) connection.inTransaction = false;
+      if (connection instanceof WatchedConnection) {
+        connection.inTransaction = false;
+        // What the transaction appended is gone with it.
+        connection.appended = false;
+      }
     }
   }
 
@@ -142,8 +153,14 @@ class WatchedDriver implements Driver {
     await this.inner.releaseSavepoint?.(unwrap(connection), name, compile);
   }
 
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return this.inner.releaseConnection(unwrap(connection));
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    await this.inner.releaseConnection(unwrap(connection));
+    // Told once the connection is free again (on SQLite, the one connection a follower's read needs), after its
+    // commit: a transaction always ends before its connection is released.
+    if (connection instanceof WatchedConnection && connection.appended && !connection.inTransaction) {
+      connection.appended = false;
+      this.appends.committed();
+    }
   }
 
   destroy(): Promise<void> {
@@ -151,10 +168,10 @@ class WatchedDriver implements Driver {
   }
 }
 
-/** The same dialect, with every statement and commit of its driver reported to `health`. */
-export function watchedDialect(dialect: Dialect, health: WriteHealth): Dialect {
+/** The same dialect, with every statement and commit of its driver reported to `health`, and appends to `appends`. */
+export function watchedDialect(dialect: Dialect, health: WriteHealth, appends: LogAppends): Dialect {
   return {
-    createDriver: () => new WatchedDriver(dialect.createDriver(), health),
+    createDriver: () => new WatchedDriver(dialect.createDriver(), health, appends),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createAdapter: () => dialect.createAdapter(),
     createIntrospector: (db: Kysely<unknown>) => dialect.createIntrospector(db),

@@ -16,6 +16,7 @@ import { introspectingOwnSchema } from './own-schema-introspector.js';
 import { postgresMigrationDialect, sqliteMigrationDialect } from './migrations/helpers.js';
 import { StoreTimeoutError, storeFault } from './faults.js';
 import { WriteHealth, watchedDialect } from './health.js';
+import { LogAppends } from './appends.js';
 
 export interface StoreCapabilities {
   /** Several processes may share the store and claim work with `FOR UPDATE SKIP LOCKED`. */
@@ -52,6 +53,8 @@ export interface Store {
   readonly description: string;
   /** Null on PostgreSQL. */
   readonly space: StoreSpace | null;
+  /** Told after each commit of this process that appended to the event log (appends.ts). */
+  readonly appends: Pick<LogAppends, 'subscribe'>;
   migrate(): Promise<string[]>;
   /** Which store this is, for people, and whether it was ever set up (no migration recorded: a fresh store). */
   identify(): Promise<StoreIdentity>;
@@ -123,10 +126,11 @@ function postgresWhere(url: string): string {
 
 export function openStore(options: StoreOptions): Store {
   const health = new WriteHealth();
+  const appends = new LogAppends();
   if (options.databaseUrl !== null) {
     const url = options.databaseUrl;
     const { dialect } = openPostgres(url);
-    const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
+    const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health, appends) });
     const identify = async (): Promise<StoreIdentity> => {
       const { rows } = await sql<{ schema: string; migrated: string | null }>`
         select current_schema() as schema, to_regclass(quote_ident(current_schema()) || '.kysely_migration')::text as migrated
@@ -140,6 +144,7 @@ export function openStore(options: StoreOptions): Store {
     return build(
       db,
       health,
+      appends,
       { sharedByProcesses: true },
       `postgres ${redact(url)}`,
       identify,
@@ -168,7 +173,7 @@ export function openStore(options: StoreOptions): Store {
     return { where: `sqlite ${resolve(file)}`, fresh: Number(rows[0]?.n ?? 0) === 0 };
   };
   const dialect = openSqlite(file, options.exclusive === true ? { lockDataDir: options.dataDir } : {});
-  const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health) });
+  const db = new Kysely<Database>({ dialect: watchedDialect(dialect, health, appends) });
   // On the store's one connection, so never inside a transaction of the gateway's.
   const onConnection = <T>(run: () => T): Promise<T> => db.connection().execute(async () => run());
   const space: StoreSpace = {
@@ -179,6 +184,7 @@ export function openStore(options: StoreOptions): Store {
   return build(
     db,
     health,
+    appends,
     { sharedByProcesses: false },
     `sqlite ${file}`,
     identify,
@@ -230,6 +236,7 @@ function codeOf(error: unknown): string {
 function build(
   db: Kysely<Database>,
   health: WriteHealth,
+  appends: LogAppends,
   capabilities: StoreCapabilities,
   description: string,
   identify: () => Promise<StoreIdentity>,
@@ -252,6 +259,7 @@ function build(
     capabilities,
     description,
     space,
+    appends,
     migrate,
     identify,
     serialized: (name, work) =>
