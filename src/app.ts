@@ -35,6 +35,8 @@ import { installIncomingMetrics } from './events/incoming-metrics.js';
 import { installLogStreamMetrics } from './events/log-metrics.js';
 import { webhookRoutes } from './events/routes.js';
 import { accountWebhookRoutes } from './webhooks/routes.js';
+import { installWebhookMetrics } from './webhooks/metrics.js';
+import { webhookStatuses } from './webhooks/states.js';
 import websocket from '@fastify/websocket';
 import { eventLogRoutes } from './events/log-routes.js';
 import { WS_MAX_PAYLOAD, eventWsRoutes, selectBearerProtocol } from './events/log-ws-routes.js';
@@ -280,6 +282,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   installIncomingMetrics(metrics, connections);
   installBrokerMetrics(metrics, services.brokers);
   installLogStreamMetrics(metrics, services.eventLog.streams);
+  installWebhookMetrics(metrics, store.db);
   installAuth(app, accounts);
   // Requests that need a device's live connection run on the node holding it (docs/internals.md, Clusters).
   if (clusterNode !== null) {
@@ -303,7 +306,9 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           sandboxControl: network.sandbox !== undefined,
           serverName: config.serverName,
           accounts,
-          brokers: () => services.brokers.statuses(),
+          brokers: (accountId) => services.brokers.statuses(accountId),
+          webhooks: (accountId) => webhookStatuses(store.db, accountId),
+          streams: (accountId) => services.eventLog.streams.consumersOf(accountId),
         });
         await api.register(deviceRoutes, {
           devices,

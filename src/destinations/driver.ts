@@ -27,8 +27,8 @@ import { PublishFailure, type BrokerKind, type PublishedEvent, type Publisher } 
 /** The event log as a driver reads it: every account's events, in log order, after a cursor. */
 export interface EventLogReader {
   read(after: string | null, limit: number): Promise<PublishedEvent[]>;
-  /** How many events are logged after the cursor (what is still to be published). */
-  backlog(after: string | null): Promise<number>;
+  /** How many events are logged after the cursor (what is still to be published); only the account's when named. */
+  backlog(after: string | null, accountId?: number): Promise<number>;
 }
 
 /** How long a stop waits for the confirmations of a batch in flight before it closes the connection under it. */
@@ -39,7 +39,7 @@ export type BrokerState = 'starting' | 'up' | 'down' | 'standby' | 'stopped';
 export interface BrokerStatus {
   readonly broker: BrokerKind;
   readonly state: BrokerState;
-  /** Events logged and not yet confirmed by the broker; null when the store could not say. */
+  /** Events logged and not yet confirmed by the broker (of one account when asked so); null when the store could not say. */
   readonly backlog: number | null;
   /** Events this process published (confirmed) since it started. */
   readonly published: number;
@@ -111,12 +111,13 @@ export class BrokerDriver {
     return this.loop.settled();
   }
 
-  async status(): Promise<BrokerStatus> {
+  /** Its state; the backlog is the account's own events only when `accountId` is given (every account's otherwise). */
+  async status(accountId?: number): Promise<BrokerStatus> {
     const { store, log } = this.options;
     let backlog: number | null;
     try {
       const cursor = this.holding ? this.cursor : await brokerCursors.cursor(store.db, this.broker);
-      backlog = await log.backlog(cursor);
+      backlog = await log.backlog(cursor, accountId);
     } catch {
       backlog = null;
     }

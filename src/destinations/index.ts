@@ -35,7 +35,8 @@ export interface Brokers {
   start(): void;
   /** Events were appended (rung after their commit). */
   wake(): void;
-  statuses(): Promise<BrokerStatus[]>;
+  /** Each broker's state; the backlogs count only the account's events when `accountId` is given. */
+  statuses(accountId?: number): Promise<BrokerStatus[]>;
   close(): Promise<void>;
 }
 
@@ -61,7 +62,7 @@ export function createBrokers(options: BrokersOptions): Brokers {
       drivers.forEach((driver) => driver.start());
     },
     wake,
-    statuses: () => Promise.all(drivers.map((driver) => driver.status())),
+    statuses: (accountId) => Promise.all(drivers.map((driver) => driver.status(accountId))),
     close: async () => {
       unsubscribe?.();
       unsubscribe = null;

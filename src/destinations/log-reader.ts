@@ -1,6 +1,6 @@
 /**
  * The event log as the broker drivers read it (src/events/log.ts): every account's events in log order, and how
- * many wait after a cursor.
+ * many wait after a cursor (all of them for /metrics; one account's for `GET /gateway`, through `events_account`).
  *
  * Owns: the backlog count and its cap. Must never: write, or read the log in another order than readLog's.
  */
@@ -15,12 +15,13 @@ export const BACKLOG_CAP = 100_000;
 export function logReader(db: Db): EventLogReader {
   return {
     read: (after, limit) => readLog(db, after, {}, limit),
-    async backlog(after) {
+    async backlog(after, accountId) {
       const from = after === null ? null : decodeCursor(after);
       let rows = db
         .selectFrom('events')
         .select(sql<number>`1`.as('one'))
         .limit(BACKLOG_CAP);
+      if (accountId !== undefined) rows = rows.where('account_id', '=', accountId);
       if (from !== null) rows = rows.where((eb) => eb(eb.refTuple('xact', 'seq'), '>', eb.tuple(from.xact, from.seq)));
       const row = await db
         .selectFrom(rows.as('waiting'))

@@ -53,6 +53,7 @@ function sseFrame(event: LoggedEvent): string {
 function sseSink(raw: ServerResponse): StreamSink {
   let closed = false;
   return {
+    kind: 'sse',
     write(events, done) {
       raw.write(events.map(sseFrame).join(''), () => done());
     },

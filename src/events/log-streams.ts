@@ -49,6 +49,7 @@ export const SHUTDOWN_REASON = 'the gateway is shutting down: resume after the l
 
 /** One consumer's connection, as a stream sees it (an SSE response, a WebSocket). */
 export interface StreamSink {
+  readonly kind: StreamKind;
   /** The events as one write; `done` runs once they have left for the socket (or it failed). */
   write(events: readonly LoggedEvent[], done: () => void): void;
   /** Bytes waiting to be sent. */
@@ -61,6 +62,11 @@ export interface StreamSink {
   /** Runs once the connection has gone, whoever closed it. */
   onGone(listener: () => void): void;
 }
+
+export type StreamKind = 'sse' | 'websocket';
+
+/** The consumers open on this node, by kind. */
+export type StreamCounts = Record<StreamKind, number>;
 
 export interface LogStreamsOptions {
   readonly db: Db;
@@ -75,6 +81,8 @@ interface Open {
   readonly close: (reason: string) => void;
   readonly tail: LogTail;
   readonly sink: StreamSink;
+  /** Whose events it follows (the filter's account). */
+  readonly accountId: number | undefined;
 }
 
 export class LogStreams {
@@ -91,6 +99,13 @@ export class LogStreams {
   /** How many consumers are open. */
   get size(): number {
     return this.open.size;
+  }
+
+  /** The consumers of the account open on this node, by kind (`GET /gateway`). */
+  consumersOf(accountId: number): StreamCounts {
+    const counts: StreamCounts = { sse: 0, websocket: 0 };
+    for (const entry of this.open) if (entry.accountId === accountId) counts[entry.sink.kind] += 1;
+    return counts;
   }
 
   /** The most bytes seen waiting for one consumer (the bound at work: tests and metrics). */
@@ -182,7 +197,7 @@ export class LogStreams {
         close(error === undefined ? SLOW_CONSUMER_REASON : 'internal error');
       },
     });
-    const entry: Open = { close, tail, sink };
+    const entry: Open = { close, tail, sink, accountId: filter.accountId };
     this.open.add(entry);
     sink.onGone(() => {
       gone = true;

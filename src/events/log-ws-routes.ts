@@ -39,6 +39,7 @@ export function selectBearerProtocol(protocols: Set<string>, _request: IncomingM
 function wsSink(socket: WebSocket): StreamSink {
   let closed = false;
   return {
+    kind: 'websocket',
     write(events, done) {
       events.forEach((event, i) => {
         const frame = `{"cursor":"${event.cursor}","event":${event.body}}`;

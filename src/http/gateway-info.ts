@@ -3,7 +3,9 @@
  * talks to (docs/internals.md, The dashboard: the dashboard's banner names the network and node).
  * A gateway running WhatsApp keeps the devices of sandbox accounts on the
  * sandbox (docs/internals.md, WhatsApp and sandbox accounts), so the network named is the caller's: where its
- * account's devices connect.
+ * account's devices connect. Its event destinations (DECISIONS 17) are the caller's too: its webhooks' backlogs and
+ * states, its stream consumers open on this node, and each broker's state with the backlog of its own events; the
+ * gateway-wide figures are on /metrics, for the operator.
  *
  * Owns: the shape of that answer.
  * Must never: reveal configuration beyond it (no store URL, no paths, no keys),
@@ -14,6 +16,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AccountsService } from '../accounts/service.js';
 import type { BrokerStatus } from '../destinations/index.js';
+import type { StreamCounts } from '../events/log-streams.js';
+import type { WebhookStatus } from '../webhooks/states.js';
 import { accountOf } from './auth.js';
 import { CodeEnvelope, errorResponses } from './schemas.js';
 
@@ -24,9 +28,36 @@ export interface GatewayInfoOptions {
   readonly sandboxControl: boolean;
   readonly serverName: string;
   readonly accounts: AccountsService;
-  /** Each configured broker's state and backlog (docs/brokers.md); empty when none is configured. */
-  readonly brokers: () => Promise<readonly BrokerStatus[]>;
+  /** Each configured broker's state and the account's backlog (docs/brokers.md); empty when none is configured. */
+  readonly brokers: (accountId: number) => Promise<readonly BrokerStatus[]>;
+  /** The account's webhooks with their backlogs and states (docs/webhooks.md, Backlog and state). */
+  readonly webhooks: (accountId: number) => Promise<readonly WebhookStatus[]>;
+  /** The account's stream consumers open on this node (docs/events.md). */
+  readonly streams: (accountId: number) => StreamCounts;
 }
+
+const WebhookInfo = Type.Object(
+  {
+    id: Type.String({ description: 'The webhook (`GET /webhooks/{id}`)' }),
+    host: Type.String({ description: 'The host of its URL (never its path or query)' }),
+    state: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')], {
+      description:
+        'disabled: turned off (`enabled: false`); failing: a delivery waiting for its retry failed its last attempt; ok otherwise',
+    }),
+    backlog: Type.Integer({
+      description: 'Deliveries not yet made: due now or waiting for a retry (counted up to 100,000)',
+    }),
+  },
+  { title: 'WebhookStatus' },
+);
+
+const StreamsInfo = Type.Object(
+  {
+    sse: Type.Integer({ description: 'Open `GET /events/stream` consumers' }),
+    websocket: Type.Integer({ description: 'Open `GET /events/ws` consumers' }),
+  },
+  { title: 'StreamConsumers', description: 'This account’s event stream consumers open on this node' },
+);
 
 const BrokerInfo = Type.Object(
   {
@@ -48,7 +79,7 @@ const BrokerInfo = Type.Object(
     ),
     backlog: Type.Union([Type.Integer(), Type.Null()], {
       description:
-        'Events logged and not yet confirmed by the broker (counted up to 100,000); null if the store did not answer',
+        'This account’s events logged and not yet confirmed by the broker (counted up to 100,000); null if the store did not answer',
     }),
     published: Type.Integer({ description: 'Events this node published (confirmed) since it started' }),
     last_error: Type.Union([Type.String(), Type.Null()], { description: 'Why it is not up; null when up' }),
@@ -73,6 +104,8 @@ const GatewayInfo = Type.Object(
     brokers: Type.Array(BrokerInfo, {
       description: 'Each broker events are published to (GATEWAY_AMQP_URL, GATEWAY_NATS_URL; docs/brokers.md)',
     }),
+    webhooks: Type.Array(WebhookInfo, { description: 'This account’s webhooks (`GET /webhooks`), oldest first' }),
+    streams: StreamsInfo,
   },
   { title: 'Gateway' },
 );
@@ -97,25 +130,29 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
     {
       schema: {
         tags: ['Operations'],
-        summary: 'The network and node this gateway runs',
+        summary: 'The network and node this gateway runs, and the state of this account’s event destinations',
         response: { 200: CodeEnvelope(GatewayInfo), ...errorResponses(401) },
       },
     },
     async (request) => {
-      const account = await options.accounts.account(accountOf(request));
+      const accountId = accountOf(request);
+      const account = await options.accounts.account(accountId);
+      const [brokers, webhooks] = await Promise.all([options.brokers(accountId), options.webhooks(accountId)]);
       const data = {
         network: account.sandbox ? ('sandbox' as const) : configured,
         sandbox_control: options.sandboxControl && account.sandbox,
         account: { name: account.name, sandbox: account.sandbox },
         server,
         version,
-        brokers: (await options.brokers()).map((b) => ({
+        brokers: brokers.map((b) => ({
           broker: b.broker,
           state: b.state,
           backlog: b.backlog,
           published: b.published,
           last_error: b.lastError,
         })),
+        webhooks: webhooks.map((w) => ({ id: w.id, host: w.host, state: w.state, backlog: w.backlog })),
+        streams: options.streams(accountId),
       };
       return { code: 200, status: 200, message: 'OK', data };
     },

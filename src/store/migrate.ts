@@ -42,6 +42,7 @@ import * as m013c from './migrations/013c-contacts.js';
 import * as m013d from './migrations/013d-event-log.js';
 import * as m013e from './migrations/013e-webhooks.js';
 import * as m013f from './migrations/013f-broker-cursors.js';
+import * as m013g from './migrations/013g-webhook-backlog.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -79,6 +80,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['013d-event-log', m013d],
   ['013e-webhooks', m013e],
   ['013f-broker-cursors', m013f],
+  ['013g-webhook-backlog', m013g],
 ];
 
 class StaticProvider implements MigrationProvider {

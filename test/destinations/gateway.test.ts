@@ -1,9 +1,12 @@
 // Brokers wired into a running gateway (docs/brokers.md): with GATEWAY_AMQP_URL and GATEWAY_NATS_URL set, the events
 // of a real device (paired on the sandbox, sending a message) reach RabbitMQ and NATS JetStream exactly as the event
 // log holds them, and GET /gateway and /metrics show each broker's state and backlog; a broker that cannot be
-// reached shows as down with its backlog, while the other goes on. Real brokers; names of the test's own.
+// reached shows as down with its backlog, while the other goes on. GET /gateway counts the caller's own events in that
+// backlog, /metrics every account's. Real brokers; names of the test's own.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readLog } from '../../src/events/log.js';
+import { devicesRepository } from '../../src/devices/repository.js';
+import { recordMany } from '../events/log-helpers.js';
 import {
   AMQP_URL,
   NATS_URL,
@@ -109,7 +112,7 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     expect(metrics).toMatch(/gateway_broker_published_events\{broker="nats"\} [1-9]/);
   });
 
-  it('a broker that cannot be reached shows as down with its backlog; the other publishes on', async () => {
+  it('a broker that cannot be reached shows as down with the caller’s backlog; the other publishes on', async () => {
     const stream = uniqueName('GW_TEST');
     const prefix = uniqueName('gwtest');
     cleanups.push(() => deleteStream(stream));
@@ -131,8 +134,20 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     expect(brokers[0]).toMatchObject({ broker: 'amqp', state: 'down', published: 0 });
     expect(brokers[0]?.last_error).toMatch(/ECONNREFUSED/);
     expect(brokers[1]).toMatchObject({ broker: 'nats', state: 'up', last_error: null });
+    // Another account's events wait too: its own view counts only them, the caller's does not change, and the
+    // operator's /metrics counts both.
+    const other = await gw.app.services.accounts.createAccount('brokers-other');
+    const otherToken = (await gw.app.services.accounts.createToken(other.id, 't')).token;
+    const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'theirs' }, otherToken);
+    const theirs = (await devicesRepository.findById(gw.app.store.db, created.body.data.id))!;
+    await recordMany(gw.app.store.db, theirs, 5, (i) => ({ i }));
+    const mine = (await readLog(gw.app.store.db, null, {}, 1_000)).filter((e) => e.accountId !== other.id).length;
+    const amqpOf = async (token?: string) =>
+      ((await gw.request('GET', '/gateway', undefined, token)).body.data.brokers as BrokerInfo[])[0];
+    expect(await amqpOf()).toMatchObject({ broker: 'amqp', state: 'down', backlog: mine });
+    expect(await amqpOf(otherToken)).toMatchObject({ broker: 'amqp', state: 'down', backlog: 5 });
     const metrics = (await gw.request('GET', '/metrics')).body as string;
     expect(metrics).toContain('gateway_broker_up{broker="amqp",state="down"} 0');
-    expect(metrics).toMatch(/gateway_broker_backlog_events\{broker="amqp"\} [1-9]/);
+    expect(metrics).toContain(`gateway_broker_backlog_events{broker="amqp"} ${mine + 5}`);
   });
 });

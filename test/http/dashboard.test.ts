@@ -106,10 +106,14 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
       'network',
       'sandbox_control',
       'server',
+      'streams',
       'version',
+      'webhooks',
     ]);
-    // No broker configured here (docs/brokers.md).
+    // No broker configured here (docs/brokers.md), no webhook and no stream consumer of this account.
     expect(res.body.data.brokers).toEqual([]);
+    expect(res.body.data.webhooks).toEqual([]);
+    expect(res.body.data.streams).toEqual({ sse: 0, websocket: 0 });
     expect((await gw.request('GET', '/api/gateway')).status).toBe(200);
     const anonymous = await gw.request('GET', '/gateway', undefined, null);
     expect(anonymous.status).toBe(401);
