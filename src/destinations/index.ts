@@ -11,10 +11,11 @@ import type { Clock } from '../clock.js';
 import type { BrokersConfig } from '../config.js';
 import type { Store } from '../store/store.js';
 import { AmqpPublisher } from './amqp.js';
-import { BrokerDriver, type BrokerStatus, type BrokerTimings } from './driver.js';
+import { BrokerDriver, type BrokerStatus, type BrokerTimings, type EventLogReader } from './driver.js';
+import { SharedReads } from '../events/shared-reads.js';
 import { logReader } from './log-reader.js';
 import { NatsPublisher } from './nats.js';
-import type { Publisher } from './publisher.js';
+import type { PublishedEvent, Publisher } from './publisher.js';
 
 export type { BrokerStatus, BrokerTimings } from './driver.js';
 
@@ -48,11 +49,20 @@ export function createBrokers(options: BrokersOptions): Brokers {
   if (config.nats !== null) publishers.push(new NatsPublisher({ ...config.nats, clock, ...confirm }));
   const holder = `${options.serverName}/${randomBytes(6).toString('hex')}`;
   const logger = options.logger.child({ module: 'brokers' });
-  const log = logReader(options.store.db);
+  // The brokers are woken together and mostly stand at the same cursor: one read for those that do.
+  const reads = new SharedReads<PublishedEvent[]>();
+  const own = logReader(options.store.db);
+  const log: EventLogReader = {
+    read: (after, limit) => reads.read(`${after}|${limit}`, () => own.read(after, limit)),
+    backlog: (after) => own.backlog(after),
+  };
   const drivers = publishers.map(
     (publisher) => new BrokerDriver({ ...timings, publisher, store: options.store, log, clock, logger, holder }),
   );
-  const wake = () => drivers.forEach((driver) => driver.wake());
+  const wake = () => {
+    reads.ring();
+    drivers.forEach((driver) => driver.wake());
+  };
   let unsubscribe: (() => void) | null = null;
   return {
     drivers,

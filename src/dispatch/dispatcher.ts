@@ -326,8 +326,14 @@ export class Dispatcher {
     epoch: number,
   ): Promise<{ outcome: 'sent' | 'failed' | 'retry' | 'gone'; stored?: Promise<void> }> {
     const { db } = this.options.store;
-    // Claimed in one statement that a cancel (actions.ts) cannot pass: a message is either sent or cancelled.
-    if (!(await actionsRepository.claim(db, row.id, this.options.clock.now()))) return { outcome: 'gone' };
+    // Claimed in one statement that a cancel (actions.ts) cannot pass: a message is either sent or cancelled. The
+    // claim commits before the send, in the group commit of the status writes and fenced by the same epoch (a
+    // commit of its own cost an fsync per message on SQLite); a lease lost meanwhile stops the lane unsent.
+    const claimedAt = this.options.clock.now();
+    const claimed = await this.options.writes.run(row.device_id, epoch, (trx) =>
+      actionsRepository.claim(trx, row.id, claimedAt),
+    );
+    if (!claimed) return { outcome: 'gone' };
     // Only the media's layout is read here; the network reads the bytes chunk by chunk as it sends them.
     const media = MEDIA_TYPES.has(row.type) ? await storedMedia(db, row.id) : undefined;
     if (MEDIA_TYPES.has(row.type) && media === undefined) {

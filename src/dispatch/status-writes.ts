@@ -1,7 +1,8 @@
 /**
  * The dispatcher's status writes (dispatcher.ts): `sent`, `failed` (its quota unit back) and the network's receipts,
  * each with its webhook event, group-committed and fenced by the lease epoch they were made under, and retried
- * until they commit (through a store outage).
+ * until they commit (through a store outage). The changes that become events are written together at the end of
+ * their batch (announced.ts), their events built from the rows the batch's statements answer.
  *
  * Owns: the writes in flight (the store tells the event log's followers once a commit recorded events).
  * Must never: decide whether a message is sent (the lane does), or write for a device without its epoch.
@@ -21,6 +22,7 @@ import { quotaRepository } from '../messages/quota-repository.js';
 import { presentMessage } from '../messages/present.js';
 import { MEMBER_RECEIPTS } from '../messages/receipts.js';
 import type { DeviceCache } from './device-cache.js';
+import { announcedChanges, type AnnouncedChange } from './announced.js';
 
 export type StatusEvent = Extract<NetworkEvent, { type: 'message_status' }>;
 
@@ -37,7 +39,12 @@ export interface StatusWritesOptions {
 export class StatusWrites {
   private readonly pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly options: StatusWritesOptions) {}
+  /** The batch's status changes that become events, written together (announced.ts). */
+  private readonly announced: BatchCollector<AnnouncedChange>;
+
+  constructor(private readonly options: StatusWritesOptions) {
+    this.announced = announcedChanges(options.devices);
+  }
 
   /** Resolves once every write in flight has been stored (or given up). */
   async settled(): Promise<void> {
@@ -83,8 +90,10 @@ export class StatusWrites {
           await messageStatusRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
           return;
         }
-        const row = await messageStatusRepository.markSent(trx, id, at, hasMedia, true, renderedAs);
-        if (row !== undefined) await this.event(trx, batch, row, 'message.sent', at);
+        // Written with the batch's other announced changes, its event built from the row the statement answers.
+        if (hasMedia) batch.collect(this.announced, { kind: 'sentMedia', id, deviceId, at, renderedAs });
+        else batch.collect(this.announced, { kind: 'sent', id, deviceId, at, renderedAs });
+        this.eventsRecorded = true;
       }),
     );
   }
@@ -140,13 +149,10 @@ export class StatusWrites {
             else batch.collect(status === 'delivered' ? DELIVERED : READ, { id, deviceId, at });
             return;
           }
-          // A receipt may overtake the send's own `sent` write: `message.sent` is recorded first, once, showing the
-          // message as it was at that moment (the send's write then finds it moved on and records nothing).
-          const unsent = status !== 'sent' && (await messageStatusRepository.neverSent(trx, deviceId, id));
-          const row = await change(trx, deviceId, id, at, true);
-          if (row === undefined) return;
-          if (unsent) await this.event(trx, batch, asSent(row), 'message.sent', at);
-          await this.event(trx, batch, row, `message.${status}`, at);
+          // With the batch's other announced changes (announced.ts), which also records a `message.sent` the receipt
+          // overtook.
+          batch.collect(this.announced, { kind: status === 'sent' ? 'acked' : status, id, deviceId, at });
+          this.eventsRecorded = true;
         }),
       ),
     );
@@ -155,9 +161,9 @@ export class StatusWrites {
   /** A refusal after `sent` ends the message failed, with `message.failed` (docs/internals.md, WhatsApp and sandbox accounts). */
   private refused(deviceId: number, epoch: number, id: string, at: number, reason: string): Promise<void> {
     return this.afterWarming(deviceId, () =>
-      this.options.writes.run(deviceId, epoch, async (trx, batch) => {
-        const row = await messageStatusRepository.markRefused(trx, deviceId, id, at, reason);
-        if (row !== undefined) await this.event(trx, batch, row, 'message.failed', at);
+      this.options.writes.run(deviceId, epoch, async (_trx, batch) => {
+        batch.collect(this.announced, { kind: 'refused', id, deviceId, at, reason });
+        this.eventsRecorded = true;
       }),
     );
   }
@@ -189,11 +195,6 @@ export class StatusWrites {
     // Stored with the other events of the batch, in one insert before the commit.
     batch.collect(EVENTS, event);
   }
-}
-
-/** A message a receipt moved past `sent` before the send's write, as it was when the network took it. */
-function asSent(row: MessageRow): MessageRow {
-  return { ...row, status: 'sent', delivered_at: null, read_at: null };
 }
 
 /** The status change each network receipt makes; `sent` is an ack that came after its wait ran out. */

@@ -6,7 +6,8 @@
  * PostgreSQL, the `e` notification other nodes' commits send (a trigger of the log table, 013d; the cluster listener
  * passes it to `ring`); and a poll of the log's head every `pollMs` (default 1 s, the deliverer's own poll), which
  * finds what no ring announced (a commit of another process without the cluster listener, or rows a long
- * transaction held behind the read horizon). The poll is one query per process however many tails follow.
+ * transaction held behind the read horizon). The poll is one query per process however many tails follow, and tails
+ * woken together at the same cursor with the same filter share one read (shared-reads.ts).
  *
  * Owns: the listeners, the one poll timer, and each tail's cursor and read loop.
  * Must never: be needed for the order or completeness of what a tail reads (readLog is); poll faster than `pollMs`;
@@ -17,6 +18,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { Db } from '../store/schema.js';
 import { WakeLoop, type NextRun } from '../wake-loop.js';
 import { logHead, readLog, type LogFilter, type LoggedEvent } from './log.js';
+import { SharedReads } from './shared-reads.js';
 import type { EventSignal } from './signal.js';
 
 /** The notification the log table's trigger sends on the cluster channel once per inserting transaction (013d). */
@@ -38,6 +40,8 @@ export class LogWatch {
   private timer: Timer | null = null;
   private head: string | null | undefined = undefined;
   private stopped = false;
+  /** Tails at the same cursor with the same filter, woken by the same ring, share one read (shared-reads.ts). */
+  private readonly reads = new SharedReads<LoggedEvent[]>();
 
   constructor(private readonly options: LogWatchOptions) {
     this.pollMs = options.pollMs ?? 1_000;
@@ -46,8 +50,14 @@ export class LogWatch {
 
   /** The log may have grown (a commit here, or another node's notification): every follower looks. */
   readonly ring = (): void => {
+    this.reads.ring();
     for (const listener of this.listeners) listener();
   };
+
+  /** readLog, shared with the other tails asking for the same rows since the last ring. */
+  read(db: Db, after: string | null, filter: LogFilter, limit: number): Promise<LoggedEvent[]> {
+    return this.reads.read(`${after}|${limit}|${JSON.stringify(filter)}`, () => readLog(db, after, filter, limit));
+  }
 
   /** `listener` runs whenever the log may have grown; the returned function stops that. */
   subscribe(listener: () => void): () => void {
@@ -156,7 +166,7 @@ export class LogTail {
   private async step(): Promise<NextRun> {
     if (this.ended) return null;
     const batch = this.options.batch ?? 100;
-    const events = await readLog(this.options.db, this.current, this.options.filter, batch);
+    const events = await this.options.watch.read(this.options.db, this.current, this.options.filter, batch);
     if (events.length === 0) return null;
     let more: boolean;
     try {

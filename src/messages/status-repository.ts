@@ -118,15 +118,6 @@ const markReadChange = statusChange(3, (db, id: string, deviceId: number, at: nu
     .where(revivable(['pending', 'sent', 'delivered'])),
 );
 
-const neverSentStatement = prepared(2, (db, id: string, deviceId: number) =>
-  db
-    .selectFrom('messages')
-    .select('id')
-    .where('id', '=', id)
-    .where('device_id', '=', deviceId)
-    .where('sent_at', 'is', null),
-);
-
 /** What a status change answers: the changed row (or undefined) when read back, else whether it changed. */
 export type StatusChanged<R extends boolean> = R extends true ? MessageRow | undefined : boolean;
 
@@ -175,39 +166,82 @@ const BATCHED: Record<BatchedKind, { set: string; where: string }> = {
   },
 };
 
-function batchedStatements(kind: BatchedKind) {
+function batchedStatements(kind: BatchedKind, returning = false) {
   const { set, where } = BATCHED[kind];
   const tail = sql.raw(`messages.id = c.id and messages.device_id = c.device_id and ${where}`);
+  // PostgreSQL's `returning *` would add the batch's columns; SQLite returns only the updated table's anyway.
+  const pgReturning = sql.raw(returning ? ' returning messages.*' : '');
+  const sqliteReturning = sql.raw(returning ? ' returning *' : '');
   return {
     postgres: prepared(
       4,
       (db, ids: readonly string[], devices: readonly number[], ats: readonly number[], rendered: readonly unknown[]) =>
-        compiled(
+        compiled<MessageRow>(
           db,
           sql`update messages set ${sql.raw(set)}
           from unnest(${ids}::text[], ${devices}::bigint[], ${ats}::bigint[], ${rendered}::text[])
             as c(id, device_id, at, rendered_as)
-          where ${tail}`,
+          where ${tail}${pgReturning}`,
         ),
     ),
     /** Rows as JSON: `[[id, deviceId, at, renderedAs], ...]`. */
     sqlite: prepared(1, (db, rowsJson: string) =>
-      compiled(
+      compiled<MessageRow>(
         db,
         sql`update messages set ${sql.raw(set)}
         from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as device_id,
             json_extract(value, '$[2]') as at, json_extract(value, '$[3]') as rendered_as
           from json_each(${rowsJson})) as c
-        where ${tail}`,
+        where ${tail}${sqliteReturning}`,
       ),
     ),
   };
 }
 
+/** Runs a kind's batched statement over distinct messages' changes; answers what the statement returned. */
+function runBatched(
+  statements: ReturnType<typeof batchedStatements>,
+  db: Db,
+  rows: readonly BatchedChange[],
+): Promise<MessageRow[]> {
+  if (onPostgres(db)) {
+    return statements.postgres(
+      db,
+      rows.map((c) => c.id),
+      rows.map((c) => c.deviceId),
+      rows.map((c) => c.at),
+      rows.map((c) => c.renderedAs ?? null),
+    );
+  }
+  return statements.sqlite(db, JSON.stringify(rows.map((c) => [c.id, c.deviceId, c.at, c.renderedAs ?? null])));
+}
+
+/** Which of these messages (id and device) have never been `sent` (no `sent_at`), in one statement. */
+const neverSentMany = {
+  postgres: prepared(1, (db, ids: readonly string[]) =>
+    compiled<{ id: string; device_id: number }>(
+      db,
+      sql`select id, device_id from messages where id = any(${ids}::text[]) and sent_at is null`,
+    ),
+  ),
+  sqlite: prepared(1, (db, idsJson: string) =>
+    compiled<{ id: string; device_id: number }>(
+      db,
+      sql`select id, device_id from messages where id in (select value from json_each(${idsJson})) and sent_at is null`,
+    ),
+  ),
+};
+
 const batched = {
   sent: batchedStatements('sent'),
   delivered: batchedStatements('delivered'),
   read: batchedStatements('read'),
+};
+/** The same statements, answering the changed rows (to announce them in webhook events). */
+const batchedReturning = {
+  sent: batchedStatements('sent', true),
+  delivered: batchedStatements('delivered', true),
+  read: batchedStatements('read', true),
 };
 
 export const messageStatusRepository = {
@@ -262,15 +296,6 @@ export const messageStatusRepository = {
     return row;
   },
 
-  /**
-   * Whether the message has never been `sent` (no `sent_at`): a receipt that moves it now overtook the send's own
-   * write, and `message.sent` is still to be recorded.
-   */
-  neverSent: async (db: Db, deviceId: number, id: string): Promise<boolean> => {
-    const row = await neverSentStatement(db, id, deviceId);
-    return row.length > 0;
-  },
-
   /** pending|failed → sent: an ack after the send's wait ran out. `readBack` as for markSent. */
   markAckedLate: receipt(markAckedLateChange),
 
@@ -285,19 +310,28 @@ export const messageStatusRepository = {
     const firsts = new Map<string, BatchedChange>();
     for (const change of changes) if (!firsts.has(change.id)) firsts.set(change.id, change);
     if (firsts.size === 0) return;
-    const rows = [...firsts.values()];
-    const statements = batched[kind];
-    if (onPostgres(db)) {
-      await statements.postgres(
-        db,
-        rows.map((c) => c.id),
-        rows.map((c) => c.deviceId),
-        rows.map((c) => c.at),
-        rows.map((c) => c.renderedAs ?? null),
-      );
-    } else {
-      await statements.sqlite(db, JSON.stringify(rows.map((c) => [c.id, c.deviceId, c.at, c.renderedAs ?? null])));
-    }
+    await runBatched(batched[kind], db, [...firsts.values()]);
+  },
+
+  /**
+   * The same changes as changeMany, for changes of distinct messages, answering the changed rows (as they are after
+   * the change; a message that did not move is not among them). `sent` here is markSent's without media.
+   */
+  changeManyReadBack: (db: Db, kind: BatchedKind, changes: readonly BatchedChange[]): Promise<MessageRow[]> =>
+    changes.length === 0 ? Promise.resolve([]) : runBatched(batchedReturning[kind], db, changes),
+
+  /**
+   * Which of these messages have never been `sent` (no `sent_at`), each for the device named with it: a receipt
+   * that moves one now overtook the send's own write, and `message.sent` is still to be recorded.
+   */
+  neverSentMany: async (db: Db, messages: ReadonlyArray<{ id: string; deviceId: number }>): Promise<Set<string>> => {
+    if (messages.length === 0) return new Set();
+    const ids = messages.map((m) => m.id);
+    const rows = onPostgres(db)
+      ? await neverSentMany.postgres(db, ids)
+      : await neverSentMany.sqlite(db, JSON.stringify(ids));
+    const deviceOf = new Map(messages.map((m) => [m.id, m.deviceId]));
+    return new Set(rows.filter((row) => deviceOf.get(row.id) === Number(row.device_id)).map((row) => row.id));
   },
 
   /** A read receipt: read_at set once; reading implies delivery. `readBack` as for markSent. */
