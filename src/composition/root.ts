@@ -158,7 +158,10 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   const deliverer = new Deliverer({
     store,
-    committer,
+    // On PostgreSQL the deliverer commits in a stream of its own (docs/internals.md, Webhooks): the server runs
+    // commits of several connections at once and flushes their WAL together, so a claim or an outcome need not wait
+    // behind the status writes' batch under way. SQLite has one writer and an fsync per commit: one stream.
+    committer: store.capabilities.sharedByProcesses ? new Committer(store.db) : committer,
     clock,
     logger: logger,
     signal: eventSignal,

@@ -123,7 +123,10 @@ function laneOf(event: ClaimedEvent): string {
 }
 
 export class Deliverer {
+  /** Every delivery taken here until its outcome is stored (or given up): what close() waits for. */
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Deliveries whose attempt is under way: their outcome is not yet handed to the store. What `concurrency` bounds. */
+  private readonly attempting = new Set<string>();
   /** Attempts in flight here per lane (a device and one destination; the store's count includes other processes'). */
   private readonly deviceLoad = new Map<string, number>();
   /** The last claim stopped for lack of room (here, or a device's): a finished attempt should look again. */
@@ -279,7 +282,8 @@ export class Deliverer {
     const { store, clock } = this.options;
     await this.releaseLostLeases();
     for (;;) {
-      const room = this.concurrency - this.inFlight.size;
+      // Outcomes being written hold no request open; they are bounded too, in case the store takes them slowly.
+      const room = Math.min(this.concurrency - this.attempting.size, 2 * this.concurrency - this.inFlight.size);
       this.roomBound = room <= 0;
       if (room <= 0 || this.closed) return;
       const now = clock.now();
@@ -351,10 +355,25 @@ export class Deliverer {
   // --- one delivery ---------------------------------------------------------------
 
   private begin(event: ClaimedEvent, target: Target | undefined): void {
-    const device = laneOf(event);
-    this.deviceLoad.set(device, (this.deviceLoad.get(device) ?? 0) + 1);
+    const lane = laneOf(event);
+    this.deviceLoad.set(lane, (this.deviceLoad.get(lane) ?? 0) + 1);
+    this.attempting.add(event.id);
+    let ended = false;
+    // The attempt is over and its outcome queued for the store: its slot is free. A claim asked for from now on is
+    // written after that outcome, in the same commit (the outcomes' channel comes before the claims') or a later one,
+    // so the store's count of the lane's leases no longer holds it. Worth a claim only if the last one was held back
+    // for room.
+    const attemptEnded = () => {
+      if (ended) return;
+      ended = true;
+      this.attempting.delete(event.id);
+      const load = (this.deviceLoad.get(lane) ?? 1) - 1;
+      if (load === 0) this.deviceLoad.delete(lane);
+      else this.deviceLoad.set(lane, load);
+      if (this.roomBound) this.wake();
+    };
     let dueAgain = false;
-    const work = this.deliver(event, target)
+    const work = this.deliver(event, target, attemptEnded)
       .then((again) => {
         dueAgain = again;
       })
@@ -364,20 +383,19 @@ export class Deliverer {
       })
       .finally(() => {
         this.inFlight.delete(event.id);
-        const load = (this.deviceLoad.get(device) ?? 1) - 1;
-        if (load === 0) this.deviceLoad.delete(device);
-        else this.deviceLoad.set(device, load);
-        // The slot (and the lease, now written) is free: worth a look only if a claim was held back
-        // for room, or if this delivery itself is due again (a manual retry came during the attempt).
-        if (this.roomBound || dueAgain) this.wake();
+        attemptEnded();
+        // This delivery itself is due again: a manual retry came during the attempt.
+        if (dueAgain) this.wake();
       });
     this.inFlight.set(event.id, work);
   }
 
-  /** One attempt and its record; true when the delivery is due again at once. */
-  private async deliver(event: ClaimedEvent, target: Target | undefined): Promise<boolean> {
+  /** One attempt and its record; true when the delivery is due again at once. `queued`: its outcome is handed over. */
+  private async deliver(event: ClaimedEvent, target: Target | undefined, queued: () => void): Promise<boolean> {
     if (this.closed) {
-      await this.write({ id: event.id, outcome: 'released' });
+      const released = this.write({ id: event.id, outcome: 'released' });
+      queued();
+      await released;
       return false;
     }
     const completion = await deliverOne(event, target, {
@@ -389,7 +407,9 @@ export class Deliverer {
       attempts: this.attempts,
       outcome: (answered) => this.outcomes.of(answered),
     });
-    const dueAgain = await this.write(completion);
+    const written = this.write(completion);
+    queued();
+    const dueAgain = await written;
     // Cut by shutdown: handed back, never due again here.
     return completion.outcome === 'released' ? false : dueAgain;
   }

@@ -9,6 +9,8 @@
  * may see); the deliverer and the service decide and pass values in.
  */
 import { sql, type ExpressionBuilder } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
 import type { Database, Db } from '../store/schema.js';
 import { inScope, type DeliveryScope } from './delivery-log-repository.js';
 
@@ -94,6 +96,69 @@ function paddedLists<T>(items: readonly T[]): T[][] {
     out.push(list);
   }
   return out;
+}
+
+/**
+ * A batch's ids as the lists its statements take: on PostgreSQL one array parameter (`= any($1)`), whatever the size;
+ * on SQLite padded `in` lists (paddedLists).
+ */
+function idLists(db: Db, ids: readonly string[]): string[][] {
+  if (!onPostgres(db)) return paddedLists(ids);
+  return ids.length === 0 ? [] : [[...ids]];
+}
+
+function idIn(db: Db, list: readonly string[]) {
+  return (eb: ExpressionBuilder<Database, 'webhook_events'>) =>
+    onPostgres(db) ? eb('id', '=', eb.fn.any(eb.val(list))) : eb('id', 'in', list);
+}
+
+/**
+ * A time as a bound parameter typed bigint: PostgreSQL reads an untyped parameter in a CASE as text. (Written into
+ * the SQL instead, each value made a statement text of its own, planned afresh and never reused.)
+ */
+function millis(eb: ExpressionBuilder<Database, 'webhook_events'>, ms: number) {
+  return eb.cast<number>(eb.val(ms), 'bigint');
+}
+
+/** Attempts written with one array per column on PostgreSQL: one statement (and one round trip) for any batch. */
+const insertAttemptsPostgres = prepared(
+  8,
+  (
+    db,
+    eventIds: readonly string[],
+    attemptedAt: readonly number[],
+    httpStatus: readonly (number | null)[],
+    latencyMs: readonly number[],
+    error: readonly (string | null)[],
+    url: readonly (string | null)[],
+    format: readonly (string | null)[],
+    reply: readonly (string | null)[],
+  ) =>
+    compiled(
+      db,
+      sql`insert into webhook_attempts (event_id, attempted_at, http_status, latency_ms, error, url, format, reply)
+        select * from unnest(${eventIds}::text[], ${attemptedAt}::bigint[], ${httpStatus}::integer[],
+          ${latencyMs}::integer[], ${error}::text[], ${url}::text[], ${format}::text[], ${reply}::text[])`,
+    ),
+);
+
+async function insertAttempts(db: Db, attempts: ReadonlyArray<AttemptRecord & { readonly event_id: string }>) {
+  if (attempts.length === 0) return;
+  if (!onPostgres(db)) {
+    for (const chunk of pow2Chunks(attempts)) await db.insertInto('webhook_attempts').values(chunk).execute();
+    return;
+  }
+  await insertAttemptsPostgres(
+    db,
+    attempts.map((a) => a.event_id),
+    attempts.map((a) => a.attempted_at),
+    attempts.map((a) => a.http_status),
+    attempts.map((a) => a.latency_ms),
+    attempts.map((a) => a.error),
+    attempts.map((a) => a.url),
+    attempts.map((a) => a.format),
+    attempts.map((a) => a.reply),
+  );
 }
 
 export const eventsRepository = {
@@ -211,43 +276,43 @@ export const eventsRepository = {
     const attempts = items.flatMap((item) =>
       item.outcome === 'released' ? [] : [{ event_id: item.id, ...item.attempt }],
     );
-    for (const chunk of pow2Chunks(attempts)) await db.insertInto('webhook_attempts').values(chunk).execute();
+    await insertAttempts(db, attempts);
 
     const requeued = new Set<string>();
     const asked = (eb: ExpressionBuilder<Database, 'webhook_events'>) => eb('retry_requested', '=', 1);
     const ids = (outcome: Completion['outcome']) => items.filter((i) => i.outcome === outcome).map((i) => i.id);
     // A final outcome, unless a retry was asked for meanwhile: then pending, due now.
     for (const final of ['delivered', 'failed'] as const) {
-      for (const chunk of paddedLists(ids(final))) {
+      for (const chunk of idLists(db, ids(final))) {
         const rows = await db
           .updateTable('webhook_events')
           .set((eb) => ({
             status: eb.case().when(asked(eb)).then('pending').else(final).end(),
-            next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
+            next_attempt_at: eb.case().when(asked(eb)).then(millis(eb, now)).else(eb.ref('next_attempt_at')).end(),
             ...(final === 'delivered'
               ? { delivered_at: now, failed_at: null }
-              : { failed_at: eb.case().when(asked(eb)).then(null).else(now).end() }),
+              : { failed_at: eb.case().when(asked(eb)).then(null).else(millis(eb, now)).end() }),
             locked_until: null,
             retry_requested: 0,
             attempts: eb('attempts', '+', 1),
           }))
-          .where('id', 'in', chunk)
+          .where(idIn(db, chunk))
           .returning(['id', 'status'])
           .execute();
         for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
       }
     }
     // Skipped: ended unsent, unless a retry was asked for meanwhile (it is then looked at again, in the format of then).
-    for (const chunk of paddedLists(ids('skipped'))) {
+    for (const chunk of idLists(db, ids('skipped'))) {
       const rows = await db
         .updateTable('webhook_events')
         .set((eb) => ({
           status: eb.case().when(asked(eb)).then('pending').else('skipped').end(),
-          next_attempt_at: eb.case().when(asked(eb)).then(now).else(eb.ref('next_attempt_at')).end(),
+          next_attempt_at: eb.case().when(asked(eb)).then(millis(eb, now)).else(eb.ref('next_attempt_at')).end(),
           locked_until: null,
           retry_requested: 0,
         }))
-        .where('id', 'in', chunk)
+        .where(idIn(db, chunk))
         .returning(['id', 'status'])
         .execute();
       for (const row of rows) if (row.status === 'pending') requeued.add(row.id);
@@ -257,7 +322,7 @@ export const eventsRepository = {
       const row = await db
         .updateTable('webhook_events')
         .set((eb) => ({
-          next_attempt_at: eb.case().when(asked(eb)).then(now).else(item.retryAt).end(),
+          next_attempt_at: eb.case().when(asked(eb)).then(millis(eb, now)).else(millis(eb, item.retryAt)).end(),
           locked_until: null,
           retry_requested: 0,
           attempts: eb('attempts', '+', 1),
@@ -267,11 +332,11 @@ export const eventsRepository = {
         .executeTakeFirst();
       if (row !== undefined && Number(row.next_attempt_at) <= now) requeued.add(row.id);
     }
-    for (const chunk of paddedLists(ids('released'))) {
+    for (const chunk of idLists(db, ids('released'))) {
       await db
         .updateTable('webhook_events')
         .set({ locked_until: null, next_attempt_at: now, retry_requested: 0 })
-        .where('id', 'in', chunk)
+        .where(idIn(db, chunk))
         .execute();
       for (const id of chunk) requeued.add(id);
     }
