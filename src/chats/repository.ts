@@ -7,7 +7,7 @@
  * Must never: write the message-derived columns of `chats` (maintain.ts does, with the message writes), or read a
  * device's messages beyond the page asked for.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { MessageRow } from '../messages/repository.js';
 import type { ChatsTable, Db } from '../store/schema.js';
 import { isGroupChat } from './chat-key.js';
@@ -50,18 +50,72 @@ export interface ChatSettings {
   readonly mutedUntil?: number | null;
 }
 
+/** A chat of a page with its last message, and whether that message has reactions or incoming media to read. */
+export interface ChatWithLast {
+  readonly chat: ChatRow;
+  readonly last: MessageRow | null;
+  readonly hasReactions: boolean;
+  readonly hasMedia: boolean;
+}
+
+const CHAT_COLUMNS = [
+  'device_id',
+  'chat',
+  'account_id',
+  'type',
+  'name',
+  'last_message_id',
+  'last_message_at',
+  'unread_count',
+  'archived',
+  'pinned',
+  'muted_until',
+  'updated_at',
+] as const;
+const chatColumns = sql.raw(CHAT_COLUMNS.map((c) => `page.${c} as c_${c}`).join(', '));
+
+/** A row of `pageWithLast` split in two: the chat's columns (`c_…`) and its last message's (the rest). */
+function splitRow(row: Record<string, unknown>): ChatWithLast {
+  const chat: Record<string, unknown> = {};
+  const message: Record<string, unknown> = {};
+  for (const key in row) {
+    if (key.startsWith('c_')) chat[key.slice(2)] = row[key];
+    else if (key !== 'has_reactions' && key !== 'has_media') message[key] = row[key];
+  }
+  return {
+    chat: chat as ChatRow,
+    last: message.id === null || message.id === undefined ? null : (message as MessageRow),
+    hasReactions: row.has_reactions === true || Number(row.has_reactions) === 1,
+    hasMedia: row.has_media === true || Number(row.has_media) === 1,
+  };
+}
+
 export const chatsRepository = {
-  page: (db: Db, deviceId: number, after: ChatsAfter | undefined, limit: number): Promise<ChatRow[]> => {
-    let query = db.selectFrom('chats').selectAll().where('device_id', '=', deviceId);
-    if (after !== undefined) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('last_message_at', '<', after.at),
-          eb.and([eb('last_message_at', '=', after.at), eb('chat', '<', after.chat)]),
-        ]),
-      );
-    }
-    return query.orderBy('last_message_at', 'desc').orderBy('chat', 'desc').limit(limit).execute();
+  /**
+   * A page of the device's chats, each with its last message read by primary key, in one statement: the page is a
+   * range of `chats_recent` starting at the cursor (a row-value comparison: an OR of the two columns would read and
+   * filter every chat before it), and the messages, reactions and media are read only for the page's rows.
+   */
+  pageWithLast: async (
+    db: Db,
+    deviceId: number,
+    after: ChatsAfter | undefined,
+    limit: number,
+  ): Promise<ChatWithLast[]> => {
+    const from =
+      after === undefined
+        ? sql`device_id = ${deviceId}`
+        : sql`device_id = ${deviceId} and (last_message_at, chat) < (${after.at}, ${after.chat})`;
+    const { rows } = await sql<Record<string, unknown>>`
+      with page as (
+        select * from chats where ${from} order by last_message_at desc, chat desc limit ${limit}
+      )
+      select ${chatColumns}, m.*,
+        exists (select 1 from message_reactions r where r.message_id = m.id) as has_reactions,
+        exists (select 1 from incoming_media i where i.message_id = m.id) as has_media
+      from page left join messages m on m.id = page.last_message_id and m.direction <> 'action'
+      order by page.last_message_at desc, page.chat desc`.execute(db);
+    return rows.map(splitRow);
   },
 
   find: (db: Db, deviceId: number, chat: string): Promise<ChatRow | undefined> =>
@@ -70,9 +124,8 @@ export const chatsRepository = {
   messages: (db: Db, deviceId: number, chat: string, after: MessagesAfter | undefined, limit: number) => {
     let query = db.selectFrom('messages').selectAll().where('device_id', '=', deviceId).where('chat', '=', chat);
     if (after !== undefined) {
-      query = query.where((eb) =>
-        eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]),
-      );
+      // A row-value comparison: the index range starts at the cursor (an OR of the two would filter from the top).
+      query = query.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.at, after.id)));
     }
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute() as Promise<MessageRow[]>;
   },

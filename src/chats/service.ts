@@ -15,8 +15,8 @@ import { devicesRepository, type DeviceRow } from '../devices/repository.js';
 import { ApiError } from '../errors.js';
 import type { MessageActions } from '../messages/actions.js';
 import { incomingIdsRepository } from '../messages/incoming-ids-repository.js';
-import type { MessageReads } from '../messages/reads.js';
-import { messagesRepository } from '../messages/repository.js';
+import type { KnownExtras, MessageReads } from '../messages/reads.js';
+import { messagesRepository, type MessageRow } from '../messages/repository.js';
 import {
   NetworkNotFoundError,
   NetworkUnavailableError,
@@ -29,7 +29,7 @@ import { groupsRepository } from '../groups/repository.js';
 import type { Store } from '../store/store.js';
 import { isGroupChat } from './chat-key.js';
 import { decodeCursor, encodeCursor, presentChat, type ChatJson } from './present.js';
-import { chatsRepository, emptyChat, type ChatRow } from './repository.js';
+import { chatsRepository, emptyChat, type ChatRow, type ChatWithLast } from './repository.js';
 import { readSettings } from './settings.js';
 import type { MessageJson } from '../messages/present.js';
 
@@ -61,16 +61,16 @@ export class ChatsService {
     const device = await this.device(accountId, query.device);
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     const { db } = this.options.store;
-    const rows = await chatsRepository.page(
+    const rows = await chatsRepository.pageWithLast(
       db,
       device.id,
       after === undefined ? undefined : { at: after.at, chat: after.key },
       query.limit + 1,
     );
     const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
+    const last = page.at(-1)?.chat;
     return {
-      data: await this.present(accountId, device.id, page),
+      data: await this.presentWithLast(accountId, device.id, page),
       next_cursor:
         rows.length > query.limit && last !== undefined ? encodeCursor(Number(last.last_message_at), last.chat) : null,
     };
@@ -159,7 +159,34 @@ export class ChatsService {
     const ids = rows.flatMap((row) => (row.last_message_id === null ? [] : [row.last_message_id]));
     const found = await messagesRepository.findByIds(db, ids);
     const messages = [...found.values()].filter((m) => m.account_id === accountId);
-    const shown = new Map((await this.options.reads.present(accountId, messages)).map((m) => [m.id, m]));
+    return this.presentAll(accountId, deviceId, rows, messages);
+  }
+
+  /** A page read with its last messages (chatsRepository.pageWithLast): only the extras it found are read. */
+  private presentWithLast(accountId: number, deviceId: number, page: readonly ChatWithLast[]): Promise<ChatJson[]> {
+    const messages = page.flatMap(({ last }) => (last !== null && last.account_id === accountId ? [last] : []));
+    const known = {
+      reactions: new Set(page.flatMap((row) => (row.hasReactions && row.last !== null ? [row.last.id] : []))),
+      media: new Set(page.flatMap((row) => (row.hasMedia && row.last !== null ? [row.last.id] : []))),
+    };
+    return this.presentAll(
+      accountId,
+      deviceId,
+      page.map((row) => row.chat),
+      messages,
+      known,
+    );
+  }
+
+  private async presentAll(
+    accountId: number,
+    deviceId: number,
+    rows: readonly ChatRow[],
+    messages: readonly MessageRow[],
+    known?: KnownExtras,
+  ): Promise<ChatJson[]> {
+    const { db } = this.options.store;
+    const shown = new Map((await this.options.reads.present(accountId, messages, known)).map((m) => [m.id, m]));
     const names = await chatsRepository.groupNames(
       db,
       deviceId,

@@ -28,6 +28,12 @@ export interface MediaOfMessages {
   plainUrl(mediaId: string): string;
 }
 
+/** Which of the rows given have reactions and incoming media (read with them), when the caller knows. */
+export interface KnownExtras {
+  readonly reactions: ReadonlySet<string>;
+  readonly media: ReadonlySet<string>;
+}
+
 export interface MessageFilter {
   device?: string;
   status?: string;
@@ -51,9 +57,13 @@ export class MessageReads {
     return shown!;
   }
 
-  /** The message objects of `rows` exactly as `GET /messages` shows them (the chat routes show messages so). */
-  present(accountId: number, rows: readonly MessageRow[]): Promise<MessageJson[]> {
-    return this.withReceipts(accountId, rows);
+  /**
+   * The message objects of `rows` exactly as `GET /messages` shows them (the chat routes show messages so). `known`,
+   * when the caller read it with the rows, names the only rows with reactions and incoming media: the others' are
+   * not looked for.
+   */
+  present(accountId: number, rows: readonly MessageRow[], known?: KnownExtras): Promise<MessageJson[]> {
+    return this.withReceipts(accountId, rows, known);
   }
 
   /**
@@ -61,7 +71,11 @@ export class MessageReads {
    * together with the status change it makes, so a row read before a receipt that came meanwhile is read again:
    * the object never shows a member's receipt without the status it brought.
    */
-  private async withReceipts(accountId: number, rows: readonly MessageRow[]): Promise<MessageJson[]> {
+  private async withReceipts(
+    accountId: number,
+    rows: readonly MessageRow[],
+    known?: KnownExtras,
+  ): Promise<MessageJson[]> {
     const db = this.store.db;
     const receipts = await receiptsRepository.forMessages(
       db,
@@ -69,13 +83,15 @@ export class MessageReads {
     );
     const reactions = await reactionsRepository.forMessages(
       db,
-      rows.map((row) => row.id),
+      rows.filter((row) => known?.reactions.has(row.id) ?? true).map((row) => row.id),
     );
     const votes = await pollVotesRepository.forMessages(
       db,
       rows.filter((row) => row.type === 'poll').map((row) => row.id),
     );
-    const incoming = rows.filter((row) => row.direction === 'incoming').map((row) => row.id);
+    const incoming = rows
+      .filter((row) => row.direction === 'incoming' && (known?.media.has(row.id) ?? true))
+      .map((row) => row.id);
     const media = this.media === undefined || incoming.length === 0 ? undefined : await this.media.shown(incoming);
     return Promise.all(
       rows.map(async (row) => {
