@@ -14,8 +14,7 @@
 // baseline's in the same run, and /healthz latency while the case ran.
 //
 //   npm run build && node --import tsx bench/form-bodies.ts [parallel=5] [rounds=4]
-import { request } from 'node:http';
-import { TOKEN, machine, startGateway } from './lib.js';
+import { machine, percentile, postWhileProbing, startGateway } from './lib.js';
 
 const parallel = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 4);
@@ -24,80 +23,18 @@ const RECEIVER = '6289876543210';
 const LIMIT = 1024 * 1024;
 const BOUNDARY = 'benchBoundary';
 
-interface Answer {
-  status: number;
-  ms: number;
-}
-
-function post(base: string, body: Buffer, type: string): Promise<Answer> {
-  return new Promise((resolve) => {
-    const started = performance.now();
-    let settled = false;
-    const req = request(
-      `${base}/messages`,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': type, 'content-length': body.length },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          resolve({ status: res.statusCode ?? 0, ms: performance.now() - started });
-        });
-      },
-    );
-    req.on('error', () => {
-      if (settled) return;
-      settled = true;
-      resolve({ status: 0, ms: performance.now() - started });
-    });
-    req.end(body);
-  });
-}
-
-function healthz(base: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}/healthz`, { agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
-
 async function runCase(base: string, name: string, body: Buffer, type: string, baseline?: number): Promise<number> {
   if (body.length > LIMIT) throw new Error(`${name}: ${body.length} bytes is over the body limit`);
-  let running = true;
-  const health: number[] = [];
-  const probe = (async () => {
-    while (running) {
-      const started = performance.now();
-      await healthz(base).catch(() => 0);
-      health.push(performance.now() - started);
-    }
-  })();
-  const answers: Answer[] = [];
-  for (let round = 0; round < rounds; round++) {
-    answers.push(...(await Promise.all(Array.from({ length: parallel }, () => post(base, body, type)))));
-  }
-  running = false;
-  await probe;
+  const { answers, statuses, health, probeErrors } = await postWhileProbing(base, body, type, parallel, rounds);
   const ms = answers.map((a) => a.ms);
   const p50 = percentile(ms, 50);
   const fmt = (n: number) => n.toFixed(1);
   const ratio = baseline === undefined ? '' : `  ×${(p50 / baseline).toFixed(2)} of JSON`;
   console.log(
-    `${name.padEnd(44)} ${(body.length / 1024).toFixed(0).padStart(5)} KiB  status ${[...new Set(answers.map((a) => a.status))].join(',')}  ` +
+    `${name.padEnd(44)} ${(body.length / 1024).toFixed(0).padStart(5)} KiB  status ${statuses.join(',')}  ` +
       `p50 ${fmt(p50)} ms max ${fmt(Math.max(...ms))} ms${ratio}  ` +
-      `/healthz p50 ${fmt(percentile(health, 50))} p99 ${fmt(percentile(health, 99))} max ${fmt(Math.max(...health))} ms`,
+      `/healthz p50 ${fmt(percentile(health, 50))} p99 ${fmt(percentile(health, 99))} max ${fmt(Math.max(...health))} ms` +
+      (probeErrors > 0 ? ` (failed ${probeErrors})` : ''),
   );
   return p50;
 }

@@ -7,7 +7,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export const TOKEN = 'mgw_bench_token_000000000000000000000000';
@@ -195,4 +195,101 @@ export async function startPdfMediaServer(): Promise<{ base: string; server: Ser
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** The answer to one posted body: its status (0: the connection closed first) and the time to it. */
+export interface BodyAnswer {
+  readonly status: number;
+  readonly ms: number;
+}
+
+/** Posts `body` to POST /messages over node:http and resolves with the status and the time to the answer. */
+export function postBody(base: string, body: Buffer, type = 'application/json'): Promise<BodyAnswer> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    let settled = false;
+    const settle = (status: number) => {
+      if (settled) return;
+      settled = true;
+      resolve({ status, ms: performance.now() - started });
+    };
+    const req = request(
+      `${base}/messages`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': type, 'content-length': body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => settle(res.statusCode ?? 0));
+      },
+    );
+    // Over the body limit the gateway answers 413 and closes the connection while the client is
+    // still writing: the client may see the reset (EPIPE) before it reads the answer. Counted as
+    // status 0, "closed", with its time.
+    req.on('error', () => settle(0));
+    req.end(body);
+  });
+}
+
+/** One /healthz request on a new connection (no keep-alive reuse racing the server's idle timeout). */
+export function healthz(base: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${base}/healthz`, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The value below which `p` percent of `values` fall (NaN for none). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+export interface BodyRun {
+  readonly answers: BodyAnswer[];
+  /** The distinct statuses, in the order first seen. */
+  readonly statuses: number[];
+  /** /healthz latency (ms) of each probe that got an answer. */
+  readonly health: number[];
+  /** Probes that failed or answered other than 200. */
+  readonly probeErrors: number;
+}
+
+/**
+ * `parallel` clients post the same body to POST /messages, `rounds` times each, while a probe
+ * requests /healthz in a loop: the answers and the probe's latencies.
+ */
+export async function postWhileProbing(
+  base: string,
+  body: Buffer,
+  type: string,
+  parallel: number,
+  rounds: number,
+): Promise<BodyRun> {
+  let running = true;
+  const health: number[] = [];
+  let probeErrors = 0;
+  const probe = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        if ((await healthz(base)) !== 200) probeErrors++;
+        health.push(performance.now() - started);
+      } catch {
+        probeErrors++;
+      }
+    }
+  })();
+  const answers: BodyAnswer[] = [];
+  for (let round = 0; round < rounds; round++) {
+    answers.push(...(await Promise.all(Array.from({ length: parallel }, () => postBody(base, body, type)))));
+  }
+  running = false;
+  await probe;
+  return { answers, statuses: [...new Set(answers.map((a) => a.status))], health, probeErrors };
 }

@@ -2,18 +2,12 @@
 // delete for everyone go as Baileys' protocol messages on the target's key, read receipts as readMessages (no message
 // sent, no acknowledgement awaited), and a forwarded copy carries isForwarded in its context.
 import { generateWAMessageContent, proto, type AnyMessageContent } from 'baileys';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/clock.js';
-import { SqlNetworkStateStore } from '../../src/devices/network-state.js';
-import type { Network, NetworkConnection } from '../../src/network/network.js';
+import type { NetworkConnection } from '../../src/network/network.js';
 import { toNetworkId } from '../../src/network/whatsapp/ids.js';
-import { createWhatsAppNetwork } from '../../src/network/whatsapp/index.js';
-import { openStore, type Store } from '../../src/store/store.js';
-import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpers/gateway.js';
-import { Recorder } from '../network/helpers.js';
-import { FakeWhatsApp, type FakeSocket } from '../network/whatsapp/fake-socket.js';
-import { identityStored, KEYS, SLOW } from '../network/whatsapp/harness.js';
+import { noStoreAvailable } from '../helpers/gateway.js';
+import type { FakeSocket } from '../network/whatsapp/fake-socket.js';
+import { ackEverySend, WhatsAppHarness } from '../network/whatsapp/harness.js';
 
 const ME = '4915100000001';
 const FRIEND = '4917600000002';
@@ -23,44 +17,18 @@ const noUpload = async (): Promise<never> => {
 };
 
 describe.skipIf(noStoreAvailable)('message actions on the WhatsApp connector', () => {
-  let location: StoreLocation;
-  let store: Store;
-  let wa: FakeWhatsApp;
-  let network: Network;
+  let harness: WhatsAppHarness;
 
   beforeEach(async () => {
-    location = await newStoreLocation();
-    store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
-    await store.migrate();
-    wa = new FakeWhatsApp();
-    network = createWhatsAppNetwork({
-      states: new SqlNetworkStateStore(store, systemClock),
-      keys: KEYS,
-      logger: pino({ level: 'silent' }),
-      factory: wa.factory,
-      ackTimeoutMs: 300,
-    });
+    harness = await WhatsAppHarness.open();
   });
   afterEach(async () => {
-    await network.close();
-    await store.close();
-    await location.drop();
+    await harness.close();
   });
 
   async function paired(): Promise<{ connection: NetworkConnection; socket: FakeSocket }> {
-    const rec = new Recorder();
-    const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
-    const first = await wa.socket(0);
-    first.connection({ qr: 'https://wa.me/settings/linked_devices#ref,noise,identity,adv,platform' });
-    first.pairSuccess(`${ME}:7@s.whatsapp.net`);
-    first.close(515, 'Stream Errored (restart required)');
-    const socket = await wa.socket(1);
-    socket.connection({ connection: 'open' });
-    await rec.wait('connected', undefined, 0, SLOW);
-    await identityStored(store, rec.of('paired')[0]!.session);
-    socket.onSend = async (_jid, _content, options) => {
-      setImmediate(() => socket.ack(options.messageId!));
-    };
+    const { connection, socket } = await harness.pair(1, ME);
+    ackEverySend(socket);
     return { connection, socket };
   }
 

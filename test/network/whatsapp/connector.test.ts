@@ -24,12 +24,12 @@ import {
 } from '../../../src/network/network.js';
 import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
 import { toNetworkId } from '../../../src/network/whatsapp/ids.js';
-import { openStore, type Store } from '../../../src/store/store.js';
-import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../../helpers/gateway.js';
+import type { Store } from '../../../src/store/store.js';
+import { noStoreAvailable } from '../../helpers/gateway.js';
 import { waitFor as poll } from '../../helpers/wait.js';
 import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
-import { FakeWhatsApp, queryError, type FakeSocket } from './fake-socket.js';
-import { identityStored, KEYS, SLOW, upsert } from './harness.js';
+import { queryError, type FakeSocket, type FakeWhatsApp } from './fake-socket.js';
+import { ackEverySend, KEYS, SLOW, upsert, WhatsAppHarness } from './harness.js';
 import { Sealer } from '../../../src/network/whatsapp/seal.js';
 import type { NetworkStateStore, NetworkStateWriter } from '../../../src/network/state.js';
 
@@ -47,28 +47,18 @@ function until(probe: () => Promise<unknown>, what = 'condition'): Promise<unkno
 }
 
 describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => {
-  let location: StoreLocation;
+  let harness: WhatsAppHarness;
   let store: Store;
   let wa: FakeWhatsApp;
+  /** The harness's network (a test that puts another in its place puts it in the harness too). */
   let network: Network;
 
   beforeEach(async () => {
-    location = await newStoreLocation();
-    store = openStore({ databaseUrl: location.databaseUrl, dataDir: location.dataDir });
-    await store.migrate();
-    wa = new FakeWhatsApp();
-    network = createWhatsAppNetwork({
-      states: new SqlNetworkStateStore(store, systemClock),
-      keys: KEYS,
-      logger: pino({ level: 'silent' }),
-      factory: wa.factory,
-      ackTimeoutMs: 300,
-    });
+    harness = await WhatsAppHarness.open();
+    ({ store, wa, network } = harness);
   });
   afterEach(async () => {
-    await network.close();
-    await store.close();
-    await location.drop();
+    await harness.close();
   });
 
   async function sessionRows(session: string): Promise<number> {
@@ -87,30 +77,14 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
     socket: FakeSocket;
     session: string;
   }> {
-    const rec = new Recorder();
-    const base = wa.sockets.length;
-    const connection = network.connect({ deviceId: 1, session: null }, rec.handler);
-    const first = await wa.socket(base);
-    first.connection({ qr: 'https://wa.me/settings/linked_devices#ref,noise,identity,adv,platform' });
-    first.pairSuccess(`${ME}:7@s.whatsapp.net`);
-    first.close(515, 'Stream Errored (restart required)');
-    const second = await wa.socket(base + 1);
-    second.connection({ connection: 'open' });
-    await rec.wait('connected', undefined, 0, SLOW);
-    const session = rec.of('paired')[0]!.session;
-    await identityStored(store, session);
-    return { connection, rec, socket: second, session };
+    const { recorder: rec, connection, socket, session } = await harness.pair(1, ME);
+    return { connection, rec, socket, session };
   }
 
   async function reconnect(
     session: string,
   ): Promise<{ connection: NetworkConnection; rec: Recorder; socket: FakeSocket }> {
-    const rec = new Recorder();
-    const before = wa.sockets.length;
-    const connection = network.connect({ deviceId: 1, session }, rec.handler);
-    const socket = await wa.socket(before);
-    socket.connection({ connection: 'open' });
-    await rec.wait('connected', undefined, 0, SLOW);
+    const { recorder: rec, connection, socket } = await harness.reconnect(session);
     return { connection, rec, socket };
   }
 
@@ -283,7 +257,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         },
       });
       await network.close();
-      network = createWhatsAppNetwork({
+      network = harness.network = createWhatsAppNetwork({
         states: gated,
         keys: KEYS,
         logger: pino({ level: 'silent' }),
@@ -457,9 +431,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('mentions go as WhatsApp ids beside the text, and a reply quotes our own message as it was sent', async () => {
       const { connection, socket } = await pairDevice();
-      socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!));
-      };
+      ackEverySend(socket);
       await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'first' } });
       const reply = '01JQZ3Y8N5S7T9V1W3X5Y7Z9A4';
       await connection.sendMessage({
@@ -502,9 +474,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('a reaction goes as Baileys’ react on the reacted-to message’s key, with no quote; Baileys builds a reactionMessage', async () => {
       const { connection, socket } = await pairDevice();
-      socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!));
-      };
+      ackEverySend(socket);
       const group = '120363000000000001@g.us';
       await connection.sendMessage({
         id: ULID,
@@ -547,9 +517,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('a reply to a group member’s message quotes it by its network id, author and text; media mention too', async () => {
       const { connection, socket } = await pairDevice();
-      socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!));
-      };
+      ackEverySend(socket);
       const group = '120363000000000001@g.us';
       await connection.sendMessage({
         id: ULID,
@@ -607,9 +575,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('a refusal after the acknowledgement is a failed status for our message', async () => {
       const { connection, rec, socket } = await pairDevice();
-      socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!));
-      };
+      ackEverySend(socket);
       await connection.sendMessage({ id: ULID, to: FRIEND, content: { type: 'chat', text: 'x' } });
       socket.ack(toNetworkId(ULID)!, '463');
       const failed = await rec.wait('message_status', (e) => e.status === 'failed', 0, SLOW);
@@ -618,9 +584,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
 
     it('every content type maps to the library content; list and template go as text', async () => {
       const { connection, socket } = await pairDevice();
-      socket.onSend = async (_jid, _content, options) => {
-        setImmediate(() => socket.ack(options.messageId!));
-      };
+      ackEverySend(socket);
       const media = new BytesSource(new Uint8Array([1, 2, 3]));
       const ids = Array.from({ length: 6 }, (_, i) => `01JQZ3Y8N5S7T9V1W3X5Y7Z9B${i}`);
       await connection.sendMessage({
