@@ -36,7 +36,7 @@ export default defineConfig({
           // One process runs the unit files one after another, keeping what it loaded: a fresh process a file paid
           // its imports again (the whole unit project: 103 s of import before, 40 s after; docs/testing.md, Where
           // the suite's time goes). The setup file (the leak check) still runs for each file, and the files that
-          // mock restore their mocks. The integration projects keep a process a file (docs/testing.md says why).
+          // mock restore their mocks. The integration projects do the same (below).
           isolate: false,
         },
       },
@@ -47,6 +47,10 @@ export default defineConfig({
           include: integration,
           exclude: [...unitOnly, ...browser],
           env: { TEST_STORE: 'sqlite' },
+          // Files share a worker's process, one after another, as in `unit`: each file's own gateway, store, ports
+          // and processes, but the modules loaded once (docs/testing.md, Where the suite's time goes: files in one
+          // process).
+          isolate: false,
         },
       },
       {
@@ -57,6 +61,8 @@ export default defineConfig({
           exclude: [...unitOnly, ...browser, ...endToEnd],
           env: { TEST_STORE: 'postgres' },
           globalSetup: ['test/helpers/postgres-global.ts'],
+          // As for `sqlite`.
+          isolate: false,
         },
       },
       {

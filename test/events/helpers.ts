@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import type { TestGateway } from '../helpers/gateway.js';
 import { qrText, waitForDevice } from '../helpers/pairing.js';
-import { waitFor } from '../helpers/wait.js';
+import { WAIT_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
 
 export interface Received {
   readonly headers: IncomingHttpHeaders;
@@ -133,7 +133,7 @@ export function waitForEvent(
   receiver: Receiver,
   type: string,
   match: (event: any) => boolean = () => true,
-  timeoutMs = 5000,
+  timeoutMs = WAIT_TIMEOUT_MS,
 ) {
   return waitFor(
     () =>

@@ -3,7 +3,7 @@
 import { expect } from 'vitest';
 import type { TestGateway } from './gateway.js';
 import { decodeQrDataUrl } from './qr.js';
-import { waitFor } from './wait.js';
+import { WAIT_TIMEOUT_MS, waitFor } from './wait.js';
 
 export async function qrText(gw: TestGateway, deviceId: number, token?: string): Promise<string> {
   const res = await gw.request('GET', `/devices/${deviceId}/qr?response_type=url`, undefined, token);
@@ -16,7 +16,7 @@ export async function waitForDevice(
   deviceId: number,
   accept: (d: any) => boolean,
   what = 'device state',
-  timeoutMs = 5_000,
+  timeoutMs = WAIT_TIMEOUT_MS,
 ) {
   return waitFor(async () => (await gw.request('GET', `/devices/${deviceId}`)).body.data, accept, { what, timeoutMs });
 }

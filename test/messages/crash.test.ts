@@ -215,5 +215,5 @@ describe.skipIf(noStoreAvailable)('crash safety', () => {
       await sandbox.stop();
       await location.drop();
     }
-  }, 60_000);
+  }, 180_000);
 });
