@@ -93,7 +93,6 @@ export class StatusWrites {
         // Written with the batch's other announced changes, its event built from the row the statement answers.
         if (hasMedia) batch.collect(this.announced, { kind: 'sentMedia', id, deviceId, at, renderedAs });
         else batch.collect(this.announced, { kind: 'sent', id, deviceId, at, renderedAs });
-        this.eventsRecorded = true;
       }),
     );
   }
@@ -152,7 +151,6 @@ export class StatusWrites {
           // With the batch's other announced changes (announced.ts), which also records a `message.sent` the receipt
           // overtook.
           batch.collect(this.announced, { kind: status === 'sent' ? 'acked' : status, id, deviceId, at });
-          this.eventsRecorded = true;
         }),
       ),
     );
@@ -163,7 +161,6 @@ export class StatusWrites {
     return this.afterWarming(deviceId, () =>
       this.options.writes.run(deviceId, epoch, async (_trx, batch) => {
         batch.collect(this.announced, { kind: 'refused', id, deviceId, at, reason });
-        this.eventsRecorded = true;
       }),
     );
   }
