@@ -10,9 +10,9 @@
 import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { Clock } from '../clock.js';
 import {
-  boundedClose,
-  DEFAULT_CONFIRM_TIMEOUT_MS,
-  PublishFailure,
+  ConfirmingPublisher,
+  connectionLoss,
+  type ConnectionLoss,
   type PublishedEvent,
   type Publisher,
 } from './publisher.js';
@@ -29,19 +29,21 @@ export interface AmqpPublisherOptions {
 interface Open {
   readonly model: ChannelModel;
   readonly channel: ConfirmChannel;
-  /** Rejects once the connection or the channel is gone (never resolves). */
-  readonly lost: Promise<never>;
+  /** The connection or the channel is gone. */
+  readonly loss: ConnectionLoss;
 }
 
 export function routingKey(event: Pick<PublishedEvent, 'deviceId' | 'type'>): string {
   return `${event.deviceId}.${event.type}`;
 }
 
-export class AmqpPublisher implements Publisher {
+export class AmqpPublisher extends ConfirmingPublisher<Open> implements Publisher {
   readonly kind = 'amqp' as const;
-  private open: Open | null = null;
+  protected readonly brokerName = 'RabbitMQ';
 
-  constructor(private readonly options: AmqpPublisherOptions) {}
+  constructor(private readonly options: AmqpPublisherOptions) {
+    super(options);
+  }
 
   get connected(): boolean {
     return this.open !== null;
@@ -50,15 +52,10 @@ export class AmqpPublisher implements Publisher {
   async connect(): Promise<void> {
     if (this.open !== null) return;
     const model = await connect(this.options.url, { timeout: this.options.connectTimeoutMs ?? 10_000 });
-    let fail: (error: Error) => void = () => undefined;
-    const lost = new Promise<never>((_, reject) => {
-      fail = reject;
-    });
-    // Nobody may be waiting on it when it goes: the rejection is handled here, and by each batch that awaits it.
-    lost.catch(() => undefined);
+    const loss = connectionLoss();
     const gone = (error?: Error) => {
       if (this.open?.model === model) this.open = null;
-      fail(error ?? new Error('connection to RabbitMQ closed'));
+      loss.fail(error ?? new Error('connection to RabbitMQ closed'));
     };
     model.on('error', (error: Error) => gone(error));
     model.on('close', (error?: Error) => gone(error));
@@ -70,30 +67,16 @@ export class AmqpPublisher implements Publisher {
         void model.close().catch(() => undefined);
       });
       await channel.assertExchange(this.options.exchange, 'topic', { durable: true });
-      this.open = { model, channel, lost };
+      this.open = { model, channel, loss };
     } catch (error) {
       await model.close().catch(() => undefined);
       throw error;
     }
   }
 
-  async publish(events: readonly PublishedEvent[]): Promise<void> {
-    const open = this.open;
-    if (open === null) throw new PublishFailure(0, new Error('not connected to RabbitMQ'));
+  publish(events: readonly PublishedEvent[]): Promise<void> {
     // Confirms arrive in publishing order; the first unconfirmed index is how far the batch got.
-    const acked = new Array<boolean>(events.length).fill(false);
-    const confirmedPrefix = () => {
-      const first = acked.indexOf(false);
-      return first === -1 ? events.length : first;
-    };
-    let timer: { cancel(): void } | null = null;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = this.options.clock.after(this.options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS, () =>
-        reject(new Error('RabbitMQ did not confirm in time')),
-      );
-    });
-    timeout.catch(() => undefined);
-    try {
+    return this.confirmedBatch(events.length, async (open, { confirmed, until }) => {
       const confirms: Promise<void>[] = [];
       const buffer = { ready: true };
       for (const [index, event] of events.entries()) {
@@ -106,7 +89,7 @@ export class AmqpPublisher implements Publisher {
             (error: unknown) => {
               if (error) reject(error instanceof Error ? error : new Error('RabbitMQ refused the message'));
               else {
-                acked[index] = true;
+                confirmed(index);
                 resolve();
               }
             },
@@ -116,24 +99,14 @@ export class AmqpPublisher implements Publisher {
         confirm.catch(() => undefined);
         confirms.push(confirm);
         // The channel's buffer is full: wait until the socket took it before writing more.
-        if (!buffer.ready) await Promise.race([drained(open.channel), open.lost, timeout]);
+        if (!buffer.ready) await until(drained(open.channel));
       }
-      await Promise.race([Promise.all(confirms), open.lost, timeout]);
-    } catch (error) {
-      const confirmed = confirmedPrefix();
-      await this.close();
-      throw new PublishFailure(confirmed, error);
-    } finally {
-      (timer as { cancel(): void } | null)?.cancel();
-    }
+      await until(Promise.all(confirms));
+    });
   }
 
-  async close(): Promise<void> {
-    const open = this.open;
-    this.open = null;
-    if (open === null) return;
-    // A broker that stopped answering never confirms the close: bounded, the socket goes with the process anyway.
-    await boundedClose(open.model.close(), this.options.clock);
+  protected closeConnection(open: Open): Promise<void> {
+    return open.model.close();
   }
 }
 

@@ -14,9 +14,9 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../clock.js';
 import {
-  boundedClose,
-  DEFAULT_CONFIRM_TIMEOUT_MS,
-  PublishFailure,
+  ConfirmingPublisher,
+  connectionLoss,
+  type ConnectionLoss,
   type PublishedEvent,
   type Publisher,
 } from './publisher.js';
@@ -37,14 +37,17 @@ export function subjectOf(prefix: string, event: Pick<PublishedEvent, 'deviceId'
 interface Open {
   readonly connection: NatsConnection;
   readonly js: JetStreamClient;
-  readonly lost: Promise<never>;
+  /** The connection is gone. */
+  readonly loss: ConnectionLoss;
 }
 
-export class NatsPublisher implements Publisher {
+export class NatsPublisher extends ConfirmingPublisher<Open> implements Publisher {
   readonly kind = 'nats' as const;
-  private open: Open | null = null;
+  protected readonly brokerName = 'NATS';
 
-  constructor(private readonly options: NatsPublisherOptions) {}
+  constructor(private readonly options: NatsPublisherOptions) {
+    super(options);
+  }
 
   get connected(): boolean {
     return this.open !== null && !this.open.connection.isClosed();
@@ -62,29 +65,20 @@ export class NatsPublisher implements Publisher {
     try {
       const manager = await jetstreamManager(connection);
       await ensureStream(manager, this.options.stream, this.options.subjectPrefix);
-      const lost = connection.closed().then((error) => {
+      const loss = connectionLoss();
+      void connection.closed().then((error) => {
         if (this.open?.connection === connection) this.open = null;
-        throw error instanceof Error ? error : new Error('connection to NATS closed');
+        loss.fail(error instanceof Error ? error : new Error('connection to NATS closed'));
       });
-      lost.catch(() => undefined);
-      this.open = { connection, js: jetstream(connection), lost };
+      this.open = { connection, js: jetstream(connection), loss };
     } catch (error) {
       await connection.close().catch(() => undefined);
       throw error;
     }
   }
 
-  async publish(events: readonly PublishedEvent[]): Promise<void> {
-    const open = this.open;
-    if (open === null) throw new PublishFailure(0, new Error('not connected to NATS'));
-    const timeoutMs = this.options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
-    const acked = new Array<boolean>(events.length).fill(false);
-    let timer: { cancel(): void } | null = null;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = this.options.clock.after(timeoutMs, () => reject(new Error('NATS did not acknowledge in time')));
-    });
-    timeout.catch(() => undefined);
-    try {
+  publish(events: readonly PublishedEvent[]): Promise<void> {
+    return this.confirmedBatch(events.length, async (open, { confirmed, until }) => {
       // Sent back to back on the one connection, so the stream stores them in this order; acknowledged each.
       const acks = events.map((event, index) => {
         const h = headers();
@@ -95,32 +89,20 @@ export class NatsPublisher implements Publisher {
           .publish(subjectOf(this.options.subjectPrefix, event), event.body, {
             msgID: event.id,
             headers: h,
-            // The client's own timeout is real time; the batch's is the clock's (below), so this one only bounds.
-            timeout: Math.max(timeoutMs, 1_000),
+            // The client's own timeout is real time; the batch's deadline is the clock's (publisher.ts): this one only bounds.
+            timeout: Math.max(this.confirmTimeoutMs, 1_000),
             retries: 0,
           })
-          .then(() => {
-            acked[index] = true;
-          });
+          .then(() => confirmed(index));
         ack.catch(() => undefined);
         return ack;
       });
-      await Promise.race([Promise.all(acks), open.lost, timeout]);
-    } catch (error) {
-      const first = acked.indexOf(false);
-      await this.close();
-      throw new PublishFailure(first === -1 ? events.length : first, error);
-    } finally {
-      (timer as { cancel(): void } | null)?.cancel();
-    }
+      await until(Promise.all(acks));
+    });
   }
 
-  async close(): Promise<void> {
-    const open = this.open;
-    this.open = null;
-    if (open === null) return;
-    // A broker that stopped answering never confirms the close: bounded, the socket goes with the process anyway.
-    await boundedClose(open.connection.close(), this.options.clock);
+  protected closeConnection(open: Open): Promise<void> {
+    return open.connection.close();
   }
 }
 
