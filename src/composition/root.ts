@@ -106,10 +106,12 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const stopRinging = store.appends.subscribe(eventSignal.ring);
   // Followers of the event log (streams, brokers) look after each such commit, here or on another node.
   const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, pollMs: options.eventLog?.pollMs });
+  // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
+  const committer = new Committer(store.db);
   // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
   const brokers = createBrokers({
     config: config.brokers,
-    ...{ store, watch: logWatch, clock, logger, serverName: config.serverName },
+    ...{ store, committer, watch: logWatch, clock, logger, serverName: config.serverName },
     ...(options.brokers === undefined ? {} : { timings: options.brokers }),
   });
   const logStreams = new LogStreams({
@@ -132,8 +134,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   });
   // Groups follow the network: synced on every `connected` and `groups_changed`.
   const groupSync = new GroupSync({ store, clock, connections, logger: logger });
-  // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
-  const committer = new Committer(store.db);
   const batcher = new WriteBatcher(committer);
   // One policy for every destination a user names: public addresses, plus the operator's allowed private hosts.
   const outboundPolicy = destinationPolicy(config);

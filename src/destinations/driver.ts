@@ -58,6 +58,14 @@ export interface BrokerTimings {
   readonly random?: () => number;
 }
 
+/** Moving a broker's cursor: answers false when the lease was lost meanwhile. */
+export interface CursorMove {
+  readonly destination: string;
+  readonly holder: string;
+  readonly cursor: string;
+  readonly now: number;
+}
+
 export interface BrokerDriverOptions extends BrokerTimings {
   readonly publisher: Publisher;
   readonly store: Store;
@@ -66,6 +74,8 @@ export interface BrokerDriverOptions extends BrokerTimings {
   readonly logger: FastifyBaseLogger;
   /** This process, unique in the cluster (the lease's holder). */
   readonly holder: string;
+  /** Moves the cursor, e.g. in a shared group commit; by default a statement of its own on the store. */
+  readonly advanceCursor?: (move: CursorMove) => Promise<boolean>;
 }
 
 export class BrokerDriver {
@@ -192,7 +202,9 @@ export class BrokerDriver {
   /** Moves the cursor past `last`; false when the lease was lost meanwhile (the next run takes it again or waits). */
   private async advance(last: PublishedEvent, count: number): Promise<boolean> {
     const { store, clock, holder } = this.options;
-    const moved = await brokerCursors.advance(store.db, this.broker, holder, last.cursor, clock.now());
+    const move = { destination: this.broker, holder, cursor: last.cursor, now: clock.now() };
+    const moved = await (this.options.advanceCursor?.(move) ??
+      brokerCursors.advance(store.db, move.destination, move.holder, move.cursor, move.now));
     if (!moved) {
       this.holding = false;
       this.options.logger.warn({ broker: this.broker }, 'broker: lease lost; the cursor was not moved');

@@ -9,9 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { BrokersConfig } from '../config.js';
+import type { Committer } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
+import { brokerCursors } from './cursors-repository.js';
 import { AmqpPublisher } from './amqp.js';
-import { BrokerDriver, type BrokerStatus, type BrokerTimings, type EventLogReader } from './driver.js';
+import { BrokerDriver, type BrokerStatus, type BrokerTimings, type CursorMove, type EventLogReader } from './driver.js';
 import { SharedReads } from '../events/shared-reads.js';
 import { logReader } from './log-reader.js';
 import { NatsPublisher } from './nats.js';
@@ -22,6 +24,8 @@ export type { BrokerStatus, BrokerTimings } from './driver.js';
 export interface BrokersOptions {
   readonly config: BrokersConfig;
   readonly store: Store;
+  /** The group commit the brokers' cursor moves join (each its own commit was an fsync per batch on SQLite). */
+  readonly committer?: Committer;
   /** Says when events may have been appended (the event log's watch: commits here, other nodes, its poll). */
   readonly watch: { subscribe(listener: () => void): () => void };
   readonly clock: Clock;
@@ -56,8 +60,15 @@ export function createBrokers(options: BrokersOptions): Brokers {
     read: (after, limit) => reads.read(`${after}|${limit}`, () => own.read(after, limit)),
     backlog: (after) => own.backlog(after),
   };
+  const advance = options.committer?.channel<CursorMove, boolean>(async (trx, moves) => {
+    const moved: boolean[] = [];
+    for (const m of moves) moved.push(await brokerCursors.advance(trx, m.destination, m.holder, m.cursor, m.now));
+    return moved;
+  });
+  const cursors = advance === undefined ? {} : { advanceCursor: advance };
   const drivers = publishers.map(
-    (publisher) => new BrokerDriver({ ...timings, publisher, store: options.store, log, clock, logger, holder }),
+    (publisher) =>
+      new BrokerDriver({ ...timings, ...cursors, publisher, store: options.store, log, clock, logger, holder }),
   );
   const wake = () => {
     reads.ring();

@@ -54,22 +54,30 @@ export function announcedChanges(devices: DeviceCache): BatchCollector<Announced
     flush: async (trx, changes) => {
       let run: AnnouncedChange[] = [];
       const ids = new Set<string>();
+      const events: NewEvent[] = [];
       for (const change of changes) {
         if (ids.has(change.id)) {
-          await writeRun(trx, devices, run);
+          await writeRun(trx, devices, run, events);
           run = [];
           ids.clear();
         }
         run.push(change);
         ids.add(change.id);
       }
-      await writeRun(trx, devices, run);
+      await writeRun(trx, devices, run, events);
+      // Every run's events in one insert, in the order they were made.
+      await insertEvents(trx, events);
     },
   };
 }
 
-/** Changes of distinct messages: their statements, then their events in the order the changes came. */
-async function writeRun(trx: Db, devices: DeviceCache, run: readonly AnnouncedChange[]): Promise<void> {
+/** Changes of distinct messages: their statements, then their events (onto `events`) in the order the changes came. */
+async function writeRun(
+  trx: Db,
+  devices: DeviceCache,
+  run: readonly AnnouncedChange[],
+  events: NewEvent[],
+): Promise<void> {
   if (run.length === 0) return;
   const batched: Record<BatchedKind, BatchedChange[]> = { sent: [], delivered: [], read: [] };
   for (const change of run) {
@@ -87,14 +95,12 @@ async function writeRun(trx: Db, devices: DeviceCache, run: readonly AnnouncedCh
     const row = await single(trx, change);
     if (row !== undefined) rows.set(change.id, row);
   }
-  const events: NewEvent[] = [];
   for (const change of run) {
     const row = rows.get(change.id);
     if (row === undefined) continue;
     if (unsent.has(change.id)) await event(trx, devices, events, asSent(row), 'message.sent', change.at);
     await event(trx, devices, events, row, TYPE[change.kind], change.at);
   }
-  await insertEvents(trx, events);
 }
 
 /** The changes written one at a time (rare: media, a late ack, a refusal); undefined for the batched ones. */
