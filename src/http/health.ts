@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import type { Store } from '../store/store.js';
 import { STORE_RETRY_AFTER_S } from '../store/faults.js';
 import { ApiError } from '../errors.js';
+import { metricsText } from './metrics.js';
 import { errorResponses, MessageEnvelope as Ok } from './schemas.js';
 
 export async function healthRoutes(app: FastifyInstance, options: { store: Store; metrics: Registry }) {
@@ -48,7 +49,7 @@ export async function healthRoutes(app: FastifyInstance, options: { store: Store
     { schema: { tags: ['Operations'], summary: 'Prometheus metrics', produces: ['text/plain'] } },
     async (_request, reply) => {
       reply.type(options.metrics.contentType);
-      return options.metrics.metrics();
+      return metricsText(options.metrics);
     },
   );
 }

@@ -3,15 +3,35 @@
  *
  * Owns: the registry every feature adds its metrics to, and request counts
  * and durations labelled by route pattern (never by raw URL, which would
- * explode the label space).
+ * explode the label space); the process's own metrics (CPU, memory, event
+ * loop, GC), collected once per process and served with each gateway's.
+ * Must never: collect the process's metrics per gateway (their GC observer is
+ * never let go, and it held a closed gateway's registry, and through its
+ * metrics the whole gateway, for as long as the process ran).
  */
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+let processMetrics: Registry | undefined;
+
+/** The process's metrics, one registry a process however many gateways it builds. */
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics, prefix: 'gateway_' });
+  }
+  return processMetrics;
+}
+
+/** A gateway's own registry: what it adds is dropped with it. */
 export function createMetricsRegistry(): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
-  return registry;
+  processRegistry();
+  return new Registry();
+}
+
+/** The Prometheus text of the process's metrics and the gateway's `registry`. */
+export function metricsText(registry: Registry): Promise<string> {
+  return Registry.merge([processRegistry(), registry]).metrics();
 }
 
 export function installHttpMetrics(app: FastifyInstance, registry: Registry): void {
