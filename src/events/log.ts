@@ -113,19 +113,21 @@ const EPOCH = 4_294_967_296;
 
 /**
  * PostgreSQL: every transaction of this database with a 64-bit id below the answer has ended (see the header). The
- * 32-bit ids of `pg_stat_activity` are widened with the epoch of the snapshot's xmax (the one before, for an id taken
- * before that epoch began). Must run in a statement of its own, before the rows are read.
+ * 32-bit ids of `pg_stat_activity` are widened around the snapshot's xmax: an id at most 2^31 below xmax's 32-bit
+ * part (modulo 2^32) is that far below xmax; any other id was assigned after the snapshot was taken (at or above
+ * xmax) and cannot lower the horizon. (Reading such an id as one of the previous epoch put the horizon four billion
+ * transactions back, and one read found nothing.) Must run in a statement of its own, before the rows are read.
  */
 async function horizon(db: Db): Promise<number> {
   const { rows } = await sql<{ horizon: string }>`
-    with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as xmax)
-    select coalesce(
-      min(case when a.backend_xid::text::bigint <= s.xmax % ${EPOCH}
-               then (s.xmax / ${EPOCH}) * ${EPOCH} + a.backend_xid::text::bigint
-               else (s.xmax / ${EPOCH} - 1) * ${EPOCH} + a.backend_xid::text::bigint end),
-      min(s.xmax)
-    )::text as horizon
-    from s left join pg_stat_activity a
-      on a.datname = current_database() and a.backend_xid is not null and a.pid <> pg_backend_pid()`.execute(db);
+    with s as (select pg_snapshot_xmax(pg_current_snapshot())::text::bigint as xmax),
+    behind as (
+      select s.xmax, (s.xmax % ${EPOCH} - a.backend_xid::text::bigint + ${EPOCH}) % ${EPOCH} as distance
+      from s left join pg_stat_activity a
+        on a.datname = current_database() and a.backend_xid is not null and a.pid <> pg_backend_pid()
+    )
+    select min(case when distance is not null and distance < ${EPOCH / 2} then xmax - distance else xmax end)::text
+      as horizon
+    from behind`.execute(db);
   return Number(rows[0]!.horizon);
 }
