@@ -170,10 +170,6 @@ export const eventsRepository = {
    * The lease moves `next_attempt_at` to its end too: rows in flight drop out
    * of the due range (the scan reads only work it can take), and a lease left
    * by a dead process comes due by itself when it runs out.
-   * Shared by processes (PostgreSQL), only the rows taken are locked, not the whole scan (`picked`, SKIP LOCKED):
-   * one another claim is taking right now is skipped, and one another claim leased since this statement began is
-   * read again as it is now (READ COMMITTED rechecks a locked row's conditions) and left out, its lease no longer
-   * due. Locking the scan wrote a lock for each of its 500 rows, most of them left for the next claim.
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
     const lock = p.skipLocked ? sql`for update skip locked` : sql``;
@@ -198,21 +194,16 @@ export const eventsRepository = {
           and (e.webhook_id is null or e.webhook_id not in (${sql.join(skippedHooks)}))
         order by e.next_attempt_at
         limit ${p.scan}
+        ${lock}
       ),
       ranked as (
         select due.id, due.next_attempt_at,
           row_number() over (partition by due.device_id, due.hook order by due.next_attempt_at)
             + coalesce(inflight.n, 0) as slot
         from due left join inflight on inflight.device_id = due.device_id and inflight.hook = due.hook
-      ),
-      picked as (
-        select e.id from webhook_events e
-        where e.id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
-          and e.status = 'pending' and e.next_attempt_at <= ${p.now}
-        ${lock}
       )
       update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
-      where id in (select id from picked)
+      where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
       returning id, account_id, device_id, type, payload, attempts, created_at, webhook_id
     `.execute(db);
     return result.rows.map((row) => ({
