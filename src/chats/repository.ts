@@ -3,7 +3,8 @@
  * newest unread message of a chat, and the archive, pin and mute state the gateway set.
  *
  * Owns: the keyset orders (chats by `(last_message_at, chat)`, a chat's messages by `(created_at, id)`, both newest
- * first, each read through its index) and the upsert of a chat's settings.
+ * first, each read through its index from the cursor on, the cursor a row-value comparison), the list's page read with
+ * its last messages in one statement, and the upsert of a chat's settings.
  * Must never: write the message-derived columns of `chats` (maintain.ts does, with the message writes), or read a
  * device's messages beyond the page asked for.
  */

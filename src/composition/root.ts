@@ -25,6 +25,7 @@ import { ContactBook } from '../contacts/book.js';
 import { PictureFetcher } from '../contacts/picture.js';
 import { ProfileService } from '../contacts/profile.js';
 import { ContactsService } from '../contacts/service.js';
+import { PhoneChatSettings } from '../chats/phone-settings.js';
 import { ChatsService } from '../chats/service.js';
 import { MessageReads } from '../messages/reads.js';
 import { ContactUpdates } from '../contacts/updates.js';
@@ -295,6 +296,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const contactBook = new ContactBook({ store, clock, devices: directory, connections });
   const profile = new ProfileService({ store, book: contactBook, pictures });
   const contactUpdates = new ContactUpdates({ store, clock, connections, logger });
+  const phoneChats = new PhoneChatSettings({ store, clock, connections, logger });
 
   const services = {
     accounts,
@@ -356,6 +358,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
       start: () => contactUpdates.start(),
       stop: () => contactUpdates.close(),
     },
+    { name: 'phone-chats', needs: ['store'], start: () => phoneChats.start(), stop: () => phoneChats.close() },
     { name: 'network', needs: ['store'], stop: () => network.close() },
     { name: 'retention', needs: ['store'], start: () => retention.start(), stop: () => retention.close() },
     { name: 'media-upkeep', needs: ['store'], start: () => mediaUpkeep.start(), stop: () => mediaUpkeep.close() },

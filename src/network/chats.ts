@@ -5,7 +5,7 @@
  * Owns: the shape of one change and of the last message a network may need to place it.
  * Must never: import anything but types, or hold behaviour.
  */
-import type { PhoneNumber } from './values.js';
+import type { NetworkGroupId, PhoneNumber } from './values.js';
 
 /** What to change of one chat; a field left out stays as it is. At least one is given. */
 export interface ChatChange {
@@ -25,4 +25,14 @@ export interface ChatLastMessage {
   /** Who wrote it, when someone else did in a group. */
   readonly author?: PhoneNumber;
   readonly at: Date;
+}
+
+/**
+ * The account changed a chat's settings elsewhere (on the phone, or another linked device): what changed, as a
+ * ChatChange. On WhatsApp an app-state sync (`chats.update`); told again for a change the gateway made itself.
+ */
+export interface ChatChangedEvent {
+  readonly type: 'chat_changed';
+  readonly chat: PhoneNumber | NetworkGroupId;
+  readonly change: ChatChange;
 }

@@ -10,7 +10,7 @@
  * Implementations report facts through events; the gateway decides what they
  * mean and records them.
  */
-import type { ChatChange, ChatLastMessage } from './chats.js';
+import type { ChatChange, ChatChangedEvent, ChatLastMessage } from './chats.js';
 import type { ContactChangedEvent, ContactOperations } from './contacts.js';
 import type { GroupsChangedEvent, ParticipantAction, ParticipantChangeOutcome } from './group-admin.js';
 import type { HistoryEvent } from './history.js';
@@ -36,7 +36,7 @@ export {
   NetworkUnavailableError,
 } from './errors.js';
 
-export type { ChatChange, ChatLastMessage } from './chats.js';
+export type { ChatChange, ChatChangedEvent, ChatLastMessage } from './chats.js';
 export type * from './contacts.js';
 export type * from './group-admin.js';
 export { HISTORY_BATCH, withinHistory, type HistoryEvent, type HistoryMessage } from './history.js';
@@ -218,6 +218,8 @@ export type NetworkEvent =
   /** Groups the device belongs to changed (created, joined, left, members or subject changed). */
   | GroupsChangedEvent
   | ContactChangedEvent
+  /** The account archived, pinned or muted a chat elsewhere (the phone, another linked device). */
+  | ChatChangedEvent
   /** The network made known the phone number behind a LID (`12345@lid`); it may repeat what was known. */
   | { readonly type: 'lid_resolved'; readonly lid: string; readonly phone: PhoneNumber }
   /** The phone's history offered at pairing, in batches, then its end (history.ts). */

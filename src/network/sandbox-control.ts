@@ -96,6 +96,13 @@ export interface SandboxPhone {
   readonly chats: ReadonlyArray<SandboxChatSettings>;
 }
 
+/** What the phone changes of one of its chats (`PATCH /sandbox/phones/{phone}/chats/{chat}`); ISO 8601 or null. */
+export interface SandboxChatChange {
+  readonly archived?: boolean;
+  readonly pinned?: boolean;
+  readonly muted_until?: string | null;
+}
+
 /** One chat's settings as a device of the number set them (network/sandbox/chats.ts). */
 export interface SandboxChatSettings {
   /** A phone number or a group id. */
@@ -214,6 +221,19 @@ export interface SandboxControl {
     recipient: RecipientScope,
     view?: string,
   ): Promise<SandboxCall>;
+  /**
+   * The device's own phone (`phone`: the number the device holding `recipient`'s session is paired to) archives, pins
+   * or mutes one of its chats: recorded in the phone's `chats` and told to that device (`chat_changed`, queued while
+   * it is offline), as WhatsApp syncs it to every linked device. 404 'Device not found' for an unknown session or
+   * one of another number, 404 'Group not found' for a group the phone is not in, 400 for a malformed chat.
+   */
+  changeChatOnPhone(
+    phone: PhoneNumber,
+    chat: string,
+    change: SandboxChatChange,
+    recipient: RecipientScope,
+    view?: string,
+  ): Promise<SandboxChatSettings>;
   /**
    * The phone had a conversation with the number `to` before `to` pairs: `messages` (texts, `from_me` when `to`
    * wrote them, `at` ISO 8601) join `to`'s history, offered to the device it pairs next (docs/api.md, History sync).

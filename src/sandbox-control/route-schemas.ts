@@ -42,6 +42,36 @@ export const GroupChangeBody = Type.Object({
 
 export const Anything = Type.Object({}, { additionalProperties: true });
 
+/** `PATCH /sandbox/phones/{phone}/chats/{chat}`: the fields as `PATCH /chats/{chat}` takes them (chats/settings.ts). */
+export const PhoneChatParams = Type.Object({
+  phone: Type.String({ maxLength: 32 }),
+  chat: Type.String({
+    maxLength: 64,
+    description: 'The chat: a phone number, or a group’s network id (`…@g.us`)',
+    examples: ['6281234567891', '120363012345678901@g.us'],
+  }),
+});
+export const PhoneChatBody = Type.Object({
+  archived: Type.Optional(
+    Type.Unknown({ description: 'true: archive the chat; false: unarchive it', examples: [true] }),
+  ),
+  pinned: Type.Optional(Type.Unknown({ description: 'true: pin the chat; false: unpin it', examples: [true] })),
+  muted_until: Type.Optional(
+    Type.Unknown({
+      description: 'Muted until then (ISO 8601, future); null: unmute',
+      examples: ['2030-01-01T00:00:00Z'],
+    }),
+  ),
+});
+export const PhoneChatSettings = Type.Object({
+  chat: Type.String(),
+  archived: Type.Boolean(),
+  pinned: Type.Boolean(),
+  muted_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  last_message_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  changed_at: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
 /** `POST /sandbox/phones/{phone}/calls`. */
 export const PhoneCallBody = Type.Object({
   to: Type.String({

@@ -25,6 +25,9 @@ import {
   GroupChangeBody,
   Phone,
   PhoneCallBody,
+  PhoneChatBody,
+  PhoneChatParams,
+  PhoneChatSettings,
   PhoneParams,
   PhoneSettings,
   SeedHistoryBody,
@@ -255,6 +258,26 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       const { phone } = request.params;
       const data = await control(() => owned.sendFromPhone(accountOf(request), phone, request.body));
       return { code: 200, status: 200, message: 'Message sent', data };
+    },
+  );
+
+  app.patch(
+    '/sandbox/phones/:phone/chats/:chat',
+    {
+      schema: {
+        tags,
+        summary: 'The device’s own phone archives, pins or mutes a chat (the device hears it; `GET /chats` shows it)',
+        description:
+          '`{phone}` is the number one of your devices is paired to: the person holding that phone changes the chat there, and the device hears it as WhatsApp’s app-state sync tells every linked device (queued while it is offline). The fields follow `PATCH /chats/{chat}`. Answers the chat’s settings as the phone’s `chats` list shows them.',
+        params: PhoneChatParams,
+        body: PhoneChatBody,
+        response: { 200: CodeEnvelope(PhoneChatSettings), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      const { phone, chat } = request.params;
+      const data = await control(() => owned.changeChatOnPhone(accountOf(request), phone, chat, request.body));
+      return { code: 200, status: 200, message: 'Chat changed on the phone', data };
     },
   );
 

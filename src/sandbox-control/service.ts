@@ -16,7 +16,14 @@
  * device to the sandbox.
  */
 import { ApiError } from '../errors.js';
-import type { SandboxCall, SandboxControl, SandboxPhone, SandboxPhoneSettings } from '../network/sandbox-control.js';
+import type {
+  SandboxCall,
+  SandboxChatSettings,
+  SandboxControl,
+  SandboxPhone,
+  SandboxPhoneSettings,
+} from '../network/sandbox-control.js';
+import { readSettings } from '../chats/settings.js';
 import type { NetworkGroup } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import { incomingIdsRepository } from '../messages/incoming-ids-repository.js';
@@ -104,6 +111,25 @@ export class SandboxControlService {
       ...(body.group_id === undefined ? {} : { group: body.group_id }),
     };
     return this.sandbox.callFromPhone(phone, call, { session: device.session }, viewOf(accountId));
+  }
+
+  /**
+   * The device's own phone (`phone`: the number one of the caller's devices is paired to) archives, pins or mutes a
+   * chat, as a person does on the phone: the device hears it (`chat_changed`) and `GET /chats` shows it. The fields
+   * follow `PATCH /chats/{chat}`'s rules (chats/settings.ts), with their 400s.
+   */
+  async changeChatOnPhone(accountId: number, phone: string, chat: string, body: unknown): Promise<SandboxChatSettings> {
+    await this.requireOnSandbox(accountId);
+    const settings = readSettings(body, Date.now());
+    const device = await this.pairedDevice(accountId, phone);
+    const change = {
+      ...(settings.archived === undefined ? {} : { archived: settings.archived }),
+      ...(settings.pinned === undefined ? {} : { pinned: settings.pinned }),
+      ...(settings.mutedUntil === undefined
+        ? {}
+        : { muted_until: settings.mutedUntil === null ? null : new Date(settings.mutedUntil).toISOString() }),
+    };
+    return this.sandbox.changeChatOnPhone(phone, chat, change, { session: device.session }, viewOf(accountId));
   }
 
   /**

@@ -538,6 +538,47 @@ export function sandboxSuite(label: string, make: MakeNetwork): void {
         );
       });
 
+      it('the device’s own phone changes a chat: the device hears chat_changed (a mute as a time), queued while offline', async () => {
+        const network = await start();
+        const device = await pair(network, 1, DEVICE);
+        const until = new Date('2031-01-02T03:04:05.000Z');
+        const settings = await network.sandbox.changeChatOnPhone(
+          DEVICE,
+          FRIEND,
+          { archived: true, muted_until: until.toISOString() },
+          { session: device.session },
+        );
+        expect(settings).toMatchObject({
+          chat: FRIEND,
+          archived: true,
+          pinned: false,
+          muted_until: until.toISOString(),
+        });
+        const heard = await device.recorder.wait('chat_changed', () => true);
+        expect(heard).toEqual({ type: 'chat_changed', chat: FRIEND, change: { archived: true, mutedUntil: until } });
+        expect(heard.change.mutedUntil).toBeInstanceOf(Date);
+        await expect(
+          network.sandbox.changeChatOnPhone(FRIEND, DEVICE, { pinned: true }, { session: device.session }),
+        ).rejects.toMatchObject({ status: 404, message: 'Device not found' });
+        await expect(
+          network.sandbox.changeChatOnPhone(
+            DEVICE,
+            '120363000000000099@g.us',
+            { pinned: true },
+            { session: device.session },
+          ),
+        ).rejects.toMatchObject({ status: 404, message: 'Group not found' });
+
+        device.connection.close();
+        await network.sandbox.changeChatOnPhone(DEVICE, FRIEND, { pinned: true }, { session: device.session });
+        const back = await reconnect(network, 1, device.session);
+        expect(await back.recorder.wait('chat_changed', () => true)).toEqual({
+          type: 'chat_changed',
+          chat: FRIEND,
+          change: { pinned: true },
+        });
+      });
+
       it('tells the device of a phone’s vote, and the phone shows the presence and chat states it was told', async () => {
         const network = await start();
         const device = await pair(network, 1, DEVICE);

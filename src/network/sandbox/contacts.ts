@@ -109,6 +109,7 @@ export function setBlocked(world: WorldState, link: Link, phone: PhoneNumber, bl
   const list = profileOf(world, self).blocked;
   if (blocked) list.add(phone);
   else list.delete(phone);
+  world.changed();
 }
 
 export function listBlocked(world: WorldState, link: Link): PhoneNumber[] {
@@ -125,6 +126,7 @@ export function updateProfile(world: WorldState, link: Link, changes: ProfileCha
   if (changes.picture !== undefined) profile.pictureUrl = pictureAddress(changes.picture);
   if (changes.name !== undefined) profile.name = changes.name;
   if (changes.about !== undefined) profile.about = changes.about;
+  world.changed();
   return getProfile(world, link);
 }
 

@@ -93,6 +93,8 @@ export function controlOf(world: SandboxWorld): SandboxControl {
     changeFromPhone: (phone, change, recipient, view) =>
       settle(() => world.changeFromPhone(phone, change, recipient, view)),
     callFromPhone: (phone, call, recipient, view) => settle(() => world.callFromPhone(phone, call, recipient, view)),
+    changeChatOnPhone: (phone, chat, change, recipient, view) =>
+      settle(() => world.changeChatOnPhone(phone, chat, change, recipient, view)),
     seedHistory: (phone, to, messages, view) => settle(() => world.seedHistory(phone, to, messages, view)),
     readMessage: (phone, messageId, view) => settle(() => world.readMessage(phone, messageId, view)),
     createGroup: (name, members, view) => settle(() => world.createGroup(name, members, view)),

@@ -1,6 +1,8 @@
 /**
- * The sandbox's durable state on disk: sessions, phone settings and groups as
- * one JSON file, so a gateway restart finds its paired devices still valid.
+ * The sandbox's durable state on disk: sessions, phone settings, groups, each
+ * device number's own profile and blocklist, and the chat settings (archive,
+ * pin, mute) of each number as one JSON file, so a gateway restart finds its
+ * paired devices still valid and as they were set.
  *
  * Owns: reading the file at start-up and writing it atomically (temp file +
  * rename), debounced, with a final flush on close. Must never: store inboxes,
@@ -10,7 +12,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { GroupSettings, ParticipantRole, PhoneNumber } from '../network.js';
-import type { SandboxPhoneSettings } from '../sandbox-control.js';
+import type { SandboxChatSettings, SandboxPhoneSettings } from '../sandbox-control.js';
 
 export interface PersistedState {
   readonly version: 1;
@@ -29,6 +31,16 @@ export interface PersistedState {
     /** Absent when the group has no picture (and in files saved before group pictures). */
     readonly picture?: string;
   }>;
+  /** A device number's own name, about text, picture and blocked numbers. Absent in files saved before profiles. */
+  readonly profiles?: ReadonlyArray<{
+    readonly phone: PhoneNumber;
+    readonly name: string | null;
+    readonly about: string | null;
+    readonly picture_url: string | null;
+    readonly blocked: ReadonlyArray<PhoneNumber>;
+  }>;
+  /** One entry per (number, view, chat) set; `view` absent: the shared view. Absent in files saved before chats. */
+  readonly chats?: ReadonlyArray<SandboxChatSettings & { readonly phone: PhoneNumber; readonly view?: string }>;
 }
 
 /** Long enough to coalesce a burst of changes (a 1000-member group), short enough to lose little on a crash. */

@@ -177,18 +177,29 @@ export class PhoneRecord {
     if (call !== undefined) call.status = 'rejected';
   }
 
-  /** A device of this number changed a chat's settings; `last` is the last message the device named, if any. */
-  setChat(chat: string, change: ChatChange, last: ChatLastMessage | null, view: PhoneView): void {
+  /**
+   * A device of this number (or the phone itself: `last` null) changed a chat's settings; `last` is the last message
+   * the device named, if any. Answers the chat's settings now.
+   */
+  setChat(chat: string, change: ChatChange, last: ChatLastMessage | null, view: PhoneView): SandboxChatSettings {
     const key = `${view}\u0000${chat}`;
     const now = this.chats.get(key) ?? { chat, archived: false, pinned: false, muted_until: null, view };
-    this.chats.set(key, {
+    const next = {
       ...now,
       ...(change.archived === undefined ? {} : { archived: change.archived }),
       ...(change.pinned === undefined ? {} : { pinned: change.pinned }),
       ...(change.mutedUntil === undefined ? {} : { muted_until: change.mutedUntil?.toISOString() ?? null }),
       last_message_id: last?.id ?? null,
       changed_at: new Date().toISOString(),
-    });
+    };
+    this.chats.set(key, next);
+    const { view: _own, ...settings } = next;
+    return settings;
+  }
+
+  /** Settings saved before a restart (persistence.ts), as they were. */
+  restoreChat(settings: SandboxChatSettings, view: PhoneView): void {
+    this.chats.set(`${view}\u0000${settings.chat}`, { ...settings, view });
   }
 
   /** Takes the typing indicator the sender announced, so only its next message carries it. */

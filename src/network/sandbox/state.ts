@@ -119,7 +119,7 @@ export class WorldState {
   /** Current pairing code -> its pairing link; like a QR, it stops working when the attempt ends. */
   readonly pairingCodes = new Map<string, Link>();
   readonly groups = new Map<NetworkGroupId, GroupRecord>();
-  /** Device number -> its own profile and blocked numbers (kept while the world runs; not saved to the state file). */
+  /** Device number -> its own profile and blocked numbers (saved to the state file). */
   readonly profiles = new Map<PhoneNumber, DeviceProfile>();
   /** "sender phone + message id" already taken by the network: the idempotency of sendMessage. */
   readonly sentIds = new Set<string>();
@@ -307,6 +307,20 @@ export class WorldState {
         ...(g.invite === undefined ? {} : { invite: g.invite }),
         ...(g.picture === undefined ? {} : { picture: g.picture }),
       })),
+      profiles: [...this.profiles].map(([phone, p]) => ({
+        phone,
+        name: p.name,
+        about: p.about,
+        picture_url: p.pictureUrl,
+        blocked: [...p.blocked],
+      })),
+      chats: [...this.phones.values()].flatMap((p) =>
+        [...p.chats.values()].map(({ view, ...settings }) => ({
+          phone: p.phone,
+          ...settings,
+          ...(view === SHARED_VIEW ? {} : { view }),
+        })),
+      ),
     };
   }
 
@@ -326,5 +340,11 @@ export class WorldState {
         ...(g.picture === undefined ? {} : { picture: g.picture }),
       });
     }
+    for (const p of saved.profiles ?? []) {
+      const { name, about, picture_url: pictureUrl } = p;
+      this.profiles.set(p.phone, { name, about, pictureUrl, blocked: new Set(p.blocked) });
+    }
+    for (const { phone, view, ...settings } of saved.chats ?? [])
+      this.phone(phone).restoreChat(settings, view ?? SHARED_VIEW);
   }
 }

@@ -34,6 +34,8 @@ import type {
   SandboxCall,
   SandboxGroupChange,
   SandboxPhone,
+  SandboxChatChange,
+  SandboxChatSettings,
   SandboxPhoneChange,
   SandboxPhoneSettings,
   ScanScope,
@@ -161,6 +163,16 @@ export class SandboxWorld {
 
   changeFromPhone(phone: PhoneNumber, change: SandboxPhoneChange, recipient: RecipientScope, view?: string): void {
     changeFromPhone(this.state, phone, change, recipient, viewOf(view));
+  }
+
+  changeChatOnPhone(
+    phone: PhoneNumber,
+    chat: string,
+    change: SandboxChatChange,
+    recipient: RecipientScope,
+    view?: string,
+  ): SandboxChatSettings {
+    return chats.changeChatOnPhone(this.state, phone, chat, change, recipient, viewOf(view));
   }
 
   callFromPhone(

@@ -20,7 +20,7 @@ import type {
   NetworkGroup,
 } from '../network.js';
 import { NetworkUnavailableError } from '../network.js';
-import type { SandboxCall, SandboxControl, SandboxPhone } from '../sandbox-control.js';
+import type { SandboxCall, SandboxChatSettings, SandboxControl, SandboxPhone } from '../sandbox-control.js';
 import type { ClientFrame, ConnectionOp, ControlOp, ServerFrame } from './ws-protocol.js';
 import { downloadSandboxMedia } from './media-download.js';
 import {
@@ -326,6 +326,8 @@ export function connectSandboxNetwork(url: string): Network & { readonly sandbox
       changeFromPhone: async (phone, change, recipient, view) => {
         await control('changeFromPhone', phone, change, recipient, view);
       },
+      changeChatOnPhone: (phone, chat, change, recipient, view) =>
+        control('changeChatOnPhone', phone, chat, change, recipient, view) as Promise<SandboxChatSettings>,
       callFromPhone: (phone, call, recipient, view) =>
         control('callFromPhone', phone, call, recipient, view) as Promise<SandboxCall>,
       seedHistory: (phone, to, messages, view) =>

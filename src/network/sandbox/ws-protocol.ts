@@ -72,6 +72,7 @@ export const CONTROL_OPS = [
   'sendFromPhone',
   'changeFromPhone',
   'callFromPhone',
+  'changeChatOnPhone',
   'seedHistory',
   'readMessage',
   'createGroup',
@@ -159,6 +160,9 @@ export function decodeEvent(wire: unknown): NetworkEvent {
     event.type === 'poll_vote'
   ) {
     return { ...event, at: new Date(event.at as unknown as string) };
+  }
+  if (event.type === 'chat_changed' && typeof event.change.mutedUntil === 'string') {
+    return { ...event, change: { ...event.change, mutedUntil: new Date(event.change.mutedUntil) } };
   }
   // The sandbox process counts a batch taken once it is on the wire (ws-server.ts).
   if (event.type === 'history_messages') {

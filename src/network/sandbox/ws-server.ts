@@ -29,6 +29,7 @@ import { NetworkUnavailableError } from '../network.js';
 import type {
   PhoneMessage,
   RecipientScope,
+  SandboxChatChange,
   SandboxGroupChange,
   SandboxPhoneChange,
   SandboxPhoneSettings,
@@ -157,6 +158,14 @@ function callControl(world: SandboxWorld, op: string, a: Args): unknown {
         (a[1] ?? {}) as { video?: unknown; group?: unknown },
         recipientScope(a[2]) ?? { session: '' },
         optionalView(a[3]),
+      );
+    case 'changeChatOnPhone':
+      return world.changeChatOnPhone(
+        a[0] as PhoneNumber,
+        a[1] as string,
+        (a[2] ?? {}) as SandboxChatChange,
+        recipientScope(a[3]) ?? { session: '' },
+        optionalView(a[4]),
       );
     case 'seedHistory':
       return world.seedHistory(

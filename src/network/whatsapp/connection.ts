@@ -35,7 +35,7 @@ import { StaleNetworkStateError, type NetworkStateWriter } from '../state.js';
 import { loadSessionAuth, resealSession, type SessionAuth } from './auth-state.js';
 import { confirmedIdentity, forgetUnconfirmed, pairingCodeOn } from './browser.js';
 import { announceCalls, rejectCall } from './calls.js';
-import { modifyChat } from './chats.js';
+import { chatUpdateHandlers, modifyChat } from './chats.js';
 import { closeAction, isFinal, type Final } from './close-codes.js';
 import type { ConnectionContext, ConnectionDeps } from './connection-context.js';
 import { ConnectionGroups } from './connection-groups.js';
@@ -200,6 +200,7 @@ export class WhatsAppConnection implements NetworkConnection {
       'lid-mapping.update': (update) => this.receiving.onLidMapping(update),
       ...this.receiving.history.handlers(),
       ...this.contacts.handlers,
+      ...chatUpdateHandlers(socket, (event) => this.emit(event)),
     };
     this.detach = attachSocket(socket, handlers, (node) => this.sending.onAck(node));
   }
