@@ -58,7 +58,7 @@ export function createBrokers(options: BrokersOptions): Brokers {
   const own = logReader(options.store.db);
   const log: EventLogReader = {
     read: (after, limit) => reads.read(`${after}|${limit}`, () => own.read(after, limit)),
-    backlog: (after) => own.backlog(after),
+    backlog: (after, accountId) => own.backlog(after, accountId),
   };
   const advance = options.committer?.channel<CursorMove, boolean>(async (trx, moves) => {
     const moved: boolean[] = [];
