@@ -1,6 +1,6 @@
 /**
  * One device's dispatch lane (dispatcher.ts): a cursor into the device's queue, the messages read ahead, its pacing,
- * and the decision of what the lane does with the head of the queue.
+ * the decision of what the lane does with the head of the queue, and which heads it sends together (a run).
  *
  * Owns: the lane's bookkeeping and its decisions, which are pure (given the head, the time, the guard's answer).
  * Must never: read the store, call the network or read a clock (the dispatcher hands it the time).
