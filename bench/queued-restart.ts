@@ -111,6 +111,7 @@ try {
     if (firstSent === null && (await counter.pending()) < queued) firstSent = now;
     await sleep(5);
   }
+  // The CPU the new process spent until its first send: the start-up's own cost, whatever else loads the host.
   const cpuAtFirstSent = cpuMs(pid);
   let left = queued;
   while (left > 0 && Date.now() - firstSent < drainLimitMs) {
@@ -138,6 +139,7 @@ try {
           healthz_200: ms(healthz),
           device_connected: ms(connected),
           first_sent: ms(firstSent),
+          gateway_cpu_until_first_sent: cpuAtFirstSent,
         },
         drain: {
           drained: left === 0,

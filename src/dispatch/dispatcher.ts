@@ -15,8 +15,11 @@
  * recipient never sees a message twice; after a crash, messages whose `sent`
  * was not yet written are sent again under the same id for the same reason.
  * An outcome (`sent`, `failed` with its quota unit back, a receipt) is retried
- * until it commits, through a store outage; the lane takes the next message
- * only once the outcome of the one before is stored.
+ * until it commits, through a store outage. A device with no send interval
+ * sends its due heads in runs (lane.ts runOf): claimed in one statement, sent
+ * one after another, their outcomes committed together; the lane takes the
+ * next run only once every outcome of the one before is stored, and a retry
+ * ends a run (what came after it loses its claim and waits behind it).
  *
  * Lanes that read at the same moment share the statement (queue-reads.ts): one
  * read of the queue heads and one of the device rows (the guard's view) for all
@@ -68,6 +71,8 @@ import {
   newLane,
   passHead,
   resetLane,
+  runOf,
+  typingDurationMs,
   type GuardRules,
   type HeadStep,
   type Lane,
@@ -102,11 +107,6 @@ const SUSPENDED_RECHECK_MS = 1000;
 const LANE_ERROR_RETRY_MS = 1000;
 /** `failed_reason` of a message that waited on a suspended device past the queue's time limit (24 h). */
 export const REASON_SUSPENDED_TOO_LONG = 'device suspended for longer than a message may stay queued';
-
-/** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
-export function typingDurationMs(text: string | null): number {
-  return Math.min(5000, Math.max(1000, 50 * [...(text ?? '')].length));
-}
 
 /** The head of a lane's queue with what sending it needs. */
 interface Work {
@@ -241,9 +241,8 @@ export class Dispatcher {
       if (work === null) return null;
       const step = await this.stepFor(deviceId, lane, work.head);
       if (step.kind === 'wait') return step.until;
-      const done = step.kind === 'send' ? await this.send(lane, work) : await this.end(work, step.reason);
-      if (done) passHead(lane, work.head);
-      else forgetRead(lane);
+      if (step.kind === 'send') await this.sendRun(lane, work, runOf(lane, this.options.clock.now(), BATCH));
+      else if (await this.end(work, step.reason)) passHead(lane, work.head);
     }
   }
 
@@ -276,16 +275,56 @@ export class Dispatcher {
     return afterGuard(await this.senderFor(deviceId, head), head, clock.now(), this.guard);
   }
 
-  /** Sends the head; true once its outcome is stored, false when it is to be read again (a retry). */
-  private async send(lane: Lane, { conn, head, epoch }: Work): Promise<boolean> {
-    const { outcome, stored } = await this.sendOne(conn, head, epoch);
-    if (outcome === 'retry') return false;
-    // Cancelled before this lane could claim it: nothing was sent, nothing to store.
-    if (outcome === 'gone') return true;
-    if (outcome === 'sent') lane.lastSentAt = this.options.clock.now();
-    // The lane moves past a message only once its outcome is in the store (retried through an outage).
-    await stored;
-    return true;
+  /**
+   * Sends a run of the queue's heads (runOf: the head alone unless the device sends with no interval), claimed in
+   * one statement and sent one after another in order; the lane moves past them once all their outcomes are stored
+   * (committed together). A retry ends the run: what came after it was never tried, loses its claim, and is read
+   * again with the retried head.
+   */
+  private async sendRun(lane: Lane, { conn, epoch }: Work, run: readonly MessageRow[]): Promise<void> {
+    const { db } = this.options.store;
+    const ids = run.map((row) => row.id);
+    // The claim commits before the sends, in the group commit of the status writes and fenced by the same epoch (a
+    // commit of its own cost an fsync per claim on SQLite); a lease lost meanwhile stops the lane unsent.
+    const claimedAt = this.options.clock.now();
+    const claimed = await this.options.writes.run(run[0]!.device_id, epoch, (trx) =>
+      actionsRepository.claimMany(trx, ids, claimedAt),
+    );
+    const outcomes: Promise<void>[] = [];
+    // `over`: messages of the run that are over (sent, failed, or cancelled before the claim: nothing to store);
+    // `tried`: the one after them went to the network (a retry, or an error), and its claim stays its own.
+    let over = 0;
+    let tried = false;
+    try {
+      for (const row of run) {
+        // Closing, or the device moved to another node: the rest of the run waits (for the next holder).
+        if (this.closed || this.options.holdings.epochOf(row.device_id) !== epoch) break;
+        if (claimed.has(row.id)) {
+          tried = true;
+          const { outcome, stored } = await this.sendOne(conn, row, epoch);
+          if (outcome === 'retry') break;
+          tried = false;
+          if (outcome === 'sent') lane.lastSentAt = this.options.clock.now();
+          if (stored !== undefined) outcomes.push(stored);
+        }
+        over++;
+      }
+    } catch (error) {
+      forgetRead(lane);
+      throw error;
+    } finally {
+      // Claimed but never tried (the run stopped before them): a cancel may end them again. Not once the device
+      // left this node: its claims may be the next holder's by now.
+      const untried = run.slice(tried ? over + 1 : over).flatMap((row) => (claimed.has(row.id) ? [row.id] : []));
+      if (untried.length > 0 && this.options.holdings.epochOf(run[0]!.device_id) === epoch) {
+        const warn = (error: unknown) => this.options.logger.warn({ err: error }, 'could not release claimed messages');
+        await actionsRepository.unclaim(db, untried).catch(warn);
+      }
+      // The lane moves past a message only once its outcome is in the store (retried through an outage).
+      await Promise.all(outcomes);
+    }
+    for (const row of run.slice(0, over)) passHead(lane, row);
+    if (over < run.length) forgetRead(lane);
   }
 
   /** Ends the head failed (it can never be sent); true once stored. */
@@ -319,21 +358,16 @@ export class Dispatcher {
 
   // --- one send ---------------------------------------------------------------------
 
-  /** Sends one message; `stored` settles once its outcome (sent or failed) has committed. */
+  /**
+   * Sends one message, claimed by its run in one statement that a cancel (actions.ts) cannot pass: a message is
+   * either sent or cancelled. `stored` settles once its outcome (sent or failed) has committed.
+   */
   private async sendOne(
     conn: NetworkConnection,
     row: MessageRow,
     epoch: number,
-  ): Promise<{ outcome: 'sent' | 'failed' | 'retry' | 'gone'; stored?: Promise<void> }> {
+  ): Promise<{ outcome: 'sent' | 'failed' | 'retry'; stored?: Promise<void> }> {
     const { db } = this.options.store;
-    // Claimed in one statement that a cancel (actions.ts) cannot pass: a message is either sent or cancelled. The
-    // claim commits before the send, in the group commit of the status writes and fenced by the same epoch (a
-    // commit of its own cost an fsync per message on SQLite); a lease lost meanwhile stops the lane unsent.
-    const claimedAt = this.options.clock.now();
-    const claimed = await this.options.writes.run(row.device_id, epoch, (trx) =>
-      actionsRepository.claim(trx, row.id, claimedAt),
-    );
-    if (!claimed) return { outcome: 'gone' };
     // Only the media's layout is read here; the network reads the bytes chunk by chunk as it sends them.
     const media = MEDIA_TYPES.has(row.type) ? await storedMedia(db, row.id) : undefined;
     if (MEDIA_TYPES.has(row.type) && media === undefined) {

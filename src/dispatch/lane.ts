@@ -1,6 +1,6 @@
 /**
  * One device's dispatch lane (dispatcher.ts): a cursor into the device's queue, the messages read ahead, its pacing,
- * and the decision of what the lane does with the head of the queue.
+ * the decision of what the lane does with the head of the queue, and which heads it sends together (a run).
  *
  * Owns: the lane's bookkeeping and its decisions, which are pure (given the head, the time, the guard's answer).
  * Must never: read the store, call the network or read a clock (the dispatcher hands it the time).
@@ -48,6 +48,27 @@ export function resetLane(lane: Lane): void {
 export function passHead(lane: Lane, head: MessageRow): void {
   lane.buffer.shift();
   lane.cursor = head.seq;
+}
+
+/**
+ * The heads the lane sends together, claimed in one statement and their outcomes committed together: the head (due,
+ * past the guard) and, when the device sends with no interval, the messages after it that are due too, up to `max`.
+ * A message that shows typing first ends the run after it, or starts a run of its own: its claim would otherwise
+ * hold the messages behind it from a cancel for seconds.
+ */
+export function runOf(lane: Lane, now: number, max: number): MessageRow[] {
+  const run = lane.buffer.slice(0, 1);
+  if (lane.intervalMs !== 0 || run[0]?.simulate_typing === 1) return run;
+  for (const row of lane.buffer.slice(1, max)) {
+    if (row.next_attempt_at > now || row.simulate_typing === 1) break;
+    run.push(row);
+  }
+  return run;
+}
+
+/** Typing shown before a message grows with its text: 50 ms a character, between 1 and 5 s. */
+export function typingDurationMs(text: string | null): number {
+  return Math.min(5000, Math.max(1000, 50 * [...(text ?? '')].length));
 }
 
 /** The guard's answer for the head: the same sender, a suspended device, or why the message can never be sent. */

@@ -7,8 +7,25 @@
  * Must never: decide what a request may ask (actions.ts validates), or give quota back for anything but a cancel.
  */
 import { sql } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
+import { compiled, prepared } from '../store/prepared.js';
 import type { Db } from '../store/schema.js';
 import type { MessageRow, NewMessageRow } from './repository.js';
+
+const claimManyPostgres = prepared(2, (db, ids: string[], now: number) =>
+  compiled(
+    db,
+    sql<{ id: string }>`update messages set claimed_at = ${now}
+      where id = any(${ids}::text[]) and status = 'pending' returning id`,
+  ),
+);
+const claimManySqlite = prepared(2, (db, idsJson: string, now: number) =>
+  compiled(
+    db,
+    sql<{ id: string }>`update messages set claimed_at = ${now}
+      where id in (select value from json_each(${idsJson})) and status = 'pending' returning id`,
+  ),
+);
 
 export const EDIT_WINDOW_MS = 15 * 60_000;
 export const DELETE_WINDOW_MS = 48 * 60 * 60_000;
@@ -75,6 +92,29 @@ export const actionsRepository = {
       .returning('id')
       .executeTakeFirst();
     return claimed !== undefined;
+  },
+
+  /**
+   * The dispatcher takes a run of a device's queue for send attempts, in one statement: answers the ids it took
+   * (those still `pending`); an id not answered was cancelled (or otherwise ended) first.
+   */
+  claimMany: async (db: Db, ids: readonly string[], now: number): Promise<Set<string>> => {
+    if (ids.length === 1) return new Set((await actionsRepository.claim(db, ids[0]!, now)) ? ids : []);
+    const claimed = onPostgres(db)
+      ? await claimManyPostgres(db, [...ids], now)
+      : await claimManySqlite(db, JSON.stringify(ids), now);
+    return new Set(claimed.map((row) => row.id));
+  },
+
+  /** Claims of a run whose messages never went to the network (the run stopped before them): a cancel may end them again. */
+  unclaim: async (db: Db, ids: readonly string[]): Promise<void> => {
+    if (ids.length === 0) return;
+    await db
+      .updateTable('messages')
+      .set({ claimed_at: null })
+      .where('id', 'in', [...ids])
+      .where('status', '=', 'pending')
+      .execute();
   },
 
   insertAction: async (db: Db, row: NewMessageRow): Promise<void> => {

@@ -142,19 +142,37 @@ const ownersSqlite = prepared(1, (db, idsJson: string) =>
 );
 
 export const messagesRepository = {
-  /** Of these devices, those with messages waiting to be sent (a node's poll for work it was not told of). */
+  /**
+   * Of these devices, those with messages waiting to be sent (a node's poll for work it was not told of, every
+   * heartbeat). One probe of the partial index on pending messages per device: a `distinct` over the pending
+   * messages read every one of them, 100,000 for a device with a deep queue, at each poll (35 ms on SQLite, 68 ms on
+   * PostgreSQL, against well under 1 ms). PostgreSQL turns an `exists` into a scan of them all again; a lateral
+   * read of the first one in the index's order is a probe on both planners' terms.
+   */
   devicesWithPending: async (db: Db, deviceIds: readonly number[]): Promise<number[]> => {
     const found: number[] = [];
     for (let start = 0; start < deviceIds.length; start += DEVICES_AT_ONCE) {
       const ids = deviceIds.slice(start, start + DEVICES_AT_ONCE);
-      const rows = await db
-        .selectFrom('messages')
-        .select('device_id')
-        .distinct()
-        .where(sql<boolean>`status = 'pending'`)
-        .where('device_id', 'in', ids)
-        .execute();
-      for (const row of rows) found.push(Number(row.device_id));
+      const rows = onPostgres(db)
+        ? (
+            await sql<{ id: number }>`select d.id from devices d cross join lateral (
+                select m.seq from messages m where m.device_id = d.id and m.status = 'pending' order by m.seq limit 1
+              ) p where d.id = any(${ids}::bigint[])`.execute(db)
+          ).rows
+        : await db
+            .selectFrom('devices')
+            .select('id')
+            .where('id', 'in', ids)
+            .where(({ exists, selectFrom }) =>
+              exists(
+                selectFrom('messages')
+                  .select('messages.id')
+                  .whereRef('messages.device_id', '=', 'devices.id')
+                  .where(sql<boolean>`status = 'pending'`),
+              ),
+            )
+            .execute();
+      for (const row of rows) found.push(Number(row.id));
     }
     return found;
   },

@@ -1,7 +1,7 @@
 // The dispatch lane's decisions (src/dispatch/lane.ts): when the head may go, and what the send-time guard's answer
 // means for it. Pure: the time is handed in.
 import { describe, expect, it } from 'vitest';
-import { afterGuard, dueAt, newLane, type GuardRules } from '../../src/dispatch/lane.js';
+import { afterGuard, dueAt, newLane, runOf, type GuardRules } from '../../src/dispatch/lane.js';
 import type { MessageRow } from '../../src/messages/repository.js';
 import type { WakeLoop } from '../../src/wake-loop.js';
 
@@ -37,5 +37,22 @@ describe('afterGuard', () => {
       kind: 'end',
       reason: 'too long',
     });
+  });
+});
+
+describe('runOf', () => {
+  const rows = (...fields: Array<Partial<MessageRow>>) =>
+    fields.map((f, i) => head({ seq: i + 1, simulate_typing: 0, ...f }));
+  const withBuffer = (intervalMs: number, buffer: MessageRow[]) => ({ ...lane(0, intervalMs), buffer });
+  it('is the head alone when the device has a send interval', () => {
+    expect(runOf(withBuffer(500, rows({}, {}, {})), 10, 100).map((r) => r.seq)).toEqual([1]);
+  });
+  it('with no interval, takes the due messages after the head, up to the limit', () => {
+    expect(runOf(withBuffer(0, rows({}, {}, {}, {})), 10, 3).map((r) => r.seq)).toEqual([1, 2, 3]);
+  });
+  it('stops before a message waiting for its retry, and at one that shows typing first', () => {
+    expect(runOf(withBuffer(0, rows({}, {}, { next_attempt_at: 11 }, {})), 10, 100).map((r) => r.seq)).toEqual([1, 2]);
+    expect(runOf(withBuffer(0, rows({}, { simulate_typing: 1 }, {})), 10, 100).map((r) => r.seq)).toEqual([1]);
+    expect(runOf(withBuffer(0, rows({ simulate_typing: 1 }, {})), 10, 100).map((r) => r.seq)).toEqual([1]);
   });
 });

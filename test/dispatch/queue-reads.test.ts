@@ -160,4 +160,14 @@ describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
     expect(failed.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
     expect(Array.isArray(await reads.pendingAfter(a, 0))).toBe(true);
   });
+
+  it('the poll for work names exactly the devices with a pending message, one index probe each', async () => {
+    const [a, b, c, d] = devices as [number, number, number, number];
+    // Fresh statuses: earlier tests stored messages for these devices too.
+    await gw.app.store.db.updateTable('messages').set({ status: 'sent' }).where('device_id', 'in', devices).execute();
+    await store([message(a), message(a), message(b, 'sent'), message(c, 'failed'), message(c), message(d, 'sent')]);
+    const found = await messagesRepository.devicesWithPending(gw.app.store.db, [a, b, c, d, 999_999]);
+    expect([...found].sort((x, y) => x - y)).toEqual([a, c].sort((x, y) => x - y));
+    expect(await messagesRepository.devicesWithPending(gw.app.store.db, [b, d])).toEqual([]);
+  });
 });
