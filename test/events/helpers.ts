@@ -81,6 +81,21 @@ export function verified(secret: string, request: Received): any {
   return new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
 }
 
+/** Receivers a test file starts as it goes (`start`, as startReceiver), closed together by `closeAll`. */
+export function receiverPool(): { start: typeof startReceiver; closeAll(): Promise<void> } {
+  const started: Receiver[] = [];
+  return {
+    start: async (...args) => {
+      const receiver = await startReceiver(...args);
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      await Promise.all(started.splice(0).map((receiver) => receiver.close()));
+    },
+  };
+}
+
 /** Creates a device with a webhook URL (set before pairing, so `device.paired` is delivered), paired to `phone`. */
 export async function pairedWithWebhook(gw: TestGateway, phone: string, url: string) {
   return pairedWithWebhookSettings(gw, phone, { webhook_url: url });
