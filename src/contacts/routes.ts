@@ -9,6 +9,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
+import { ok } from '../http/envelope.js';
 import { CodeEnvelope, errorResponses } from '../http/schemas.js';
 import { Nullable } from '../shapes.js';
 import type { ContactBook } from './book.js';
@@ -127,12 +128,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
         response: { 200: CodeEnvelope(Type.Array(ContactSchema)), ...errorResponses(400, 401, 404) },
       },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Contacts retrieved',
-      data: await book.list(accountOf(request), request.query.device),
-    }),
+    async (request) => ok('Contacts retrieved', await book.list(accountOf(request), request.query.device)),
   );
 
   app.get(
@@ -148,12 +144,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
         },
       },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Blocked contacts retrieved',
-      data: await book.blocked(accountOf(request), request.query.device),
-    }),
+    async (request) => ok('Blocked contacts retrieved', await book.blocked(accountOf(request), request.query.device)),
   );
 
   app.get(
@@ -169,12 +160,8 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
         response: { 200: CodeEnvelope(ContactProfileSchema), ...errorResponses(400, 401, 404) },
       },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Contact retrieved',
-      data: await book.get(accountOf(request), request.query.device, request.params.phone),
-    }),
+    async (request) =>
+      ok('Contact retrieved', await book.get(accountOf(request), request.query.device, request.params.phone)),
   );
 
   for (const blocked of [true, false]) {
@@ -193,12 +180,11 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
           },
         },
       },
-      async (request) => ({
-        code: 200,
-        status: 200,
-        message: blocked ? 'Contact blocked' : 'Contact unblocked',
-        data: await book.setBlocked(accountOf(request), request.body.device, request.params.phone, blocked),
-      }),
+      async (request) =>
+        ok(
+          blocked ? 'Contact blocked' : 'Contact unblocked',
+          await book.setBlocked(accountOf(request), request.body.device, request.params.phone, blocked),
+        ),
     );
   }
 
@@ -213,12 +199,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
       },
       config: { fieldErrors: deviceNotFound },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Profile retrieved',
-      data: await profile.get(accountOf(request), request.params.id),
-    }),
+    async (request) => ok('Profile retrieved', await profile.get(accountOf(request), request.params.id)),
   );
 
   app.put(
@@ -235,12 +216,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<ContactRoutesOptions> = as
       },
       config: { fieldErrors: deviceNotFound },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'Profile updated',
-      data: await profile.update(accountOf(request), request.params.id, request.body),
-    }),
+    async (request) => ok('Profile updated', await profile.update(accountOf(request), request.params.id, request.body)),
   );
 
   app.post(

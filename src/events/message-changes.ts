@@ -27,21 +27,6 @@ export type MessageChangedEvent = Extract<NetworkEvent, { type: 'message_changed
 /** Types whose text lives in `params.text`; the others (media) keep it as `params.caption`. */
 const TEXT_IN_PARAMS = new Set(['chat']);
 
-async function targetOf(
-  trx: Transaction<Database>,
-  deviceId: number,
-  event: MessageChangedEvent,
-): Promise<MessageRow | undefined> {
-  if (!event.target.fromMe) return incomingIdsRepository.findIncomingByNetworkId(trx, deviceId, event.target.id);
-  return trx
-    .selectFrom('messages')
-    .selectAll()
-    .where('id', '=', event.target.id)
-    .where('device_id', '=', deviceId)
-    .where('direction', '=', 'outgoing')
-    .executeTakeFirst();
-}
-
 /** Whether the one who made the change wrote the message (by number, or by LID while no number is known). */
 function byAuthor(row: MessageRow, event: MessageChangedEvent): boolean {
   if (row.direction !== 'incoming' || row.sender === null) return false;
@@ -70,7 +55,7 @@ export async function recordMessageChange(
   now: number,
   logger: FastifyBaseLogger,
 ): Promise<boolean> {
-  const row = await targetOf(trx, device.id, event);
+  const row = await incomingIdsRepository.findTarget(trx, device.id, event.target);
   const dropped = (why: string) => {
     logger.debug(
       { deviceId: device.id, target: event.target, change: event.change.kind, from: event.from },

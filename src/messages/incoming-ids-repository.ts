@@ -2,7 +2,8 @@
  * SQL for `incoming_message_ids`: the network's id of each incoming message, by the gateway's id of it (a reply
  * quotes a message by either).
  *
- * Owns: the look-ups through that table (its rows are written with the incoming message, by src/events/repository.ts).
+ * Owns: the look-ups through that table (its rows are written with the incoming message, by src/events/repository.ts),
+ * and finding the message a network event names (ours by our id, a received one through that table).
  * Must never: decide what a reply quotes (quotes.ts does).
  */
 import type { Db } from '../store/schema.js';
@@ -48,6 +49,25 @@ export const incomingIdsRepository = {
       .where('incoming_message_ids.device_id', '=', deviceId)
       .where('incoming_message_ids.network_id', '=', networkId)
       .executeTakeFirst(),
+
+  /**
+   * The message of the device a network event names (a reaction, an edit, a vote): one it sent, by the gateway's
+   * id (the network carries ours); one it received, by the network's id.
+   */
+  findTarget: (
+    db: Db,
+    deviceId: number,
+    target: { readonly id: string; readonly fromMe: boolean },
+  ): Promise<MessageRow | undefined> => {
+    if (!target.fromMe) return incomingIdsRepository.findIncomingByNetworkId(db, deviceId, target.id);
+    return db
+      .selectFrom('messages')
+      .selectAll()
+      .where('id', '=', target.id)
+      .where('device_id', '=', deviceId)
+      .where('direction', '=', 'outgoing')
+      .executeTakeFirst();
+  },
 };
 
 /** The key of incomingNetworkIds' answer. */

@@ -50,17 +50,6 @@ export function voteProblem(poll: StoredPoll, selected: ReadonlyArray<string>): 
   return null;
 }
 
-async function pollOf(trx: Transaction<Database>, deviceId: number, event: PollVoteEvent) {
-  if (!event.target.fromMe) return incomingIdsRepository.findIncomingByNetworkId(trx, deviceId, event.target.id);
-  return trx
-    .selectFrom('messages')
-    .selectAll()
-    .where('id', '=', event.target.id)
-    .where('device_id', '=', deviceId)
-    .where('direction', '=', 'outgoing')
-    .executeTakeFirst();
-}
-
 /** Records one vote and its event; false when nothing was recorded (dropped, or the same vote again). */
 export async function recordPollVote(
   trx: Transaction<Database>,
@@ -73,7 +62,7 @@ export async function recordPollVote(
     logger.debug({ deviceId: device.id, target: event.target, from: event.from }, `poll vote dropped: ${why}`);
     return false;
   };
-  const row = await pollOf(trx, device.id, event);
+  const row = await incomingIdsRepository.findTarget(trx, device.id, event.target);
   if (row === undefined) return dropped('the gateway does not have the poll');
   const poll = storedPoll(row);
   if (poll === null) return dropped('the message is not a poll');

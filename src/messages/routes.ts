@@ -10,6 +10,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { accountOf } from '../http/auth.js';
+import { ok } from '../http/envelope.js';
 import { ApiError } from '../errors.js';
 import { CodeEnvelope, NoFieldsBody, Nullable, errorResponses } from '../http/schemas.js';
 import { validatedByHandler } from '../http/validation.js';
@@ -95,12 +96,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ messages: MessagesServic
         response: { 200: CodeEnvelope(MessageSchema), ...errorResponses(401, 404) },
       },
     },
-    async (request) => ({
-      code: 200,
-      status: 200,
-      message: 'OK',
-      data: await messages.get(accountOf(request), request.params.id),
-    }),
+    async (request) => ok('OK', await messages.get(accountOf(request), request.params.id)),
   );
 
   app.get(

@@ -98,15 +98,7 @@ export class MessagesService {
       const replay = await this.replay(accountId, idempotencyKey, requestHash);
       if (replay !== null) return replay;
     }
-    const device = await this.options.senders.findByPhone(accountId, request.device);
-    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
-    // A group's network id as the receiver (docs/internals.md, Whatspie compatibility): a group send, to a group the device is in.
-    if (isGroupJid(request.receiver)) {
-      const group = await deviceGroup(this.options.store.db, accountId, device.id, request.receiver);
-      if (group === undefined) {
-        throw new ApiError('GROUP_NOT_FOUND', { error: 'the sending device is not in a group with this id' });
-      }
-    }
+    const device = await this.sendingDevice(accountId, request.device, request.receiver);
     return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
@@ -152,8 +144,7 @@ export class MessagesService {
       const replay = await this.replay(accountId, idempotencyKey, requestHash);
       if (replay !== null) return replay;
     }
-    const device = await this.options.senders.findByPhone(accountId, request.device);
-    if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
+    const device = await this.sendingDevice(accountId, request.device);
     return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash);
   }
 
@@ -178,15 +169,24 @@ export class MessagesService {
       const replay = await this.replay(accountId, idempotencyKey, requestHash);
       if (replay !== null) return replay;
     }
-    const device = await this.options.senders.findByPhone(accountId, request.device);
+    const device = await this.sendingDevice(accountId, request.device, request.receiver);
+    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash, stored?.media);
+  }
+
+  /**
+   * The device that sends from `phone` (DEVICE_NOT_FOUND when the account has none). To a group's network id as the
+   * receiver (docs/internals.md, Whatspie compatibility), a group send: the device must be in that group.
+   */
+  private async sendingDevice(accountId: number, phone: string, receiver: string | null = null): Promise<DeviceRow> {
+    const device = await this.options.senders.findByPhone(accountId, phone);
     if (device === undefined) throw new ApiError('DEVICE_NOT_FOUND');
-    if (isGroupJid(request.receiver)) {
-      const group = await deviceGroup(this.options.store.db, accountId, device.id, request.receiver);
+    if (isGroupJid(receiver)) {
+      const group = await deviceGroup(this.options.store.db, accountId, device.id, receiver);
       if (group === undefined) {
         throw new ApiError('GROUP_NOT_FOUND', { error: 'the sending device is not in a group with this id' });
       }
     }
-    return this.acceptFrom(accountId, device, request, idempotencyKey, requestHash, stored?.media);
+    return device;
   }
 
   /**

@@ -10,9 +10,9 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { eventsRepository } from '../../src/events/repository.js';
 import { StoreTimeoutError } from '../../src/store/faults.js';
-import { noStoreAvailable, startGateway, storeKind } from '../helpers/gateway.js';
+import { noStoreAvailable, storeKind } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, quickWebhooks, sendChat, startReceiver, waitForEvent } from './helpers.js';
+import { sendChat, startHookedGateway, waitForEvent } from './helpers.js';
 
 const PHONE = '6287400000072';
 
@@ -24,15 +24,9 @@ describe.runIf(storeKind === 'postgres' && !noStoreAvailable)('a claim whose ans
   });
 
   it('leaves nothing leased: the claimed deliveries and the rest of the device go out at once', async () => {
-    const gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
-      // The default lease (60 s) is what the lost claim's rows would otherwise wait out.
-      build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
-    });
-    open.push(gw);
-    const hooks = await startReceiver();
-    open.push(hooks);
-    await pairedWithWebhook(gw, PHONE, hooks.url);
+    // The default lease (60 s) is what the lost claim's rows would otherwise wait out.
+    const { gw, hooks } = await startHookedGateway(PHONE);
+    open.push(gw, hooks);
     await waitForEvent(hooks, 'device.paired');
 
     const realClaim = eventsRepository.claim;

@@ -5,9 +5,9 @@
 // and the deliveries are claimed again at once.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { eventsRepository } from '../../src/events/repository.js';
-import { noStoreAvailable, startGateway } from '../helpers/gateway.js';
+import { noStoreAvailable } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, quickWebhooks, sendChat, startReceiver, waitForEvent } from './helpers.js';
+import { sendChat, startHookedGateway, waitForEvent } from './helpers.js';
 
 const PHONE = '6287400000071';
 
@@ -19,15 +19,9 @@ describe.skipIf(noStoreAvailable)('claiming webhook deliveries', () => {
   });
 
   it('a claim whose targets cannot be read leaves nothing leased: the delivery goes out at once', async () => {
-    const gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
-      // The default lease (60 s) is what a claim left behind would wait out.
-      build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
-    });
-    open.push(gw);
-    const hooks = await startReceiver();
-    open.push(hooks);
-    await pairedWithWebhook(gw, PHONE, hooks.url);
+    // The default lease (60 s) is what a claim left behind would wait out.
+    const { gw, hooks } = await startHookedGateway(PHONE);
+    open.push(gw, hooks);
     await waitForEvent(hooks, 'device.paired');
 
     const targets = vi.spyOn(eventsRepository, 'targets').mockRejectedValueOnce(new Error('the read failed'));

@@ -2,16 +2,14 @@
 // signature the library verifies, with the documented body, exactly once on a
 // healthy receiver.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { qrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { adminGroup, addMembers } from '../groups/helpers.js';
 import {
   deliveries,
-  pairedWithWebhook,
-  quickWebhooks,
   sendChat,
-  startReceiver,
+  startHookedGateway,
   verified,
   waitForEvent,
   type Received,
@@ -25,13 +23,9 @@ describe.skipIf(noStoreAvailable)('webhook event types', () => {
   let receiver: Receiver;
   let device: any;
   beforeAll(async () => {
-    receiver = await startReceiver();
-    gw = await startGateway({
-      // Short enough for the expiry test, long enough to fetch, decode and scan a QR with four test files at once.
-      config: { allowPrivateUrls: true, sendIntervalMs: 0, pairingWindowS: 3 },
-      build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
-    });
-    device = await pairedWithWebhook(gw, PHONE, receiver.url);
+    // The pairing window: short enough for the expiry test, long enough to fetch, decode and scan a QR with four
+    // test files at once.
+    ({ gw, hooks: receiver, device } = await startHookedGateway(PHONE, { config: { pairingWindowS: 3 } }));
   });
   afterAll(async () => {
     await gw?.close();

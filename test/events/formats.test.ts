@@ -11,23 +11,18 @@ import {
   phoneSends,
   quickWebhooks,
   sendChat,
-  startReceiver,
+  receiverPool,
   verified,
-  type Receiver,
 } from './helpers.js';
 
 const FRIEND = '6287799990021';
 
 describe.skipIf(noStoreAvailable)('webhook formats', () => {
   let gw: TestGateway;
-  const receivers: Receiver[] = [];
+  const receivers = receiverPool();
+  const receiver = receivers.start;
   let n = 0;
   const nextPhone = () => `62877000002${String(++n).padStart(2, '0')}`;
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const r = await startReceiver(...args);
-    receivers.push(r);
-    return r;
-  };
   beforeAll(async () => {
     gw = await startGateway({
       config: { allowPrivateUrls: true, sendIntervalMs: 0 },
@@ -36,7 +31,7 @@ describe.skipIf(noStoreAvailable)('webhook formats', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    for (const r of receivers) await r.close();
+    await receivers.closeAll();
   });
 
   const incomingFrom = async (device: string, sender: string) =>

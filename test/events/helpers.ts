@@ -5,7 +5,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import type { TestGateway } from '../helpers/gateway.js';
+import { startGateway, type StartOptions, type TestGateway } from '../helpers/gateway.js';
 import { qrText, waitForDevice } from '../helpers/pairing.js';
 import { WAIT_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
 
@@ -81,16 +81,24 @@ export function verified(secret: string, request: Received): any {
   return new Webhook(secret).verify(request.body, request.headers as Record<string, string>);
 }
 
+/** Receivers a test file starts as it goes (`start`, as startReceiver), closed together by `closeAll`. */
+export function receiverPool(): { start: typeof startReceiver; closeAll(): Promise<void> } {
+  const started: Receiver[] = [];
+  return {
+    start: async (...args) => {
+      const receiver = await startReceiver(...args);
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      await Promise.all(started.splice(0).map((receiver) => receiver.close()));
+    },
+  };
+}
+
 /** Creates a device with a webhook URL (set before pairing, so `device.paired` is delivered), paired to `phone`. */
 export async function pairedWithWebhook(gw: TestGateway, phone: string, url: string) {
-  const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: `hooked ${phone}` });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const id = created.body.data.id as number;
-  const patched = await gw.request('PATCH', `/devices/${id}`, { webhook_url: url });
-  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
-  expect(scan.status, JSON.stringify(scan.body)).toBe(200);
-  return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
+  return pairedWithWebhookSettings(gw, phone, { webhook_url: url });
 }
 
 /**
@@ -111,6 +119,42 @@ export async function pairedWithWebhookSettings(
   const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
   expect(scan.status, JSON.stringify(scan.body)).toBe(200);
   return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
+}
+
+export interface HookedGateway {
+  readonly gw: TestGateway;
+  readonly hooks: Receiver;
+  /** The paired device as GET /devices/{id} shows it. */
+  readonly device: any;
+}
+
+/**
+ * A gateway with a webhook receiver and a device paired to `phone` that delivers to it (`device.paired` included).
+ * Unless told otherwise: private URLs allowed, no send pacing, the sandbox with quick deliveries, quick webhooks;
+ * `config` adds to those settings, `build` replaces those parts; `listen` makes the gateway listen on 127.0.0.1
+ * before the device pairs. Whatever started is closed again if a later step fails.
+ */
+export async function startHookedGateway(
+  phone: string,
+  options: StartOptions & { listen?: boolean } = {},
+): Promise<HookedGateway> {
+  const { listen = false, ...start } = options;
+  const hooks = await startReceiver();
+  let gw: TestGateway | undefined;
+  try {
+    gw = await startGateway({
+      ...start,
+      config: { allowPrivateUrls: true, sendIntervalMs: 0, ...start.config },
+      build: start.build ?? { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
+    });
+    if (listen) await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const device = await pairedWithWebhook(gw, phone, hooks.url);
+    return { gw, hooks, device };
+  } catch (error) {
+    await gw?.close();
+    await hooks.close();
+    throw error;
+  }
 }
 
 /** A sandbox phone sends a text to a device's number. */

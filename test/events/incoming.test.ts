@@ -4,18 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Network } from '../../src/network/network.js';
 import { createSandboxNetwork } from '../../src/network/sandbox/index.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  pairedWithWebhook,
-  quickWebhooks,
-  sendChat,
-  startReceiver,
-  verified,
-  waitForEvent,
-  type Receiver,
-} from './helpers.js';
+import { quickWebhooks, sendChat, startHookedGateway, verified, waitForEvent, type Receiver } from './helpers.js';
 
 const PHONE = '6287700000011';
 const FRIEND = '6287799990011';
@@ -40,12 +32,9 @@ describe.skipIf(noStoreAvailable)('incoming messages', () => {
   let hooks: Receiver;
   let device: any;
   beforeAll(async () => {
-    hooks = await startReceiver();
-    gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
+    ({ gw, hooks, device } = await startHookedGateway(PHONE, {
       build: { network: repeatingNetwork(), webhooks: quickWebhooks },
-    });
-    device = await pairedWithWebhook(gw, PHONE, hooks.url);
+    }));
   });
   afterAll(async () => {
     await gw?.close();

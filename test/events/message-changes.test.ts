@@ -4,14 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxNetwork } from '../../src/network/sandbox/index.js';
 import { adminGroup } from '../groups/helpers.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import {
-  pairedWithWebhook,
   phoneSends,
   quickWebhooks,
   sendChat,
-  startReceiver,
+  startHookedGateway,
   verified,
   waitForEvent,
   type Receiver,
@@ -27,12 +26,7 @@ describe.skipIf(noStoreAvailable)('reactions, edits and deletes made on phones',
   let device: any;
   const network = createSandboxNetwork({ deliveryDelayMs: 5, readDelayMs: 5 });
   beforeAll(async () => {
-    hooks = await startReceiver();
-    gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
-      build: { network, webhooks: quickWebhooks },
-    });
-    device = await pairedWithWebhook(gw, PHONE, hooks.url);
+    ({ gw, hooks, device } = await startHookedGateway(PHONE, { build: { network, webhooks: quickWebhooks } }));
   });
   afterAll(async () => {
     await gw?.close();

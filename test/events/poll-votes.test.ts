@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandboxNetwork } from '../../src/network/sandbox/index.js';
 import { adminGroup } from '../groups/helpers.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, quickWebhooks, sendChat, startReceiver, verified, type Receiver } from './helpers.js';
+import { quickWebhooks, sendChat, startHookedGateway, verified, type Receiver } from './helpers.js';
 
 const PHONE = '6287700000071';
 const FRIEND = '6287799990071';
@@ -19,12 +19,7 @@ describe.skipIf(noStoreAvailable)('votes on polls', () => {
   let device: any;
   const network = createSandboxNetwork({ deliveryDelayMs: 5, readDelayMs: 5 });
   beforeAll(async () => {
-    hooks = await startReceiver();
-    gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
-      build: { network, webhooks: quickWebhooks },
-    });
-    device = await pairedWithWebhook(gw, PHONE, hooks.url);
+    ({ gw, hooks, device } = await startHookedGateway(PHONE, { build: { network, webhooks: quickWebhooks } }));
   });
   afterAll(async () => {
     await gw?.close();

@@ -12,22 +12,17 @@ import {
   pairedWithWebhook,
   quickWebhooks,
   sendChat,
-  startReceiver,
+  receiverPool,
   verified,
   waitForEvent,
-  type Receiver,
 } from './helpers.js';
 
 describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => {
   let gw: TestGateway;
-  const receivers: Receiver[] = [];
+  const receivers = receiverPool();
+  const receiver = receivers.start;
   let phones = 10;
   const nextPhone = () => `62872000000${phones++}`;
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const started = await startReceiver(...args);
-    receivers.push(started);
-    return started;
-  };
 
   beforeAll(async () => {
     gw = await startGateway({
@@ -39,7 +34,7 @@ describe.skipIf(noStoreAvailable)('webhook retries and the delivery log', () => 
     });
   });
   afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    await receivers.closeAll();
   });
   afterAll(() => gw?.close());
 
@@ -241,14 +236,10 @@ describe.skipIf(noStoreAvailable)('webhook retry times, on a clock the test move
   const clock = new FakeClock(Date.now());
   /** The gateway's log lines (info and up): a receiver's pause is told there with its end. */
   const lines: string[] = [];
-  const receivers: Receiver[] = [];
+  const receivers = receiverPool();
+  const receiver = receivers.start;
   let phones = 10;
   const nextPhone = () => `62872100000${phones++}`;
-  const receiver = async (...args: Parameters<typeof startReceiver>) => {
-    const started = await startReceiver(...args);
-    receivers.push(started);
-    return started;
-  };
 
   beforeAll(async () => {
     gw = await startGateway({
@@ -263,7 +254,7 @@ describe.skipIf(noStoreAvailable)('webhook retry times, on a clock the test move
     });
   });
   afterEach(async () => {
-    await Promise.all(receivers.splice(0).map((r) => r.close()));
+    await receivers.closeAll();
   });
   afterAll(() => gw?.close());
 

@@ -6,10 +6,10 @@
 // 127.0.0.1 must each be answered. Raw TCP sockets against a real listening
 // gateway.
 import { connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
+import { listeningGateway, raw } from './raw-socket.js';
 
 const MAX_CONNECTIONS = 24;
 const PER_ADDRESS = 8;
@@ -55,23 +55,10 @@ function attacker(port: number, localAddress: string, count: number) {
 }
 
 /** One health check on a fresh connection from 127.0.0.1: the status line, or '' when closed unanswered. */
-function healthCheck(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.1' });
-    let text = '';
-    const guard = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`health check unanswered after 10 s; got ${JSON.stringify(text)}`));
-    }, 10_000);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(guard);
-      resolve(text.split('\r\n')[0] ?? '');
-    });
-    socket.on('connect', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
-  });
+async function healthCheck(port: number): Promise<string> {
+  const request = 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n';
+  const { text } = await raw(port, request, 10_000, '127.0.0.1');
+  return text.split('\r\n')[0] ?? '';
 }
 
 describe.skipIf(noStoreAvailable)('one client holding many half-sent requests', () => {
@@ -80,19 +67,13 @@ describe.skipIf(noStoreAvailable)('one client holding many half-sent requests', 
   const held = () => new Promise<number>((resolve) => gw.app.server.getConnections((_error, count) => resolve(count)));
 
   beforeAll(async () => {
-    gw = await startGateway({
-      config: {
-        http: {
-          requestTimeoutMs: TIMEOUT_MS,
-          headersTimeoutMs: TIMEOUT_MS,
-          keepAliveTimeoutMs: TIMEOUT_MS,
-          maxConnections: MAX_CONNECTIONS,
-          maxConnectionsPerAddress: PER_ADDRESS,
-        },
-      },
-    });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    ({ gw, port } = await listeningGateway({
+      requestTimeoutMs: TIMEOUT_MS,
+      headersTimeoutMs: TIMEOUT_MS,
+      keepAliveTimeoutMs: TIMEOUT_MS,
+      maxConnections: MAX_CONNECTIONS,
+      maxConnectionsPerAddress: PER_ADDRESS,
+    }));
   });
   afterAll(() => gw?.close());
 

@@ -2,11 +2,10 @@
 // envelope, a request that stops part-way ends within a bounded time on any
 // path, with or without a token, and stalled connections cannot starve
 // normal requests. Raw TCP sockets against a real listening gateway.
-import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { TEST_TOKEN, noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
+import { listeningGateway, raw as rawExchange } from './raw-socket.js';
 
 const REQUEST_TIMEOUT_MS = 1_500;
 const HEADERS_TIMEOUT_MS = 1_000;
@@ -14,33 +13,9 @@ const MAX_CONNECTIONS = 24;
 /** The longest a stalled request may live: its timeout, Node's check interval (1 s) and a loaded machine's margin. */
 const ENDS_WITHIN_MS = REQUEST_TIMEOUT_MS + 1_000 + 4_000;
 
-interface RawExchange {
-  /** Everything the server wrote before it closed the connection. */
-  text: string;
-  /** Milliseconds from connecting to the connection's end. */
-  endedAfterMs: number;
-}
-
 /** Writes `request` on a fresh connection and collects the answer until the server closes it (or `giveUpMs`). */
-function raw(port: number, request: string | Buffer, giveUpMs = ENDS_WITHIN_MS + 5_000): Promise<RawExchange> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const socket = connect({ host: '127.0.0.1', port });
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`connection still open after ${giveUpMs} ms; got: ${JSON.stringify(text)}`));
-    }, giveUpMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, endedAfterMs: Date.now() - started });
-    });
-    socket.on('connect', () => socket.write(request));
-  });
-}
+const raw = (port: number, request: string | Buffer, giveUpMs = ENDS_WITHIN_MS + 5_000) =>
+  rawExchange(port, request, giveUpMs);
 
 /** The status and parsed body of the last answer in a raw exchange. */
 function lastAnswer(text: string): { status: number; body: any; head: string } {
@@ -57,20 +32,14 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: parser refusals, timeouts and 
   let port: number;
 
   beforeAll(async () => {
-    gw = await startGateway({
-      config: {
-        http: {
-          requestTimeoutMs: REQUEST_TIMEOUT_MS,
-          headersTimeoutMs: HEADERS_TIMEOUT_MS,
-          keepAliveTimeoutMs: 1_000,
-          maxConnections: MAX_CONNECTIONS,
-          // Every client here is 127.0.0.1: the per-address cap is test/http/held-connections.test.ts's.
-          maxConnectionsPerAddress: MAX_CONNECTIONS,
-        },
-      },
-    });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    ({ gw, port } = await listeningGateway({
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: 1_000,
+      maxConnections: MAX_CONNECTIONS,
+      // Every client here is 127.0.0.1: the per-address cap is test/http/held-connections.test.ts's.
+      maxConnectionsPerAddress: MAX_CONNECTIONS,
+    }));
   });
   afterAll(() => gw?.close());
 
@@ -183,19 +152,13 @@ describe.skipIf(noStoreAvailable)('the HTTP edge: stalled connections cannot sta
   const held = () => new Promise<number>((resolve) => gw.app.server.getConnections((_error, count) => resolve(count)));
 
   beforeAll(async () => {
-    gw = await startGateway({
-      config: {
-        http: {
-          requestTimeoutMs: TIMEOUT_MS,
-          headersTimeoutMs: TIMEOUT_MS,
-          keepAliveTimeoutMs: 1_000,
-          maxConnections: CAP,
-          maxConnectionsPerAddress: CAP,
-        },
-      },
-    });
-    await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    port = (gw.app.server.address() as AddressInfo).port;
+    ({ gw, port } = await listeningGateway({
+      requestTimeoutMs: TIMEOUT_MS,
+      headersTimeoutMs: TIMEOUT_MS,
+      keepAliveTimeoutMs: 1_000,
+      maxConnections: CAP,
+      maxConnectionsPerAddress: CAP,
+    }));
   });
   afterAll(() => gw?.close());
 

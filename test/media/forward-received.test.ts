@@ -6,9 +6,9 @@
 // on a received media message shows its `media` and `file_url` as GET /messages/{id} does.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import { pairedWithWebhook, startReceiver, waitForEvent, type Receiver } from '../events/helpers.js';
+import { startHookedGateway, waitForEvent, type Receiver } from '../events/helpers.js';
 import { startMediaServer, type MediaServer } from './media-server.js';
 import { ShiftedClock } from '../helpers/shifted-clock.js';
 import { DAY_MS, mediaBuild as build, mediaConfig as config, sha256Hex as sha } from './setup.js';
@@ -24,13 +24,9 @@ describe.skipIf(noStoreAvailable)('forward of received content (sandbox, listeni
   let deviceId: number;
   beforeAll(async () => {
     media = await startMediaServer();
-    hooks = await startReceiver();
-    gw = await startGateway({ clock, config, build });
-    await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    await pairedWithWebhook(gw, PHONE, hooks.url);
-    deviceId = (
-      await gw.app.store.db.selectFrom('devices').select('id').where('phone', '=', PHONE).executeTakeFirstOrThrow()
-    ).id;
+    let device: { id: number };
+    ({ gw, hooks, device } = await startHookedGateway(PHONE, { clock, config, build, listen: true }));
+    deviceId = device.id;
   });
   afterAll(async () => {
     await gw?.close();

@@ -11,6 +11,7 @@ import { waitFor } from '../helpers/wait.js';
 import {
   pairedWithWebhook,
   pairedWithWebhookSettings,
+  startHookedGateway,
   startReceiver,
   waitForEvent,
   type Receiver,
@@ -36,11 +37,8 @@ describe.skipIf(noStoreAvailable)('incoming media (sandbox, listening gateway)',
   let base: string;
   beforeAll(async () => {
     media = await startMediaServer();
-    hooks = await startReceiver();
-    gw = await startGateway({ clock, config, build });
-    await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    ({ gw, hooks } = await startHookedGateway(PHONE, { clock, config, build, listen: true }));
     base = `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}`;
-    await pairedWithWebhook(gw, PHONE, hooks.url);
   });
   afterAll(async () => {
     await gw?.close();

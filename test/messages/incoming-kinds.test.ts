@@ -3,17 +3,9 @@
 // message it replies to (`params.quoted`: our id and the network's) and announces it as `message.incoming` at a real
 // receiver; a malformed body is refused naming the field, and nothing arrives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { noStoreAvailable, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  pairedWithWebhook,
-  quickWebhooks,
-  sendChat,
-  startReceiver,
-  verified,
-  waitForEvent,
-  type Receiver,
-} from '../events/helpers.js';
+import { sendChat, startHookedGateway, verified, waitForEvent, type Receiver } from '../events/helpers.js';
 
 const PHONE = '6287700000061';
 const FRIEND = '6287799990061';
@@ -25,12 +17,7 @@ describe.skipIf(noStoreAvailable)('incoming messages of every kind (sandbox)', (
   let hooks: Receiver;
   let device: any;
   beforeAll(async () => {
-    hooks = await startReceiver();
-    gw = await startGateway({
-      config: { allowPrivateUrls: true, sendIntervalMs: 0 },
-      build: { sandbox: { deliveryDelayMs: 5, readDelayMs: 5 }, webhooks: quickWebhooks },
-    });
-    device = await pairedWithWebhook(gw, PHONE, hooks.url);
+    ({ gw, hooks, device } = await startHookedGateway(PHONE));
   });
   afterAll(async () => {
     await gw?.close();

@@ -11,10 +11,9 @@ import {
   phoneSends,
   quickWebhooks,
   sendChat,
-  startReceiver,
+  receiverPool,
   verified,
   waitForEvent,
-  type Receiver,
 } from '../events/helpers.js';
 
 const PHONE_A = '6287711110001';
@@ -30,12 +29,8 @@ async function pairedWithout(gw: TestGateway, phone: string) {
 
 describe.skipIf(noStoreAvailable)('account webhooks: deliveries', () => {
   let gw: TestGateway;
-  const receivers: Receiver[] = [];
-  const receiver = async () => {
-    const r = await startReceiver();
-    receivers.push(r);
-    return r;
-  };
+  const receivers = receiverPool();
+  const receiver = () => receivers.start();
   beforeAll(async () => {
     gw = await startGateway({
       config: { allowPrivateUrls: true, sendIntervalMs: 0 },
@@ -44,7 +39,7 @@ describe.skipIf(noStoreAvailable)('account webhooks: deliveries', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    for (const r of receivers) await r.close();
+    await receivers.closeAll();
   });
 
   it('fans out by device and type filters, formats and headers, each signed with its own secret', async () => {

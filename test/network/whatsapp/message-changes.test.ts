@@ -5,9 +5,9 @@ import { proto, type WAMessage } from 'baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, type TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startReceiver, verified, type Receiver } from '../../events/helpers.js';
+import { verified, type Receiver } from '../../events/helpers.js';
 import { type FakeSocket } from './fake-socket.js';
-import { pairedDevice, startWhatsAppGateway } from './paired-gateway.js';
+import { hookedWhatsAppDevice } from './paired-gateway.js';
 
 const KEYS = { current: Buffer.alloc(32, 0x26), previous: [] };
 const PHONE = '4915100000093';
@@ -22,14 +22,7 @@ describe.skipIf(noStoreAvailable)('reactions, edits and deletes on WhatsApp (scr
   let device: { id: number; webhook_secret: string };
 
   beforeAll(async () => {
-    hooks = await startReceiver();
-    const at = await startWhatsAppGateway(KEYS, { sendIntervalMs: 0, allowPrivateUrls: true });
-    gw = at.gw;
-    const paired = await pairedDevice(at, PHONE, { name: 'changes' });
-    socket = paired.socket;
-    const patched = await gw.request('PATCH', `/devices/${paired.id}`, { webhook_url: hooks.url });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    device = patched.body.data;
+    ({ gw, hooks, socket, device } = await hookedWhatsAppDevice(KEYS, PHONE, 'changes'));
   });
   afterAll(async () => {
     await gw?.close();

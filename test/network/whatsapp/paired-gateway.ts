@@ -4,7 +4,7 @@
  * Not a test file itself.
  *
  * Owns: starting that gateway and scanning a device's QR over the fake sockets, for the files that test the
- * gateway on WhatsApp (gateway, lid, unsupported, wrong-phone).
+ * gateway on WhatsApp (gateway, lid, unsupported, wrong-phone, message-changes, poll-votes).
  * Must never: assert what a test is about (only the steps of pairing are checked here), or keep state between the
  * files that use it (each call makes its own fake WhatsApp and gateway).
  */
@@ -14,6 +14,7 @@ import type { Config } from '../../../src/config.js';
 import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
 import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { waitForDevice } from '../../helpers/pairing.js';
+import { startReceiver, type Receiver } from '../../events/helpers.js';
 import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
 
 export interface WhatsAppGateway {
@@ -78,4 +79,37 @@ export async function pairedDevice(
   socket.connection({ connection: 'open' });
   await waitForDevice(at.gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired');
   return { id, socket };
+}
+
+export interface HookedWhatsAppDevice {
+  readonly gw: TestGateway;
+  readonly hooks: Receiver;
+  readonly socket: FakeSocket;
+  /** The device as PATCH /devices/{id} answered once its webhook URL was set. */
+  readonly device: { id: number; webhook_secret: string };
+}
+
+/**
+ * A WhatsApp gateway (private URLs allowed, no send pacing) with a webhook receiver and a device paired as `phone`
+ * whose webhook URL, set after pairing, is the receiver's. Whatever started is closed again if a later step fails.
+ */
+export async function hookedWhatsAppDevice(
+  keys: { current: Buffer; previous: Buffer[] },
+  phone: string,
+  name: string,
+): Promise<HookedWhatsAppDevice> {
+  const hooks = await startReceiver();
+  let gw: TestGateway | undefined;
+  try {
+    const at = await startWhatsAppGateway(keys, { sendIntervalMs: 0, allowPrivateUrls: true });
+    gw = at.gw;
+    const paired = await pairedDevice(at, phone, { name });
+    const patched = await gw.request('PATCH', `/devices/${paired.id}`, { webhook_url: hooks.url });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    return { gw, hooks, socket: paired.socket, device: patched.body.data };
+  } catch (error) {
+    await gw?.close();
+    await hooks.close();
+    throw error;
+  }
 }

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealVote } from '../../../standin/votes.js';
 import { noStoreAvailable, type TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startReceiver, verified, type Receiver } from '../../events/helpers.js';
+import { verified, type Receiver } from '../../events/helpers.js';
 import { type FakeSocket } from './fake-socket.js';
-import { pairedDevice, startWhatsAppGateway } from './paired-gateway.js';
+import { hookedWhatsAppDevice } from './paired-gateway.js';
 
 const KEYS = { current: Buffer.alloc(32, 0x27), previous: [] };
 const PHONE = '4915100000095';
@@ -26,14 +26,7 @@ describe.skipIf(noStoreAvailable)('votes on a member’s poll in a group, on Wha
   let device: { id: number; webhook_secret: string };
 
   beforeAll(async () => {
-    hooks = await startReceiver();
-    const at = await startWhatsAppGateway(KEYS, { sendIntervalMs: 0, allowPrivateUrls: true });
-    gw = at.gw;
-    const paired = await pairedDevice(at, PHONE, { name: 'group votes' });
-    socket = paired.socket;
-    const patched = await gw.request('PATCH', `/devices/${paired.id}`, { webhook_url: hooks.url });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    device = patched.body.data;
+    ({ gw, hooks, socket, device } = await hookedWhatsAppDevice(KEYS, PHONE, 'group votes'));
   });
   afterAll(async () => {
     await gw?.close();
