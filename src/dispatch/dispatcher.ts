@@ -284,11 +284,10 @@ export class Dispatcher {
   private async sendRun(lane: Lane, { conn, epoch }: Work, run: readonly MessageRow[]): Promise<void> {
     const { db } = this.options.store;
     const ids = run.map((row) => row.id);
-    // The claim commits before the sends, in the group commit of the status writes and fenced by the same epoch (a
-    // commit of its own cost an fsync per claim on SQLite); a lease lost meanwhile stops the lane unsent.
-    const claimedAt = this.options.clock.now();
-    const claimed = await this.options.writes.run(run[0]!.device_id, epoch, (trx) =>
-      actionsRepository.claimMany(trx, ids, claimedAt),
+    // Committed before the sends, in the status writes' group commit fenced by the epoch (a lost lease: nothing sent).
+    const now = this.options.clock.now();
+    const claimed = await this.options.writes.run(run[0]!.device_id, epoch, (t) =>
+      actionsRepository.claimMany(t, ids, now),
     );
     const outcomes: Promise<void>[] = [];
     // `over`: messages of the run that are over (sent, failed, or cancelled before the claim: nothing to store);
@@ -356,10 +355,8 @@ export class Dispatcher {
     return device?.send_interval_ms ?? this.options.sendIntervalMs;
   }
 
-  // --- one send ---------------------------------------------------------------------
-
   /**
-   * Sends one message, claimed by its run in one statement that a cancel (actions.ts) cannot pass: a message is
+   * One send: sends one message, claimed by its run in one statement that a cancel (actions.ts) cannot pass: a message is
    * either sent or cancelled. `stored` settles once its outcome (sent or failed) has committed.
    */
   private async sendOne(
