@@ -1,7 +1,7 @@
 // Benchmark (issue 27, Measure): `GET /chats` latency for a device with 10,000 chats and 1,000,000 messages at a
 // steady 50 requests/s (goal: p99 under 20 ms), and what keeping the chat list costs each accepted message: the
 // `POST /messages` accept rate of this build against a build without chat maintenance, in alternating rounds of the
-// same run (the host's speed drifts).
+// same run (the host's speed drifts), each gateway on a fresh store of its own.
 //
 // The messages are seeded straight into the store, one INSERT … SELECT over a generated series per store (half of
 // them received, a third of those unread), and the chats from them in one more (as migration 013a fills them); the
@@ -10,6 +10,8 @@
 //   npm run build && node --import tsx bench/chats.ts [seconds] [rounds] [connections] [chats] [messages]
 //   BENCH_STORE=postgres ... (a fresh database on the machine's PostgreSQL, dropped at the end)
 //   BENCH_BASELINE=<a build without chat maintenance>/main.js ... the accept-rate comparison (skipped without it)
+//   BENCH_CONNECTIONS=1 ... the GET requests evenly spaced on one connection (default 10 connections at RATE/10 each,
+//   whose timers fire in step: bursts of 10 requests at once)
 import autocannon from 'autocannon';
 import { execFileSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
@@ -88,7 +90,8 @@ async function seed(store: BenchStore, deviceId: number): Promise<number> {
 async function steady(base: string, path: string, duration: number) {
   const result = await autocannon({
     url: base,
-    connections: 10,
+    // 10 connections at RATE/10 each fire in step (bursts of 10 at once); BENCH_CONNECTIONS=1 spaces them evenly.
+    connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
     overallRate: RATE,
     duration,
     requests: [{ method: 'GET', path, headers: { authorization: `Bearer ${TOKEN}` } }],
@@ -171,16 +174,25 @@ try {
     running.push(old);
     if (previous === undefined) delete process.env.BENCH_GATEWAY;
     else process.env.BENCH_GATEWAY = previous;
+    // This build on a fresh store of its own too: both sides accept into stores of the same size (the seeded one
+    // would make this build's inserts pay for a million rows' indexes, which is not the chat list's cost).
+    const fresh = await openBenchStore(kind);
+    stores.push(fresh);
+    fresh.cli('migrate', '--create');
+    const mine = await startNodes(fresh, 1, { LOG_LEVEL: 'info' }, null, 'fresh');
+    running.push(mine);
+    const withUrl = mine.urls[0]!;
     const sender = '6281470000017';
-    await pairDevice(base, sender, 'STARTUP240K');
+    await pairDevice(withUrl, sender, 'STARTUP240K');
     await pairDevice(old.urls[0]!, sender, 'STARTUP240K');
-    await accept(base, sender, 2);
+    await accept(withUrl, sender, 2);
     await accept(old.urls[0]!, sender, 2);
     for (let round = 0; round < rounds; round++) {
       const load = loadAverage();
       const order = round % 2 === 0 ? (['with', 'without'] as const) : (['without', 'with'] as const);
       const result: Record<string, unknown> = { round: round + 1, load_average: load };
-      for (const which of order) result[which] = await accept(which === 'with' ? base : old.urls[0]!, sender, seconds);
+      for (const which of order)
+        result[which] = await accept(which === 'with' ? withUrl : old.urls[0]!, sender, seconds);
       const withRps = (result.with as { rps: number }).rps;
       const withoutRps = (result.without as { rps: number }).rps;
       result.ratio = Number((withRps / withoutRps).toFixed(3));
