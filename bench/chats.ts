@@ -18,7 +18,7 @@ import { join, dirname } from 'node:path';
 import { cpus } from 'node:os';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { TOKEN, api, machine, median, pairDevice } from './lib.js';
+import { TOKEN, api, machine, median, pairDevice, messagesRequest } from './lib.js';
 import { loadAverage, openBenchStore, startNodes, storeKind, type BenchStore, type Nodes } from './stores.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -108,27 +108,17 @@ async function steady(base: string, path: string, duration: number) {
 
 /** POST /messages flat out for `duration` seconds on one gateway: accepted per second. */
 async function accept(base: string, device: string, duration: number) {
-  let n = 0;
   const result = await autocannon({
     url: base,
     connections,
     duration,
     requests: [
-      {
-        method: 'POST',
-        path: '/messages',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        setupRequest: (request: any) => {
-          const i = n++;
-          request.body = JSON.stringify({
-            device,
-            receiver: `6282${String(20_000_000 + (i % 2000) * 10 + 7)}`,
-            type: 'chat',
-            message: `message ${i}`,
-          });
-          return request;
-        },
-      },
+      messagesRequest((i) => ({
+        device,
+        receiver: `6282${String(20_000_000 + (i % 2000) * 10 + 7)}`,
+        type: 'chat',
+        message: `message ${i}`,
+      })),
     ],
   });
   return {

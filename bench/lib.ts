@@ -293,3 +293,20 @@ export async function postWhileProbing(
   await probe;
   return { answers, statuses: [...new Set(answers.map((a) => a.status))], health, probeErrors };
 }
+
+/**
+ * An autocannon request that POSTs to /messages with the bench token, the body made afresh for each request from its
+ * number (0, 1, 2, ...): the load of the benchmarks that send real traffic.
+ */
+export function messagesRequest(bodyOf: (i: number) => Record<string, unknown>): autocannon.Request {
+  let n = 0;
+  return {
+    method: 'POST',
+    path: '/messages',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    setupRequest: (request) => {
+      request.body = JSON.stringify(bodyOf(n++));
+      return request;
+    },
+  };
+}

@@ -22,7 +22,7 @@ import Database from 'better-sqlite3';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { TOKEN, api, cpuMs, machine, pairDevice } from './lib.js';
+import { api, cpuMs, machine, pairDevice, messagesRequest } from './lib.js';
 import { loadAverage, openBenchStore, startNodes, storeKind } from './stores.js';
 
 const total = Number(process.argv[2] ?? 100_000);
@@ -60,28 +60,18 @@ try {
   let nodes = await startNodes(store, 1, { GATEWAY_SEND_INTERVAL_MS: '3600000', LOG_LEVEL: 'info' }, null);
   let url = nodes.urls[0]!;
   const deviceId = await pairDevice(url, phone);
-  let n = 0;
   const fillStarted = Date.now();
   const fill = await autocannon({
     url,
     connections,
     amount: total + 1, // the first one is sent at once; the rest wait for the interval
     requests: [
-      {
-        method: 'POST',
-        path: '/messages',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-        setupRequest: (request: any) => {
-          const i = n++;
-          request.body = JSON.stringify({
-            device: phone,
-            receiver: recipients[i % recipients.length],
-            type: 'chat',
-            params: { text: `queued message ${i}` },
-          });
-          return request;
-        },
-      },
+      messagesRequest((i) => ({
+        device: phone,
+        receiver: recipients[i % recipients.length],
+        type: 'chat',
+        params: { text: `queued message ${i}` },
+      })),
     ],
   });
   const fillSeconds = (Date.now() - fillStarted) / 1000;

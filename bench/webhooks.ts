@@ -26,7 +26,7 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { TOKEN, api, machine, pairDevice, type Running } from './lib.js';
+import { api, machine, pairDevice, type Running, messagesRequest } from './lib.js';
 import { loadAverage, openBenchStore, spread, startNodes, startSandbox, storeKind } from './stores.js';
 
 const seconds = Number(process.argv[2] ?? 20);
@@ -133,21 +133,16 @@ const load = async (duration: number) => {
         duration,
         overallRate: Math.max(1, Math.round(messageRate / nodes.urls.length)),
         requests: [
-          {
-            method: 'POST',
-            path: '/messages',
-            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-            setupRequest: (request: any) => {
-              const i = n++;
-              request.body = JSON.stringify({
-                device: phones[i % phones.length],
-                receiver: recipients[i % recipients.length],
-                type: 'chat',
-                params: { text: `webhook bench ${i}` },
-              });
-              return request;
-            },
-          },
+          // One count over every node and load run.
+          messagesRequest(() => {
+            const i = n++;
+            return {
+              device: phones[i % phones.length],
+              receiver: recipients[i % recipients.length],
+              type: 'chat',
+              params: { text: `webhook bench ${i}` },
+            };
+          }),
         ],
       }),
     ),
