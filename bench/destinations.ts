@@ -26,7 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { cpus } from 'node:os';
-import { api, cpuMs, machine, pairDevice, messagesRequest } from './lib.js';
+import { api, cpuMs, machine, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, onFailure, openBenchStore, startNodes, storeKind } from './stores.js';
 import {
   amqpConsumer,
@@ -86,18 +86,7 @@ const nodes = await startNodes(
 const gateway = { url: nodes.urls[0]!, pid: nodes.processes[0]!.child.pid! };
 store.cli('accounts', 'set-limit', 'default', String(deviceCount));
 
-const phones: string[] = [];
-const deviceIds: number[] = [];
-for (let i = 0; i < deviceCount; i += 10) {
-  const batch = Array.from(
-    { length: Math.min(10, deviceCount - i) },
-    (_, j) => `6285${String(50_000_000 + (i + j) * 10 + 7)}`,
-  );
-  const ids = await Promise.all(batch.map((phone) => pairDevice(gateway.url, phone)));
-  deviceIds.push(...ids);
-  for (const id of ids) await api(gateway.url, 'PATCH', `/devices/${id}`, { webhook_url: webhook.url });
-  phones.push(...batch);
-}
+const { phones, ids: deviceIds } = await pairHookedDevices(gateway.url, deviceCount, 50_000_000, webhook.url);
 for (const phone of recipients) await api(gateway.url, 'POST', '/sandbox/phones', { phone, auto_read: true });
 
 const sse = await sseConsumer(gateway.url);

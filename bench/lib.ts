@@ -310,3 +310,27 @@ export function messagesRequest(bodyOf: (i: number) => Record<string, unknown>):
     },
   };
 }
+
+/**
+ * `count` sandbox devices paired ten at a time (phones `6285…` from `phoneBase`, ten apart), each with its
+ * webhook_url on `hookUrl`: their phones, ids and webhook secrets, in pairing order.
+ */
+export async function pairHookedDevices(base: string, count: number, phoneBase: number, hookUrl: string) {
+  const phones: string[] = [];
+  const ids: number[] = [];
+  const secrets = new Map<number, string>();
+  for (let i = 0; i < count; i += 10) {
+    const batch = Array.from(
+      { length: Math.min(10, count - i) },
+      (_, j) => `6285${String(phoneBase + (i + j) * 10 + 7)}`,
+    );
+    const paired = await Promise.all(batch.map((phone) => pairDevice(base, phone)));
+    for (const id of paired) {
+      const device = (await api(base, 'PATCH', `/devices/${id}`, { webhook_url: hookUrl })).data;
+      secrets.set(id, device.webhook_secret as string);
+    }
+    ids.push(...paired);
+    phones.push(...batch);
+  }
+  return { phones, ids, secrets };
+}

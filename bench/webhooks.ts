@@ -26,7 +26,7 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { api, machine, pairDevice, type Running, messagesRequest } from './lib.js';
+import { api, machine, type Running, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, openBenchStore, spread, startNodes, startSandbox, storeKind } from './stores.js';
 
 const seconds = Number(process.argv[2] ?? 20);
@@ -86,21 +86,12 @@ const gateway = { url: nodes.urls[0]! };
 // The default account may hold 10 devices; raise it the way an operator would.
 store.cli('accounts', 'set-limit', 'default', String(deviceCount));
 
-const phones: string[] = [];
-const deviceIds: number[] = [];
-for (let i = 0; i < deviceCount; i += 10) {
-  const batch = Array.from(
-    { length: Math.min(10, deviceCount - i) },
-    (_, j) => `6285${String(40_000_000 + (i + j) * 10 + 7)}`,
-  );
-  const ids = await Promise.all(batch.map((phone) => pairDevice(gateway.url, phone)));
-  deviceIds.push(...ids);
-  for (const id of ids) {
-    const device = (await api(gateway.url, 'PATCH', `/devices/${id}`, { webhook_url: hookUrl })).data;
-    secrets.set(id, new Webhook(device.webhook_secret as string));
-  }
-  phones.push(...batch);
-}
+const {
+  phones,
+  ids: deviceIds,
+  secrets: secretOf,
+} = await pairHookedDevices(gateway.url, deviceCount, 40_000_000, hookUrl);
+for (const [id, secret] of secretOf) secrets.set(id, new Webhook(secret));
 
 for (const phone of recipients) await api(gateway.url, 'POST', '/sandbox/phones', { phone, auto_read: reading });
 
