@@ -8,57 +8,23 @@ import { systemClock } from '../../src/clock.js';
 import { announcedChanges, type AnnouncedChange } from '../../src/dispatch/announced.js';
 import { DeviceCache } from '../../src/dispatch/device-cache.js';
 import { QueueReads } from '../../src/dispatch/queue-reads.js';
-import { messagesRepository, type MessageRow } from '../../src/messages/repository.js';
+import type { MessageRow } from '../../src/messages/repository.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { outgoingRows, type OutgoingRows } from '../helpers/outgoing-rows.js';
 
 describe.skipIf(noStoreAvailable)('announced status changes of one batch', () => {
   let gw: TestGateway;
   let deviceId: number;
-  let accountId: number;
-  let n = 0;
+  let rows: OutgoingRows;
 
   beforeAll(async () => {
     gw = await startGateway();
-    const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'announced' });
-    deviceId = created.body.data.id;
-    const device = await gw.app.store.db
-      .selectFrom('devices')
-      .select('account_id')
-      .where('id', '=', deviceId)
-      .executeTakeFirstOrThrow();
-    accountId = Number(device.account_id);
+    rows = await outgoingRows(gw, 'announced', '4915100000091', '4917600000092');
+    ({ deviceId } = rows);
   });
   afterAll(() => gw?.close());
 
-  async function message(fields: Partial<MessageRow> = {}): Promise<string> {
-    const id = `announced-${String(++n).padStart(5, '0')}`;
-    await messagesRepository.insert(gw.app.store.db, {
-      id,
-      account_id: accountId,
-      device_id: deviceId,
-      direction: 'outgoing',
-      type: 'chat',
-      message: 'hi',
-      params: JSON.stringify({ text: 'hi' }),
-      device_phone: '4915100000091',
-      receiver: '4917600000092',
-      sender: '4915100000091',
-      file_url: null,
-      simulate_typing: 0,
-      status: 'pending',
-      failed_reason: null,
-      attempts: 0,
-      next_attempt_at: 1,
-      created_at: 1,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-      rendered_as: null,
-      ...fields,
-    });
-    return id;
-  }
+  const message = (fields: Partial<MessageRow> = {}) => rows.insert(fields);
 
   async function row(id: string): Promise<MessageRow> {
     return gw.app.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -3,58 +3,24 @@
 // moves a message only forward, only for its own device, once even when named twice; on both stores, for batches
 // past the 256 the padded statements were cut at.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { messagesRepository, type MessageRow } from '../../src/messages/repository.js';
+import type { MessageRow } from '../../src/messages/repository.js';
 import { messageStatusRepository } from '../../src/messages/status-repository.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { outgoingRows, type OutgoingRows } from '../helpers/outgoing-rows.js';
 
 describe.skipIf(noStoreAvailable)('status changes in one statement', () => {
   let gw: TestGateway;
   let deviceId: number;
-  let accountId: number;
-  let n = 0;
+  let rows: OutgoingRows;
 
   beforeAll(async () => {
     gw = await startGateway();
-    const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: 'batches' });
-    deviceId = created.body.data.id;
-    const device = await gw.app.store.db
-      .selectFrom('devices')
-      .select('account_id')
-      .where('id', '=', deviceId)
-      .executeTakeFirstOrThrow();
-    accountId = Number(device.account_id);
+    rows = await outgoingRows(gw, 'batch', '4915100000081', '4917600000082');
+    ({ deviceId } = rows);
   });
   afterAll(() => gw?.close());
 
-  async function message(fields: Partial<MessageRow> = {}): Promise<string> {
-    const id = `batch-${String(++n).padStart(5, '0')}`;
-    await messagesRepository.insert(gw.app.store.db, {
-      id,
-      account_id: accountId,
-      device_id: deviceId,
-      direction: 'outgoing',
-      type: 'chat',
-      message: 'hi',
-      params: JSON.stringify({ text: 'hi' }),
-      device_phone: '4915100000081',
-      receiver: '4917600000082',
-      sender: '4915100000081',
-      file_url: null,
-      simulate_typing: 0,
-      status: 'pending',
-      failed_reason: null,
-      attempts: 0,
-      next_attempt_at: 1,
-      created_at: 1,
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-      rendered_as: null,
-      ...fields,
-    });
-    return id;
-  }
+  const message = (fields: Partial<MessageRow> = {}) => rows.insert(fields);
 
   async function row(id: string): Promise<MessageRow> {
     return gw.app.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
