@@ -36,7 +36,7 @@ import { installLogStreamMetrics } from './events/log-metrics.js';
 import { webhookRoutes } from './events/routes.js';
 import { accountWebhookRoutes } from './webhooks/routes.js';
 import { installWebhookMetrics } from './webhooks/metrics.js';
-import { webhookStatuses } from './webhooks/states.js';
+import { deviceWebhookStatuses, webhookStatuses } from './webhooks/states.js';
 import websocket from '@fastify/websocket';
 import { eventLogRoutes } from './events/log-routes.js';
 import { WS_MAX_PAYLOAD, eventWsRoutes, selectBearerProtocol } from './events/log-ws-routes.js';
@@ -308,6 +308,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
           accounts,
           brokers: (accountId) => services.brokers.statuses(accountId),
           webhooks: (accountId) => webhookStatuses(store.db, accountId),
+          deviceWebhooks: (accountId) => deviceWebhookStatuses(store.db, accountId),
           streams: (accountId) => services.eventLog.streams.consumersOf(accountId),
         });
         await api.register(deviceRoutes, {

@@ -17,7 +17,7 @@ import { Type } from '@sinclair/typebox';
 import type { AccountsService } from '../accounts/service.js';
 import type { BrokerStatus } from '../destinations/index.js';
 import type { StreamCounts } from '../events/log-streams.js';
-import type { WebhookStatus } from '../webhooks/states.js';
+import type { DeviceWebhookStatus, WebhookStatus } from '../webhooks/states.js';
 import { accountOf } from './auth.js';
 import { CodeEnvelope, errorResponses } from './schemas.js';
 
@@ -32,6 +32,8 @@ export interface GatewayInfoOptions {
   readonly brokers: (accountId: number) => Promise<readonly BrokerStatus[]>;
   /** The account's webhooks with their backlogs and states (docs/webhooks.md, Backlog and state). */
   readonly webhooks: (accountId: number) => Promise<readonly WebhookStatus[]>;
+  /** The account's devices' own `webhook_url`s with their backlogs and states (docs/webhooks.md, Backlog and state). */
+  readonly deviceWebhooks: (accountId: number) => Promise<readonly DeviceWebhookStatus[]>;
   /** The account's stream consumers open on this node (docs/events.md). */
   readonly streams: (accountId: number) => StreamCounts;
 }
@@ -49,6 +51,20 @@ const WebhookInfo = Type.Object(
     }),
   },
   { title: 'WebhookStatus' },
+);
+
+const DeviceWebhookInfo = Type.Object(
+  {
+    device: Type.Integer({ description: 'The device whose own `webhook_url` this is (`GET /devices/{id}`)' }),
+    host: Type.String({ description: 'The host of its URL (never its path or query)' }),
+    state: Type.Union([Type.Literal('ok'), Type.Literal('failing')], {
+      description: 'failing: a delivery waiting for its retry failed its last attempt; ok otherwise',
+    }),
+    backlog: Type.Integer({
+      description: 'Deliveries not yet made: due now or waiting for a retry (counted up to 100,000)',
+    }),
+  },
+  { title: 'DeviceWebhookStatus' },
 );
 
 const StreamsInfo = Type.Object(
@@ -105,6 +121,9 @@ const GatewayInfo = Type.Object(
       description: 'Each broker events are published to (GATEWAY_AMQP_URL, GATEWAY_NATS_URL; docs/brokers.md)',
     }),
     webhooks: Type.Array(WebhookInfo, { description: 'This account’s webhooks (`GET /webhooks`), oldest first' }),
+    device_webhooks: Type.Array(DeviceWebhookInfo, {
+      description: 'Each of this account’s devices that has its own `webhook_url`, in the order they were made',
+    }),
     streams: StreamsInfo,
   },
   { title: 'Gateway' },
@@ -137,7 +156,11 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
     async (request) => {
       const accountId = accountOf(request);
       const account = await options.accounts.account(accountId);
-      const [brokers, webhooks] = await Promise.all([options.brokers(accountId), options.webhooks(accountId)]);
+      const [brokers, webhooks, deviceWebhooks] = await Promise.all([
+        options.brokers(accountId),
+        options.webhooks(accountId),
+        options.deviceWebhooks(accountId),
+      ]);
       const data = {
         network: account.sandbox ? ('sandbox' as const) : configured,
         sandbox_control: options.sandboxControl && account.sandbox,
@@ -152,6 +175,12 @@ export const gatewayInfoRoutes: FastifyPluginAsyncTypebox<GatewayInfoOptions> = 
           last_error: b.lastError,
         })),
         webhooks: webhooks.map((w) => ({ id: w.id, host: w.host, state: w.state, backlog: w.backlog })),
+        device_webhooks: deviceWebhooks.map((w) => ({
+          device: w.device,
+          host: w.host,
+          state: w.state,
+          backlog: w.backlog,
+        })),
         streams: options.streams(accountId),
       };
       return { code: 200, status: 200, message: 'OK', data };

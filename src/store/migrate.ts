@@ -43,6 +43,7 @@ import * as m013d from './migrations/013d-event-log.js';
 import * as m013e from './migrations/013e-webhooks.js';
 import * as m013f from './migrations/013f-broker-cursors.js';
 import * as m013g from './migrations/013g-webhook-backlog.js';
+import * as m013h from './migrations/013h-device-webhook-backlog.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -81,6 +82,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['013e-webhooks', m013e],
   ['013f-broker-cursors', m013f],
   ['013g-webhook-backlog', m013g],
+  ['013h-device-webhook-backlog', m013h],
 ];
 
 class StaticProvider implements MigrationProvider {

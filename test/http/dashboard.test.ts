@@ -103,6 +103,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
     expect(Object.keys(res.body.data).sort()).toEqual([
       'account',
       'brokers',
+      'device_webhooks',
       'network',
       'sandbox_control',
       'server',
@@ -113,6 +114,7 @@ describe.skipIf(noStoreAvailable)('the dashboard’s routes', () => {
     // No broker configured here (docs/brokers.md), no webhook and no stream consumer of this account.
     expect(res.body.data.brokers).toEqual([]);
     expect(res.body.data.webhooks).toEqual([]);
+    expect(res.body.data.device_webhooks).toEqual([]);
     expect(res.body.data.streams).toEqual({ sse: 0, websocket: 0 });
     expect((await gw.request('GET', '/api/gateway')).status).toBe(200);
     const anonymous = await gw.request('GET', '/gateway', undefined, null);

@@ -1,7 +1,7 @@
 // GET /gateway shows the caller's own event destinations (DECISIONS 17; docs/webhooks.md, Backlog and state;
-// docs/events.md): each of its webhooks with its backlog (deliveries not yet made) and state (ok, failing, disabled),
-// its stream consumers open on this node, and the brokers' backlog of its own events; another account's never
-// appear. /metrics keeps the gateway-wide figures. Counts are exact.
+// docs/events.md): each of its webhooks and each of its devices' own webhook_url with its backlog (deliveries not
+// yet made) and state (ok, failing, disabled), its stream consumers open on this node, and the brokers' backlog of
+// its own events; another account's never appear. /metrics keeps the gateway-wide figures. Counts are exact.
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logReader } from '../../src/destinations/log-reader.js';
@@ -148,5 +148,53 @@ describe.skipIf(noStoreAvailable)(`each destination's backlog and state in GET /
     expect(await reader.backlog(at)).toBe(6);
     // No broker configured here: the list is empty for every account.
     expect((await info()).brokers).toEqual([]);
+  });
+
+  it("devices' own webhook_url: each with its exact backlog and state, in device order; another account's never", async () => {
+    const withUrl = async (token: string, name: string, url: string | null) => {
+      const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name }, token);
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const id = created.body.data.id as number;
+      if (url !== null) {
+        const patched = await gw.request('PATCH', `/devices/${id}`, { webhook_url: url }, token);
+        expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      }
+      return (await devicesRepository.findById(gw.app.store.db, id))!;
+    };
+    const good = await withUrl(TEST_TOKEN, 'own url answering', `${ok.url}/device`);
+    const bad = await withUrl(TEST_TOKEN, 'own url failing', `${failing.url}/device`);
+    const none = await withUrl(TEST_TOKEN, 'no url', null);
+    const their = await withUrl(otherToken, 'their own url', `${failing.url}/their-device`);
+    await recordMany(gw.app.store.db, good, 4, (i) => ({ i }));
+    await recordMany(gw.app.store.db, bad, 5, (i) => ({ i }));
+    await recordMany(gw.app.store.db, none, 3, (i) => ({ i }));
+    await recordMany(gw.app.store.db, their, 2, (i) => ({ i }));
+    const host = (receiver: Receiver) => `127.0.0.1:${receiver.port}`;
+    const mineNow = await waitFor(
+      async () => (await info()).device_webhooks,
+      (list: any[]) => list[0]?.backlog === 0 && list[1]?.state === 'failing',
+      { what: 'the answering device URL caught up, the failing one failing' },
+    );
+    expect(mineNow).toEqual([
+      { device: good.id, host: host(ok), state: 'ok', backlog: 0 },
+      { device: bad.id, host: host(failing), state: 'failing', backlog: 5 },
+    ]);
+    // Its backlog is 0 because its four were delivered (to its own URL: rows with no account webhook).
+    const delivered = await gw.app.store.db
+      .selectFrom('webhook_events')
+      .select('status')
+      .where('device_id', '=', good.id)
+      .where('webhook_id', 'is', null)
+      .execute();
+    expect(delivered.map((r) => r.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    const theirView = await waitFor(
+      async () => (await info(otherToken)).device_webhooks,
+      (list: any[]) => list[0]?.state === 'failing',
+      { what: 'their device URL failing' },
+    );
+    expect(theirView).toEqual([{ device: their.id, host: host(failing), state: 'failing', backlog: 2 }]);
+    // Clearing a device's URL removes it from the list.
+    expect((await gw.request('PATCH', `/devices/${bad.id}`, { webhook_url: null })).status).toBe(200);
+    expect((await info()).device_webhooks).toEqual([{ device: good.id, host: host(ok), state: 'ok', backlog: 0 }]);
   });
 });
