@@ -1,15 +1,17 @@
 // The build in dist/, made current first: the same check `npm start` makes (scripts/run-built.js), so a test of
 // the built gateway never runs stale code. A no-op when the build is current (as after `npm ci` or `npm run build`).
 //
-// Owns: building at most once at a time for every test process of a run (a lock directory beside dist/), and the
-// paths of the built entry points. Must never: start a test on a build older than its sources, or hold the lock past
-// a build (it is removed in `finally`, and one older than LOCK_STALE_MS is taken as left by a killed run).
+// Owns: building at most once at a time for every test process of a run (a lock directory in dist/, so that a
+// checkout whose node_modules/ is shared with others, as a worktree's symlink is, waits for no build but its own),
+// and the paths of the built entry points. Must never: start a test on a build older than its sources, or hold the
+// lock past a build (it is removed in `finally`, and one older than LOCK_STALE_MS is taken as left by a killed run).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const LOCK = fileURLToPath(new URL('../../node_modules/.gateway-build-lock', import.meta.url));
+const DIST = fileURLToPath(new URL('../../dist', import.meta.url));
+const LOCK = fileURLToPath(new URL('../../dist/.build-lock', import.meta.url));
 /** A build takes a minute or two on a loaded machine; a lock this old was left by a killed test run. */
 const LOCK_STALE_MS = 10 * 60_000;
 
@@ -24,6 +26,7 @@ function pause(ms: number): void {
 }
 
 function takeLock(): void {
+  mkdirSync(DIST, { recursive: true });
   for (;;) {
     try {
       mkdirSync(LOCK);
