@@ -48,6 +48,7 @@ import { ApiError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
 import { installValidation, isOptionalBody } from './http/validation.js';
+import { deferredSerializers } from './http/serialization.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -172,6 +173,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
   const app = Fastify({
     ...(options.logger === undefined ? { loggerInstance: gatewayLogger(config) } : { logger: options.logger }),
     bodyLimit: 1024 * 1024,
+    // Response serializers compiled on first use, once per schema (src/http/serialization.ts): not all at start.
+    schemaController: deferredSerializers,
     // Bounded time for every request and idle connection; parser refusals answered in the envelope.
     ...serverTimeoutOptions(config.http),
     // One line per request, written in onResponse, instead of Fastify's two.

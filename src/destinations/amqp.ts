@@ -7,7 +7,8 @@
  * Must never: reconnect by itself or retry (the driver decides when, on its clock), or let a dead connection
  * leave a batch waiting for ever (a lost connection, a refusal or the confirm timeout fails it).
  */
-import { connect, type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type * as AmqpModule from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { Clock } from '../clock.js';
 import {
   ConfirmingPublisher,
@@ -33,6 +34,17 @@ interface Open {
   readonly loss: ConnectionLoss;
 }
 
+let client: Promise<typeof AmqpModule> | null = null;
+
+/** The RabbitMQ client, loaded on the first connect: a gateway without an AMQP destination never loads it (issue 25). */
+function amqpClient(): Promise<typeof AmqpModule> {
+  client ??= import('amqplib').catch((error: unknown) => {
+    client = null;
+    throw error;
+  });
+  return client;
+}
+
 export function routingKey(event: Pick<PublishedEvent, 'deviceId' | 'type'>): string {
   return `${event.deviceId}.${event.type}`;
 }
@@ -51,6 +63,7 @@ export class AmqpPublisher extends ConfirmingPublisher<Open> implements Publishe
 
   async connect(): Promise<void> {
     if (this.open !== null) return;
+    const { connect } = await amqpClient();
     const model = await connect(this.options.url, { timeout: this.options.connectTimeoutMs ?? 10_000 });
     const loss = connectionLoss();
     const gone = (error?: Error) => {

@@ -9,9 +9,10 @@
  * Must never: change a stream that exists (its subjects, limits and retention are the operator's), or let a dead
  * connection leave a batch waiting for ever.
  */
-import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import type { JetStreamClient } from '@nats-io/jetstream';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import type * as JetStreamModule from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type * as TransportModule from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../clock.js';
 import {
   ConfirmingPublisher,
@@ -34,9 +35,29 @@ export function subjectOf(prefix: string, event: Pick<PublishedEvent, 'deviceId'
   return `${prefix}.${event.deviceId}.${event.type}`;
 }
 
+interface Client {
+  readonly transport: typeof TransportModule;
+  readonly jetstream: typeof JetStreamModule;
+}
+
+let client: Promise<Client> | null = null;
+
+/** The NATS client, loaded on the first connect: a gateway without a NATS destination never loads it (issue 25). */
+function natsClient(): Promise<Client> {
+  client ??= Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream')]).then(
+    ([transport, jetstream]) => ({ transport, jetstream }),
+    (error: unknown) => {
+      client = null;
+      throw error;
+    },
+  );
+  return client;
+}
+
 interface Open {
   readonly connection: NatsConnection;
   readonly js: JetStreamClient;
+  readonly headers: (typeof TransportModule)['headers'];
   /** The connection is gone. */
   readonly loss: ConnectionLoss;
 }
@@ -56,21 +77,22 @@ export class NatsPublisher extends ConfirmingPublisher<Open> implements Publishe
   async connect(): Promise<void> {
     if (this.connected) return;
     await this.close();
-    const connection = await connect({
+    const { transport, jetstream } = await natsClient();
+    const connection = await transport.connect({
       servers: this.options.url,
       reconnect: false,
       timeout: this.options.connectTimeoutMs ?? 10_000,
       name: 'gateway-events',
     });
     try {
-      const manager = await jetstreamManager(connection);
-      await ensureStream(manager, this.options.stream, this.options.subjectPrefix);
+      const manager = await jetstream.jetstreamManager(connection);
+      await ensureStream(jetstream, manager, this.options.stream, this.options.subjectPrefix);
       const loss = connectionLoss();
       void connection.closed().then((error) => {
         if (this.open?.connection === connection) this.open = null;
         loss.fail(error instanceof Error ? error : new Error('connection to NATS closed'));
       });
-      this.open = { connection, js: jetstream(connection), loss };
+      this.open = { connection, js: jetstream.jetstream(connection), headers: transport.headers, loss };
     } catch (error) {
       await connection.close().catch(() => undefined);
       throw error;
@@ -81,7 +103,7 @@ export class NatsPublisher extends ConfirmingPublisher<Open> implements Publishe
     return this.confirmedBatch(events.length, async (open, { confirmed, until }) => {
       // Sent back to back on the one connection, so the stream stores them in this order; acknowledged each.
       const acks = events.map((event, index) => {
-        const h = headers();
+        const h = open.headers();
         h.set('Content-Type', 'application/json');
         h.set('Gateway-Device-Id', String(event.deviceId));
         h.set('Gateway-Event-Type', event.type);
@@ -107,7 +129,8 @@ export class NatsPublisher extends ConfirmingPublisher<Open> implements Publishe
 }
 
 async function ensureStream(
-  manager: Awaited<ReturnType<typeof jetstreamManager>>,
+  { JetStreamApiError, JetStreamApiCodes }: typeof JetStreamModule,
+  manager: JetStreamManager,
   stream: string,
   prefix: string,
 ): Promise<void> {

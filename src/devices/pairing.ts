@@ -8,7 +8,6 @@
  * Must never: answer with a stale code (the network rotates it; each call asks
  * for the current one).
  */
-import QRCode from 'qrcode';
 import { ApiError } from '../errors.js';
 import { QrUnavailableError, type ConnectionManager } from './connections.js';
 import { DeviceUnavailableError, LeaseLostError } from '../cluster/holdings.js';
@@ -74,6 +73,8 @@ export class PairingService {
   async qr(accountId: number, deviceId: number): Promise<QrAnswer> {
     const text = await this.qrText(accountId, deviceId);
     if (text === null) return { kind: 'connected' };
+    // Loaded on the first QR drawn, not at start (issue 25): most starts draw none.
+    const { default: QRCode } = await import('qrcode');
     try {
       const dataUrl = await QRCode.toDataURL(text, {
         errorCorrectionLevel: 'M',

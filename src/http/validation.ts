@@ -8,6 +8,8 @@
  * but a whole number must be written as one (decimal digits): Ajv alone would
  * take `0x1`, `1e2` or `1 ` for 1, 100 and 1, so `/devices/0x1` named device 1.
  * Every failure is reported, not only the first, so `errors` names them all.
+ * A route's validators are compiled on its first request that needs them, not at start (issue 25: compiling
+ * every route's schemas delayed the first send after a restart); `compileDeferredValidators` compiles the rest.
  * A body schema marked with `validatedByHandler` is only documented here: its
  * route's service validates it with the same schemas and the contract's own
  * messages (the message send bodies).
@@ -60,13 +62,45 @@ export function installValidation(app: FastifyInstance): void {
   const textual = new Ajv({ ...common, coerceTypes: true });
   addFormats(bodies);
   addFormats(textual);
+  const waiting = new Set<() => ValidateFunction>();
+  deferred.set(app, waiting);
+  const onFirstUse = (compile: () => ValidateFunction) => deferredValidator(waiting, compile);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body' && handlerValidated.has(schema)) return accept;
+    // Compiled on the first request that needs it (Ajv keeps one per schema object), not for every route at start.
     if (httpPart === 'body' && isOptionalBody(schema))
-      return orNoBody(bodies.compile(schema as FastifySchema & object));
-    if (httpPart === 'body') return bodies.compile(schema as FastifySchema & object);
-    return withDecimalIntegers(schema, textual.compile(schema as FastifySchema & object));
+      return onFirstUse(() => orNoBody(bodies.compile(schema as FastifySchema & object)));
+    if (httpPart === 'body') return onFirstUse(() => bodies.compile(schema as FastifySchema & object));
+    return onFirstUse(() => withDecimalIntegers(schema, textual.compile(schema as FastifySchema & object)));
   });
+}
+
+/** Each app's validators not compiled yet: `compileDeferredValidators` compiles them (tests: every schema compiles). */
+const deferred = new WeakMap<FastifyInstance, Set<() => ValidateFunction>>();
+
+/** A validator compiled on its first call; its `errors` are those of the compiled one's last call. */
+function deferredValidator(waiting: Set<() => ValidateFunction>, compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | null = null;
+  const build = () => {
+    waiting.delete(build);
+    compiled ??= compile();
+    return compiled;
+  };
+  waiting.add(build);
+  const validate = ((data: unknown) => {
+    const real = compiled ?? build();
+    const valid = real(data);
+    validate.errors = real.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
+}
+
+/** Compiles every validator still waiting and returns how many (a schema that cannot compile throws here). */
+export function compileDeferredValidators(app: FastifyInstance): number {
+  const builds = [...(deferred.get(app) ?? [])];
+  for (const build of builds) build();
+  return builds.length;
 }
 
 const DECIMAL = /^(0|-?[1-9][0-9]*)$/;

@@ -1,0 +1,78 @@
+/**
+ * How response bodies are written: by Fastify's own serializer (fast-json-stringify, from the response schemas),
+ * each compiled on the first answer that needs it and once per schema, instead of for every route at start.
+ *
+ * Compiling every response schema of every route (each served twice, with and without `/api`) was the largest
+ * share of the process's start-up CPU, before it could listen and send what was queued (issue 25). A schema object
+ * used by several routes, statuses or both aliases now compiles once; one never answered never compiles.
+ *
+ * Owns: when a response serializer is built and sharing it between routes with the same schema object.
+ * Must never: change what is written (the serializer is the one Fastify would build itself, from its own
+ * dependency, with the same options), or name a package the gateway does not declare in its imports.
+ */
+import { createRequire } from 'node:module';
+import type { FastifyServerOptions } from 'fastify';
+
+type Serialize = (data: unknown) => string;
+type CompileRoute = (route: { schema: unknown; method: string; url: string; httpStatus: string }) => Serialize;
+type BuildSerializer = (externalSchemas: unknown, options: unknown) => CompileRoute;
+
+/** Fastify's default serializer factory, resolved from Fastify's own dependencies, loaded when first needed. */
+let fastifyDefault: BuildSerializer | null = null;
+function defaultFactory(): BuildSerializer {
+  if (fastifyDefault !== null) return fastifyDefault;
+  const fromGateway = createRequire(import.meta.url);
+  const fromFastify = createRequire(fromGateway.resolve('fastify'));
+  const selector = fromFastify('@fastify/fast-json-stringify-compiler') as () => BuildSerializer;
+  fastifyDefault = selector();
+  return fastifyDefault;
+}
+
+/** Serializers built or waiting, by schema object (only for contexts without shared schemas, as the gateway's). */
+const bySchema = new WeakMap<object, Serialize>();
+/** Serializers not built yet: `compileDeferredSerializers` builds them (tests prove every schema compiles). */
+const waiting = new Set<() => void>();
+
+function deferred(compile: () => Serialize): Serialize {
+  let built: Serialize | null = null;
+  const build = () => {
+    // Out of the waiting list first: a schema that cannot compile throws at each use, as it would have at start.
+    waiting.delete(build);
+    built ??= compile();
+    return built;
+  };
+  waiting.add(build);
+  return (data) => (built ?? build())(data);
+}
+
+/** The `compilersFactory.buildSerializer` of the gateway's Fastify: Fastify's own, compiled on first use. */
+export const buildDeferredSerializer: BuildSerializer = (externalSchemas, options) => {
+  let compiler: CompileRoute | null = null;
+  const real = (route: Parameters<CompileRoute>[0]) => {
+    compiler ??= defaultFactory()(externalSchemas, options);
+    return compiler(route);
+  };
+  const shared =
+    typeof externalSchemas !== 'object' || externalSchemas === null || Object.keys(externalSchemas).length === 0;
+  return (route) => {
+    const schema = route.schema;
+    if (!shared || typeof schema !== 'object' || schema === null) return deferred(() => real(route));
+    const known = bySchema.get(schema);
+    if (known !== undefined) return known;
+    const serialize = deferred(() => real(route));
+    bySchema.set(schema, serialize);
+    return serialize;
+  };
+};
+
+/** The Fastify option that installs it. */
+export const deferredSerializers: FastifyServerOptions['schemaController'] = {
+  compilersFactory: { buildSerializer: buildDeferredSerializer as never },
+};
+
+/** Builds every serializer still waiting (tests: a schema that cannot compile fails there, not in a reply). */
+export function compileDeferredSerializers(): number {
+  const builds = [...waiting];
+  for (const build of builds) build();
+  return builds.length;
+}
