@@ -50,9 +50,14 @@ export async function startProcess(args: string[], env: Record<string, string>):
   };
 }
 
+/**
+ * One gateway process on a fresh SQLite data directory. BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof")
+ * goes to node; BENCH_GATEWAY names another entry script than `dist/main.js` (an older build to compare).
+ */
 export async function startGateway(env: Record<string, string> = {}): Promise<Running> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-bench-'));
-  return startProcess(['dist/main.js'], {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return startProcess([...nodeArgs, process.env.BENCH_GATEWAY ?? 'dist/main.js'], {
     PORT: '0',
     GATEWAY_DATA_DIR: dataDir,
     GATEWAY_BOOTSTRAP_TOKEN: TOKEN,

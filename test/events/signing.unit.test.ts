@@ -34,3 +34,17 @@ describe('signDelivery', () => {
     expect(() => new Webhook(OTHER).verify(payload, { ...headers })).toThrow(/signature/i);
   });
 });
+
+describe('signDelivery against the Standard Webhooks library', () => {
+  it('computes the same signature for any text, non-ASCII and broken surrogates included', () => {
+    const at = Date.UTC(2026, 10, 28, 12, 0, 0, 999);
+    const bodies = ['{}', JSON.stringify({ text: 'héllo — 日本語 🎉' }), '{"text":"\ud83d"}', 'x'.repeat(70_000)];
+    for (const secret of [NEW, OLD, Buffer.alloc(32, 9).toString('base64')]) {
+      for (const body of bodies) {
+        const expected = new Webhook(secret).sign('evt_2', new Date(at), body);
+        expect(signDelivery([secret], 'evt_2', body, at)['webhook-signature']).toBe(expected);
+      }
+    }
+    expect(signDelivery([NEW], 'evt_2', '{}', at)['webhook-timestamp']).toBe(String(Math.floor(at / 1000)));
+  });
+});
