@@ -28,6 +28,7 @@ import pg from 'pg';
 import { cpus } from 'node:os';
 import { api, cpuMs, machine, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, onFailure, openBenchStore, startNodes, storeKind } from './stores.js';
+import { benchActivity } from './pg-activity.js';
 import {
   amqpConsumer,
   natsConsumer,
@@ -122,11 +123,13 @@ const load = async (duration: number) => {
 const warm = await load(warmupSeconds);
 const gatewayCpuStart = cpuMs(gateway.pid);
 const selfCpuStart = process.cpuUsage();
+const activity = await benchActivity(store.env.DATABASE_URL);
 const windowStart = Date.now();
 const measured = await load(seconds);
 const windowEnd = Date.now();
 const gatewayCpu = cpuMs(gateway.pid) - gatewayCpuStart;
 const selfCpu = process.cpuUsage(selfCpuStart);
+const pgActivity = await activity?.stop();
 
 /** Every event the gateway recorded for the webhooks (all message events: the webhook URLs were set before). */
 async function recorded(): Promise<number> {
@@ -292,6 +295,7 @@ console.log(
         ),
       },
       load_average: { start: loadAtStart, end: loadAverage() },
+      ...(pgActivity === undefined ? {} : { pg_activity: pgActivity }),
     },
     null,
     2,

@@ -28,6 +28,7 @@ import { cpus } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { api, machine, type Running, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, openBenchStore, spread, startNodes, startSandbox, storeKind } from './stores.js';
+import { benchActivity } from './pg-activity.js';
 
 const seconds = Number(process.argv[2] ?? 20);
 const messageRate = Number(process.argv[3] ?? 1600);
@@ -146,10 +147,12 @@ const load = async (duration: number) => {
 
 const warm = await load(warmupSeconds);
 const cpuStart = await gatewayCpuMs();
+const activity = await benchActivity(store.env.DATABASE_URL);
 const windowStart = Date.now();
 const measured = await load(seconds);
 const windowEnd = Date.now();
 const cpuUsed = (await gatewayCpuMs()) - cpuStart;
+const pgActivity = await activity?.stop();
 const accepted = warm['2xx'] + measured['2xx'];
 
 /** Every event the gateway recorded, from its delivery log. */
@@ -212,6 +215,7 @@ console.log(
         ms_per_event: Number((cpuUsed / Math.max(1, inWindow.length)).toFixed(3)),
       },
       load_average: { start: loadAtStart, end: loadAverage() },
+      ...(pgActivity === undefined ? {} : { pg_activity: pgActivity }),
     },
     null,
     2,

@@ -1,8 +1,8 @@
 /**
  * Durable acceptance of messages in batches: every request that arrives while
  * a commit is in flight joins the next one, and a batch costs a few
- * statements, not a few per message: one read-and-lock of the senders' quota
- * rows, one quota update per device, one multi-row insert.
+ * statements, not a few per message: one statement that locks the senders'
+ * quota rows and takes the batch's units, one multi-row insert.
  *
  * Owns: the exact allotment of quota within a batch (requests are served in
  * arrival order; a device with k units left accepts its first k), the
@@ -82,12 +82,14 @@ export class AcceptanceWriter {
     const { replays, followers } = await claimBatchKeys(trx, keyed, now, IDEMPOTENCY_WINDOW_MS);
     for (const [i, replay] of replays) outcomes[i] = { kind: 'replay', ...replay };
 
-    const deviceIds = [...new Set(items.map((item) => item.device.id))];
-    const left = new Map<number, number>();
-    for (const row of await quotaRepository.lockQuotas(trx, deviceIds)) {
-      left.set(row.id, row.quota_limit < 0 ? Infinity : Math.max(0, row.quota_limit - row.quote_used));
+    // What each device wants, then what it gets (what is left if less): its first ones in arrival order are accepted.
+    const wanted = new Map<number, number>();
+    for (const [i, item] of items.entries()) {
+      if (outcomes[i] !== undefined || followers.has(i)) continue;
+      wanted.set(item.device.id, (wanted.get(item.device.id) ?? 0) + 1);
     }
-    const taken = new Map<number, number>();
+    const taken = await quotaRepository.takeUnits(trx, wanted);
+    const left = new Map(taken);
     const rows: Array<Omit<MessageRow, 'seq'>> = [];
     for (const [i, item] of items.entries()) {
       if (outcomes[i] !== undefined || followers.has(i)) continue;
@@ -100,7 +102,6 @@ export class AcceptanceWriter {
         continue;
       }
       left.set(item.device.id, remaining - 1);
-      taken.set(item.device.id, (taken.get(item.device.id) ?? 0) + 1);
       const row = messageRow(item, now);
       rows.push(row);
       const answer: SendAnswer = {
@@ -112,11 +113,11 @@ export class AcceptanceWriter {
       outcomes[i] = { kind: 'ok', answer };
     }
 
-    if (taken.size > 0) await quotaRepository.addQuotaUsed(trx, taken);
     await messagesRepository.insertMany(trx, rows);
     // The chat list, in the same transaction: one upsert for the batch (src/chats/maintain.ts).
     await touchChats(trx, rows, now);
-    if (taken.size > 0) await this.announce(trx, [...taken.keys()]);
+    const served = [...taken].filter(([, units]) => units > 0).map(([deviceId]) => deviceId);
+    if (served.length > 0) await this.announce(trx, served);
     for (const [i, item] of items.entries()) {
       const outcome = outcomes[i];
       if (outcome?.kind !== 'ok') continue;

@@ -1,7 +1,8 @@
 /**
  * SQL for the devices' message quota: the `quota_limit` / `quote_used` counters on `devices`.
  *
- * Owns: taking a unit, giving units back, locking a batch's devices to allot it exactly, adding a batch's counts.
+ * Owns: taking a unit, giving units back, taking a batch's units exactly (or locking its devices, then adding its
+ * counts).
  * Batches are one statement with the whole list in one parameter (an array read with `unnest` / `= any` on
  * PostgreSQL, JSON read with `json_each` on SQLite): one shape for any size, nothing padded.
  * Must never: decide whether a message may be accepted (acceptance.ts does), or touch another column of `devices`.
@@ -77,6 +78,25 @@ const addSqlite = prepared(1, (db, pairsJson: string) =>
   ),
 );
 
+/**
+ * Takes up to each device's wanted units in one statement: its rows locked in device order (a concurrent batch, of
+ * this node or another, waits for them), each given what it wants or what is left, whichever is less. Answers the
+ * units each device got.
+ */
+const takeUnitsPostgres = prepared(2, (db, ids: readonly number[], wanted: readonly number[]) =>
+  compiled(
+    db,
+    sql<{ id: number; granted: number }>`with locked as (
+        select d.id, case when d.quota_limit < 0 then w.n else least(w.n, greatest(0, d.quota_limit - d.quote_used)) end
+          as granted
+        from devices d join unnest(${ids}::bigint[], ${wanted}::bigint[]) as w(id, n) on w.id = d.id
+        order by d.id for update of d
+      )
+      update devices set quote_used = devices.quote_used + locked.granted from locked where devices.id = locked.id
+      returning devices.id, locked.granted`,
+  ),
+);
+
 export const quotaRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
   takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
@@ -99,6 +119,34 @@ export const quotaRepository = {
   lockQuotas: async (db: Db, deviceIds: readonly number[]): Promise<LockedQuota[]> => {
     if (deviceIds.length === 0) return [];
     return onPostgres(db) ? lockPostgres(db, deviceIds) : lockSqlite(db, JSON.stringify(deviceIds));
+  },
+
+  /**
+   * Takes for each device up to `wanted` units, exactly under concurrency: what is left when there is less (none
+   * for a device not found). Answers the units each device got. PostgreSQL: one statement; SQLite: the lock, then
+   * the addition (its write transaction already excludes others).
+   */
+  takeUnits: async (db: Db, wanted: ReadonlyMap<number, number>): Promise<Map<number, number>> => {
+    const granted = new Map<number, number>();
+    if (wanted.size === 0) return granted;
+    const entries = [...wanted];
+    if (onPostgres(db)) {
+      const rows = await takeUnitsPostgres(
+        db,
+        entries.map(([id]) => id),
+        entries.map(([, n]) => n),
+      );
+      for (const row of rows) granted.set(Number(row.id), Number(row.granted));
+      return granted;
+    }
+    for (const row of await lockSqlite(db, JSON.stringify(entries.map(([id]) => id)))) {
+      const want = wanted.get(row.id) ?? 0;
+      const left = row.quota_limit < 0 ? want : Math.max(0, row.quota_limit - row.quote_used);
+      granted.set(row.id, Math.min(want, left));
+    }
+    const taken = [...granted].filter(([, n]) => n > 0);
+    if (taken.length > 0) await addSqlite(db, JSON.stringify(taken));
+    return granted;
   },
 
   /** Adds each device's count to its quota used, in one statement. */

@@ -1,7 +1,9 @@
 // quotaRepository.lockQuotas and addQuotaUsed, each one statement with the
 // whole list in one parameter (an array on PostgreSQL, JSON on SQLite), for
 // lists of any length: every device asked for comes back once with its own
-// quota, and each gets exactly its own count added, on both stores.
+// quota, and each gets exactly its own count added, on both stores. And
+// takeUnits (one statement on PostgreSQL): each device gets what it wants or
+// what is left, exactly, also when two batches take from it at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devicesRepository } from '../../src/devices/repository.js';
 import { quotaRepository } from '../../src/messages/quota-repository.js';
@@ -77,5 +79,60 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
     await gw.app.store.db.transaction().execute((trx) => quotaRepository.addQuotaUsed(trx, units));
     const after = await read();
     for (const id of ids) expect(after.get(id)! - before.get(id)!).toBe(units.get(id) ?? 0);
+  });
+
+  describe('takeUnits', () => {
+    const quota = async (id: number, limit: number, used: number) =>
+      gw.app.store.db
+        .updateTable('devices')
+        .set({ quota_limit: limit, quote_used: used })
+        .where('id', '=', id)
+        .execute();
+    const used = async (id: number) =>
+      (await gw.app.store.db.selectFrom('devices').select('quote_used').where('id', '=', id).executeTakeFirstOrThrow())
+        .quote_used;
+
+    it('gives each device what it wants or what is left, and counts exactly that', async () => {
+      const [plenty, short, full, unlimited, over] = ids.slice(300, 305) as [number, number, number, number, number];
+      await quota(plenty, 10, 2);
+      await quota(short, 10, 7);
+      await quota(full, 10, 10);
+      await quota(unlimited, -1, 5);
+      // Used past the limit (the limit lowered since): nothing left, and nothing given back.
+      await quota(over, 10, 12);
+      const wanted = new Map([
+        [plenty, 4],
+        [short, 5],
+        [full, 1],
+        [unlimited, 9],
+        [over, 2],
+        [ids.at(-1)! + 1_000_000, 3],
+      ]);
+      const granted = await gw.app.store.db.transaction().execute((trx) => quotaRepository.takeUnits(trx, wanted));
+      expect(Object.fromEntries(granted)).toEqual({
+        [plenty]: 4,
+        [short]: 3,
+        [full]: 0,
+        [unlimited]: 9,
+        [over]: 0,
+      });
+      expect([
+        await used(plenty),
+        await used(short),
+        await used(full),
+        await used(unlimited),
+        await used(over),
+      ]).toEqual([6, 10, 10, 14, 12]);
+    });
+
+    it('takes exactly what is left when batches take from one device at once', async () => {
+      const device = ids[310]!;
+      await quota(device, 50, 0);
+      const take = () =>
+        gw.app.store.db.transaction().execute((trx) => quotaRepository.takeUnits(trx, new Map([[device, 30]])));
+      const answers = await Promise.all([take(), take(), take()]);
+      expect(answers.map((granted) => granted.get(device)).sort()).toEqual([0, 20, 30]);
+      expect(await used(device)).toBe(50);
+    });
   });
 });
