@@ -116,8 +116,8 @@ export class StatusWrites {
         if (failed === undefined) return false;
         // An action (actions.ts) took no quota and is no message to announce.
         if (failed.direction === 'action') return true;
-        // It never reached the network: its unit of quota comes back.
-        await quotaRepository.giveBackQuota(trx, row.device_id);
+        // It never reached the network: its unit of quota comes back, with the batch's others in device order.
+        batch.collect(QUOTA_BACK, row.device_id);
         await this.event(trx, batch, failed, 'message.failed', at);
         return true;
       }),
@@ -200,6 +200,19 @@ const RECEIPTS = {
   delivered: messageStatusRepository.markDelivered,
   read: messageStatusRepository.markRead,
 } as const;
+
+/**
+ * Units of quota coming back (failed messages), given back together at the end of the batch, the devices' rows
+ * locked in device order: acceptances commit in a stream of their own on PostgreSQL and lock the rows in that order
+ * too, so the two never deadlock.
+ */
+const QUOTA_BACK: BatchCollector<number> = {
+  flush: (trx, deviceIds) => {
+    const units = new Map<number, number>();
+    for (const id of deviceIds) units.set(id, (units.get(id) ?? 0) + 1);
+    return quotaRepository.giveBackMany(trx, units);
+  },
+};
 
 /** The events of a batch of status writes (log rows and webhook deliveries), inserted together. */
 const EVENTS: BatchCollector<NewEvent> = { flush: (trx, events) => insertEvents(trx, events) };

@@ -97,6 +97,23 @@ const takeUnitsPostgres = prepared(2, (db, ids: readonly number[], wanted: reado
   ),
 );
 
+/**
+ * Gives back each device's units in one statement, its rows locked in device order, as `takeUnitsPostgres` takes
+ * them: a batch giving back for several devices and an acceptance taking for several never wait for each other in
+ * opposite orders (no deadlock between the two commit streams).
+ */
+const giveBackManyPostgres = prepared(2, (db, ids: readonly number[], units: readonly number[]) =>
+  compiled(
+    db,
+    sql`with locked as (
+        select d.id, w.n from devices d join unnest(${ids}::bigint[], ${units}::bigint[]) as w(id, n) on w.id = d.id
+        order by d.id for update of d
+      )
+      update devices set quote_used = greatest(0, devices.quote_used - locked.n) from locked
+      where devices.id = locked.id`,
+  ),
+);
+
 export const quotaRepository = {
   /** Takes one unit of quota if any is left; false when none is. Exact under concurrency (one atomic UPDATE). */
   takeQuota: async (db: Db, deviceId: number): Promise<boolean> =>
@@ -110,6 +127,22 @@ export const quotaRepository = {
   /** `units` back at once (a queue ended before any of it was sent). */
   giveBackUnits: async (db: Db, deviceId: number, units: number): Promise<void> => {
     if (units > 0) await giveBackStatement(db, deviceId, units);
+  },
+
+  /** Each device's units back (never below zero), the devices' rows locked in device order. */
+  giveBackMany: async (db: Db, units: ReadonlyMap<number, number>): Promise<void> => {
+    const entries = [...units].filter(([, n]) => n > 0).sort(([a], [b]) => a - b);
+    if (entries.length === 0) return;
+    if (onPostgres(db)) {
+      await giveBackManyPostgres(
+        db,
+        entries.map(([id]) => id),
+        entries.map(([, n]) => n),
+      );
+      return;
+    }
+    // SQLite: the write transaction already excludes every other writer.
+    for (const [id, n] of entries) await giveBackStatement(db, id, n);
   },
 
   /**

@@ -3,7 +3,9 @@
 // lists of any length: every device asked for comes back once with its own
 // quota, and each gets exactly its own count added, on both stores. And
 // takeUnits (one statement on PostgreSQL): each device gets what it wants or
-// what is left, exactly, also when two batches take from it at once.
+// what is left, exactly, also when two batches take from it at once; and
+// giveBackMany, which locks the rows in the same order, so a batch giving
+// back and one taking never deadlock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { devicesRepository } from '../../src/devices/repository.js';
 import { quotaRepository } from '../../src/messages/quota-repository.js';
@@ -133,6 +135,40 @@ describe.skipIf(noStoreAvailable)('locking the quotas of an acceptance batch', (
       const answers = await Promise.all([take(), take(), take()]);
       expect(answers.map((granted) => granted.get(device)).sort()).toEqual([0, 20, 30]);
       expect(await used(device)).toBe(50);
+    });
+
+    it('gives back each device its own units, never below zero, in one statement', async () => {
+      const [a, b, c] = ids.slice(320, 323) as [number, number, number];
+      await quota(a, 10, 5);
+      await quota(b, 10, 1);
+      await quota(c, 10, 0);
+      await gw.app.store.db.transaction().execute((trx) =>
+        quotaRepository.giveBackMany(
+          trx,
+          new Map([
+            [c, 2],
+            [b, 3],
+            [a, 2],
+          ]),
+        ),
+      );
+      expect([await used(a), await used(b), await used(c)]).toEqual([3, 0, 0]);
+    });
+
+    it('gives back and takes for the same devices at once, in opposite orders, without a deadlock', async () => {
+      const many = ids.slice(330, 350);
+      for (const id of many) await quota(id, 1000, 500);
+      const rounds = 20;
+      const jobs: Array<Promise<unknown>> = [];
+      for (let i = 0; i < rounds; i++) {
+        const up = new Map(many.map((id) => [id, 1] as const));
+        const down = new Map([...many].reverse().map((id) => [id, 1] as const));
+        jobs.push(gw.app.store.db.transaction().execute((trx) => quotaRepository.takeUnits(trx, up)));
+        jobs.push(gw.app.store.db.transaction().execute((trx) => quotaRepository.giveBackMany(trx, down)));
+      }
+      // A deadlock would fail one of them (PostgreSQL aborts one side of it).
+      await Promise.all(jobs);
+      for (const id of many) expect(await used(id)).toBe(500);
     });
   });
 });
