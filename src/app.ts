@@ -48,7 +48,7 @@ import { ApiError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './http/json-depth.js';
 import { installFormBodies } from './http/forms.js';
 import { installValidation, isOptionalBody } from './http/validation.js';
-import { deferredSerializers } from './http/serialization.js';
+import { deferredSerializers, serializersOf } from './http/serialization.js';
 import { capConnections, serverTimeoutOptions } from './http/server-limits.js';
 import { installOpenApi, isHiddenAlias } from './http/openapi.js';
 import { healthRoutes } from './http/health.js';
@@ -170,11 +170,12 @@ export function listeningUrl(address: string | AddressInfo | null, host: string)
 export async function buildApp(options: BuildOptions): Promise<FastifyInstance> {
   const { config } = options;
   const clock = options.clock ?? systemClock;
+  const serializers = deferredSerializers();
   const app = Fastify({
     ...(options.logger === undefined ? { loggerInstance: gatewayLogger(config) } : { logger: options.logger }),
     bodyLimit: 1024 * 1024,
     // Response serializers compiled on first use, once per schema (src/http/serialization.ts): not all at start.
-    schemaController: deferredSerializers,
+    schemaController: serializers.option,
     // Bounded time for every request and idle connection; parser refusals answered in the envelope.
     ...serverTimeoutOptions(config.http),
     // One line per request, written in onResponse, instead of Fastify's two.
@@ -190,6 +191,7 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
       sendError(reply, new ApiError('BAD_REQUEST', { error: 'malformed URL' })),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  serializersOf(app, serializers);
   capConnections(app, config.http);
   installValidation(app);
   installErrorHandling(app);

@@ -11,11 +11,11 @@
  * dependency, with the same options), or name a package the gateway does not declare in its imports.
  */
 import { createRequire } from 'node:module';
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 
 type Serialize = (data: unknown) => string;
 type CompileRoute = (route: { schema: unknown; method: string; url: string; httpStatus: string }) => Serialize;
-type BuildSerializer = (externalSchemas: unknown, options: unknown) => CompileRoute;
+export type BuildSerializer = (externalSchemas: unknown, options: unknown) => CompileRoute;
 
 /** Fastify's default serializer factory, resolved from Fastify's own dependencies, loaded when first needed. */
 let fastifyDefault: BuildSerializer | null = null;
@@ -28,51 +28,69 @@ function defaultFactory(): BuildSerializer {
   return fastifyDefault;
 }
 
-/** Serializers built or waiting, by schema object (only for contexts without shared schemas, as the gateway's). */
-const bySchema = new WeakMap<object, Serialize>();
-/** Serializers not built yet: `compileDeferredSerializers` builds them (tests prove every schema compiles). */
-const waiting = new Set<() => void>();
-
-function deferred(compile: () => Serialize): Serialize {
-  let built: Serialize | null = null;
-  const build = () => {
-    // Out of the waiting list first: a schema that cannot compile throws at each use, as it would have at start.
-    waiting.delete(build);
-    built ??= compile();
-    return built;
-  };
-  waiting.add(build);
-  return (data) => (built ?? build())(data);
+/** One app's serializers: the Fastify option that installs them, and those not built yet. */
+export interface DeferredSerializers {
+  /** `schemaController` of the app's Fastify options. */
+  readonly option: NonNullable<FastifyServerOptions['schemaController']>;
+  /** Builds every serializer still waiting and returns how many (tests: a schema that cannot compile throws here). */
+  compileAll(): number;
 }
 
-/** The `compilersFactory.buildSerializer` of the gateway's Fastify: Fastify's own, compiled on first use. */
-export const buildDeferredSerializer: BuildSerializer = (externalSchemas, options) => {
-  let compiler: CompileRoute | null = null;
-  const real = (route: Parameters<CompileRoute>[0]) => {
-    compiler ??= defaultFactory()(externalSchemas, options);
-    return compiler(route);
-  };
-  const shared =
-    typeof externalSchemas !== 'object' || externalSchemas === null || Object.keys(externalSchemas).length === 0;
-  return (route) => {
-    const schema = route.schema;
-    if (!shared || typeof schema !== 'object' || schema === null) return deferred(() => real(route));
-    const known = bySchema.get(schema);
-    if (known !== undefined) return known;
-    const serialize = deferred(() => real(route));
-    bySchema.set(schema, serialize);
-    return serialize;
-  };
-};
+/** The serializers of one app: its Fastify's own, each built on first use, once per schema object. */
+export function deferredSerializers(): DeferredSerializers {
+  // Built or waiting, by schema object (only in contexts without shared schemas, as the gateway's).
+  const bySchema = new WeakMap<object, Serialize>();
+  const waiting = new Set<() => Serialize>();
 
-/** The Fastify option that installs it. */
-export const deferredSerializers: FastifyServerOptions['schemaController'] = {
-  compilersFactory: { buildSerializer: buildDeferredSerializer as never },
-};
+  function deferred(compile: () => Serialize): Serialize {
+    let built: Serialize | null = null;
+    const build = () => {
+      // Out of the waiting list first: a schema that cannot compile throws at each use, as it would have at start.
+      waiting.delete(build);
+      built ??= compile();
+      return built;
+    };
+    waiting.add(build);
+    return (data) => (built ?? build())(data);
+  }
 
-/** Builds every serializer still waiting (tests: a schema that cannot compile fails there, not in a reply). */
-export function compileDeferredSerializers(): number {
-  const builds = [...waiting];
-  for (const build of builds) build();
-  return builds.length;
+  const buildSerializer: BuildSerializer = (externalSchemas, options) => {
+    let compiler: CompileRoute | null = null;
+    const real = (route: Parameters<CompileRoute>[0]) => {
+      compiler ??= defaultFactory()(externalSchemas, options);
+      return compiler(route);
+    };
+    const shared =
+      typeof externalSchemas !== 'object' || externalSchemas === null || Object.keys(externalSchemas).length === 0;
+    return (route) => {
+      const schema = route.schema;
+      if (!shared || typeof schema !== 'object' || schema === null) return deferred(() => real(route));
+      const known = bySchema.get(schema);
+      if (known !== undefined) return known;
+      const serialize = deferred(() => real(route));
+      bySchema.set(schema, serialize);
+      return serialize;
+    };
+  };
+
+  return {
+    option: { compilersFactory: { buildSerializer: buildSerializer as never } },
+    compileAll() {
+      const builds = [...waiting];
+      for (const build of builds) build();
+      return builds.length;
+    },
+  };
+}
+
+const ofApp = new WeakMap<FastifyInstance, DeferredSerializers>();
+
+/** Names the app the serializers serve, for `compileDeferredSerializers`. */
+export function serializersOf(app: FastifyInstance, serializers: DeferredSerializers): void {
+  ofApp.set(app, serializers);
+}
+
+/** Builds every serializer of the app still waiting and returns how many. */
+export function compileDeferredSerializers(app: FastifyInstance): number {
+  return ofApp.get(app)?.compileAll() ?? 0;
 }
