@@ -2,14 +2,20 @@
 // had queued waits, and goes out, in order and once each, when the device is
 // made active again. Suspended through the CLI (another process on the same
 // store: the running gateway learns it from the store) and through the
-// service the server itself holds.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// service the server itself holds. The gateway runs on a FakeClock: the send interval and the queue's time limit
+// pass when the test moves the clock, so no test waits them out in real time.
+import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli/main.js';
-import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
+import { FakeClock } from '../../src/clock.js';
+import { noStoreAvailable, startGateway, type StartOptions, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 
 const INTERVAL_MS = 600;
+/** Real time given to a lane after each move of the clock to send what came due (none may, while suspended). */
+const SETTLE_MS = 200;
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
 async function cli(gw: TestGateway, ...argv: string[]): Promise<{ code: number; out: string }> {
   const out: string[] = [];
@@ -27,12 +33,16 @@ async function cli(gw: TestGateway, ...argv: string[]): Promise<{ code: number; 
 
 describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
   let gw: TestGateway;
-  beforeEach(async () => {
-    gw = await startGateway({
-      config: { sendIntervalMs: INTERVAL_MS },
-      build: { connections: { reconnectBaseMs: 20, reconnectMaxMs: 200 } },
-    });
-  });
+  let clock: FakeClock;
+  /** Each test starts its own gateway, on a clock of its own. */
+  async function start(options: Omit<StartOptions, 'clock'>): Promise<void> {
+    clock = new FakeClock(Date.now());
+    gw = await startGateway({ ...options, clock });
+  }
+  const paced = {
+    config: { sendIntervalMs: INTERVAL_MS },
+    build: { connections: { reconnectBaseMs: 20, reconnectMaxMs: 200 } },
+  };
   afterEach(async () => {
     await gw.close();
   });
@@ -53,6 +63,18 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
     return ids;
   }
 
+  /** Polls `probe` until `accept`, moving the gateway's clock one send interval before each look. */
+  function moving<T>(probe: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
+    return waitFor(
+      () => {
+        clock.advance(INTERVAL_MS);
+        return probe();
+      },
+      accept,
+      { what, timeoutMs: 15_000, intervalMs: 50 },
+    );
+  }
+
   /** Suspended right after the first left: nothing more for several intervals, then all of it on resume. */
   async function suspendMidQueue(suspend: () => Promise<void>, resume: () => Promise<void>, phone: string) {
     const receiver = `${phone.slice(0, -4)}9999`;
@@ -63,17 +85,15 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
       { what: 'the first message at the phone' },
     );
     await suspend();
-    // Counted once the suspension has committed (on a loaded host the CLI itself may take longer than an
-    // interval, so more than the first may have gone by then). A send already past the lane's check when it
-    // committed may still land (well within 300 ms; the next one is due an interval later): at most one more.
-    const atCommit = (await inbox(receiver)).length;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const atSuspension = (await inbox(receiver)).length;
-    expect(atSuspension).toBeLessThanOrEqual(atCommit + 1);
-    expect(atSuspension, 'some of the queue is still waiting, so the resume is tested').toBeLessThan(ids.length);
-    await new Promise((resolve) => setTimeout(resolve, 5 * INTERVAL_MS));
-    expect(await inbox(receiver)).toEqual(ids.slice(0, atSuspension));
-    for (const id of ids.slice(atSuspension)) expect(await status(id)).toBe('pending');
+    // The clock has not moved since the first left: nothing else was due. Five intervals of it now pass, each with
+    // time for the lane to send what came due; a suspended device sends none of it.
+    expect(await inbox(receiver)).toEqual(ids.slice(0, 1));
+    for (let i = 0; i < 5; i++) {
+      clock.advance(INTERVAL_MS);
+      await settle();
+    }
+    expect(await inbox(receiver)).toEqual(ids.slice(0, 1));
+    for (const id of ids.slice(1)) expect(await status(id)).toBe('pending');
     const refused = await gw.request('POST', '/messages', {
       device: phone,
       receiver,
@@ -83,17 +103,17 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
     expect(refused.body).toEqual({ code: 403, status: 403, message: 'Device suspended' });
 
     await resume();
-    for (const id of ids) {
-      await waitFor(
+    for (const id of ids)
+      await moving(
         () => status(id),
         (s) => s === 'delivered',
-        { what: `${id} delivered after the resume`, timeoutMs: 15_000 },
+        `${id} delivered after the resume`,
       );
-    }
     expect(await inbox(receiver)).toEqual(ids);
   }
 
   it('through the CLI, against the running gateway', async () => {
+    await start(paced);
     const phone = '6281700001101';
     const device = await createPairedDevice(gw, phone);
     await suspendMidQueue(
@@ -110,8 +130,7 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
   });
 
   it('a queue that waits on a suspended device past the time limit fails, with its quota back', async () => {
-    await gw.close();
-    gw = await startGateway({ config: { sendIntervalMs: 60_000 }, build: { dispatch: { maxQueuedMs: 1500 } } });
+    await start({ config: { sendIntervalMs: 60_000 }, build: { dispatch: { maxQueuedMs: 1500 } } });
     const phone = '6281700001301';
     const device = await createPairedDevice(gw, phone, { package: 'BETA' });
     const ids = await queue(phone, '6281799991301', 3);
@@ -123,11 +142,15 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
     expect((await cli(gw, 'devices', 'suspend', String(device.id))).code).toBe(0);
     // No interval any more: the lane looks at its queue at once and finds the device suspended.
     expect((await gw.request('PATCH', `/devices/${device.id}`, { send_interval_ms: 0 })).status).toBe(200);
+    // Queued when the clock stood where it stands now: short of the limit, they wait.
+    clock.advance(1400);
+    await settle();
+    for (const id of ids.slice(1)) expect(await status(id)).toBe('pending');
     for (const id of ids.slice(1)) {
-      const m = await waitFor(
+      const m = await moving(
         async () => (await gw.request('GET', `/messages/${id}`)).body.data,
         (row) => row.status !== 'pending',
-        { what: `${id} failed`, timeoutMs: 10_000 },
+        `${id} failed`,
       );
       expect(m).toMatchObject({
         status: 'failed',
@@ -139,6 +162,7 @@ describe.skipIf(noStoreAvailable)('suspending a device stops its queue', () => {
   });
 
   it('through the service the server holds: the connection closes, and reopens on resume', async () => {
+    await start(paced);
     const phone = '6281700001201';
     const device = await createPairedDevice(gw, phone);
     await suspendMidQueue(
