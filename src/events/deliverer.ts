@@ -36,9 +36,7 @@
  * `perDeviceConcurrency` per lane, a device and one destination (counted in
  * the store, so across processes too, give or take claims racing each other):
  * a slow or dead receiver holds only its own lanes' slots and never delays
- * the others, the same device's other destinations included. Looking past
- * lanes at their bound walks their whole backlog, so on a store this process
- * owns most claims look at the first due rows only (scan-policy.ts).
+ * the others, the same device's other destinations included.
  * Wake-ups: the EventSignal (events were committed), a finished attempt (a
  * slot is free), a retry coming due, and a poll (events recorded by another
  * process, leases left by a dead one). Delivery order is not kept: receivers
@@ -69,7 +67,6 @@ import { receiverKey, type ReceiverKey } from './receivers.js';
 import { untilStored } from '../store/until-stored.js';
 import type { RepliesByResponse } from './reply.js';
 import { WakeLoop } from '../wake-loop.js';
-import { FULL_SCAN_EVERY_MS, ringAnsweredAt, ScanPolicy } from './scan-policy.js';
 
 export { NO_WEBHOOK_URL_ERROR } from './deliver-one.js';
 
@@ -109,8 +106,6 @@ export interface DelivererOptions extends WebhookTimings {
 /** Rows one claim takes at most, and due rows it looks at to find them. */
 const CLAIM_BATCH = 100;
 const CLAIM_SCAN = 500;
-/** Due rows a claim that does not look past lanes at their bound looks at (scan-policy.ts): its cost, whatever the backlog. */
-const CLAIM_WINDOW = 100;
 /** Paused devices a claim leaves out by name at most; beyond that their deliveries are probed and wait again. */
 const MAX_SKIPPED = 64;
 const MAX_RETRY_TIMES = 1024;
@@ -120,8 +115,6 @@ const MAX_LOST_LEASES = 64;
 interface Claimed {
   readonly events: ClaimedEvent[];
   readonly targets: Targets;
-  /** A scan of the first due rows that did not see them all: a lane behind them may be waiting for a full scan. */
-  readonly truncated: boolean;
 }
 
 /** A lane: one device's deliveries to one destination (its own webhook_url, or one account webhook). */
@@ -158,8 +151,6 @@ export class Deliverer {
   private readonly retryTimes: number[] = [];
   /** The `now` of the last claim. */
   private lastClaimAt = 0;
-  /** Which scan each claim makes (scan-policy.ts). */
-  private readonly scans: ScanPolicy;
   /** The lease end of the last claim: each claim's is later, so a lost claim's rows are told from the next's. */
   private lastLeaseUntil = 0;
   /** Lease ends of claims that failed: the server may have committed them (the answer lost), handed back next. */
@@ -175,8 +166,6 @@ export class Deliverer {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000;
     this.closeGraceMs = options.closeGraceMs ?? 3_000;
-    const fullScanEveryMs = Math.min(FULL_SCAN_EVERY_MS, this.pollIntervalMs);
-    this.scans = new ScanPolicy(fullScanEveryMs, options.store.capabilities.sharedByProcesses);
     this.loop = new WakeLoop({
       run: () => this.claimCycle(),
       // The store is unreachable or busy: the poll tries again.
@@ -216,11 +205,7 @@ export class Deliverer {
       const out: Claimed[] = [];
       for (const params of items) {
         const events = await eventsRepository.claim(trx, params);
-        const targets = events.length === 0 ? NO_TARGETS : await readTargets(trx, events);
-        // Counted after the lease: the rows it took have left the due range.
-        const truncated =
-          !params.pastFullLanes && (await eventsRepository.dueBeyond(trx, params.now, params.scan - events.length));
-        out.push({ events, targets, truncated });
+        out.push({ events, targets: events.length === 0 ? NO_TARGETS : await readTargets(trx, events) });
       }
       return out;
     });
@@ -233,7 +218,7 @@ export class Deliverer {
       await eventsRepository.releaseAllLeases(this.options.store.db, this.options.clock.now());
     }
     this.started = true;
-    this.unsubscribe = this.options.signal.subscribe(() => this.rung());
+    this.unsubscribe = this.options.signal.subscribe(() => this.wake());
     this.wake();
   }
 
@@ -241,12 +226,6 @@ export class Deliverer {
   wake(): void {
     if (!this.started || this.closed) return;
     this.loop.wake();
-  }
-
-  /** Events were committed: look now, or (lanes at their bound, a claim just now) once for a burst of rings. */
-  private rung(): void {
-    const at = ringAnsweredAt(this.options.clock.now(), this.roomBound, this.lastClaimAt);
-    return at === null ? this.wake() : this.arm(at);
   }
 
   /** A delivery of the device (to its own webhook_url) was made due now by hand: its receiver gets an attempt even if paused. */
@@ -302,8 +281,6 @@ export class Deliverer {
   private async claimWhileRoom(): Promise<void> {
     const { store, clock } = this.options;
     await this.releaseLostLeases();
-    // A full scan repeats until it takes nothing, as lanes fill up.
-    const pastFullLanes = this.scans.cycle(clock.now());
     for (;;) {
       // Outcomes being written hold no request open; they are bounded too, in case the store takes them slowly.
       const room = Math.min(this.concurrency - this.attempting.size, 2 * this.concurrency - this.inFlight.size);
@@ -316,40 +293,29 @@ export class Deliverer {
       this.lastLeaseUntil = leaseUntil;
       // Paused receivers' new deliveries wait with their backlog instead of being tried one by one.
       const paused = this.outcomes.paused(now, MAX_SKIPPED);
-      const claim = await this.lease({
+      const { events: claimed, targets } = await this.lease({
         now,
         leaseUntil,
         limit,
         perDevice: this.perDevice,
         skipDevices: paused.devices,
         skipWebhooks: paused.webhooks,
-        scan: pastFullLanes ? CLAIM_SCAN : CLAIM_WINDOW,
-        pastFullLanes,
+        scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       }).catch((error: unknown) => {
         if (this.lostLeases.length >= MAX_LOST_LEASES) this.lostLeases.shift();
         this.lostLeases.push(leaseUntil);
         throw error;
       });
-      const { events: claimed, targets, truncated } = claim;
-      const boundBefore = this.lanesAtBound();
       for (const event of claimed) this.begin(event, targetOf(targets, event));
       // A lane at its bound had due rows left out, and may have more beyond the scan: its next
       // finished attempt looks again, and so does the next claim (which skips that lane).
-      const bound = this.lanesAtBound();
-      this.roomBound = bound > 0;
-      const fullScanAt = this.scans.afterClaim(bound > 0, truncated);
-      if (fullScanAt !== null) this.arm(fullScanAt);
+      const deviceBound = [...this.deviceLoad.values()].some((n) => n >= this.perDevice);
+      this.roomBound = deviceBound;
       if (claimed.length === 0) return;
-      // Fewer than asked, and no lane reached its bound by this claim: the scan held every due row it could take (a
-      // lane already at its bound was left out of it). From the first due rows only: another look finds the same.
-      if (claimed.length < limit && (bound === boundBefore || !pastFullLanes)) return;
+      // Fewer than asked and no device held back: the scan held every due row, all taken.
+      if (claimed.length < limit && !deviceBound) return;
     }
-  }
-
-  /** Lanes with `perDevice` attempts in flight here. */
-  private lanesAtBound(): number {
-    return [...this.deviceLoad.values()].filter((load) => load >= this.perDevice).length;
   }
 
   /**

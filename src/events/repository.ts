@@ -43,12 +43,6 @@ export interface ClaimParams {
   readonly skipWebhooks: readonly string[];
   /** How many due rows one claim looks at. */
   readonly scan: number;
-  /**
-   * True: lanes at their bound are left out before the scan, so it reaches past a held-back lane's backlog however
-   * long it is (the work grows with that backlog). False: the scan looks at the first `scan` due rows whatever their
-   * lane (bounded work), and lanes at their bound take none of them.
-   */
-  readonly pastFullLanes: boolean;
   /** Several processes share the store: skip rows another claim is taking right now. */
   readonly skipLocked: boolean;
 }
@@ -167,17 +161,12 @@ async function insertAttempts(db: Db, attempts: ReadonlyArray<AttemptRecord & { 
   );
 }
 
-/** The due rows of lanes already at `perDevice` leases, left out of a claim's scan (see `pastFullLanes`). */
-const fullLanesLeftOut = (perDevice: number) => sql`and not exists (select 1 from inflight i
-  where i.device_id = e.device_id and i.hook = coalesce(e.webhook_id, '') and i.n >= ${perDevice})`;
-
 export const eventsRepository = {
   /**
    * Leases due events in one statement. A lane is a device and one destination (its own webhook_url, or
-   * one account webhook): with `pastFullLanes`, lanes already at `perDevice` leases are left out before the scan
-   * (so a dead receiver's backlog cannot fill it, nor hold the slots of the device's other destinations), which
-   * walks every due row of those lanes; without it the scan is the first `scan` due rows. Either way, within the
-   * scan each lane gets only the slots it has left.
+   * one account webhook): lanes already at `perDevice` leases are left out before the scan (so a dead
+   * receiver's backlog cannot fill it, nor hold the slots of the device's other destinations), and within
+   * the scan each lane gets only the slots it has left.
    * The lease moves `next_attempt_at` to its end too: rows in flight drop out
    * of the due range (the scan reads only work it can take), and a lease left
    * by a dead process comes due by itself when it runs out.
@@ -197,7 +186,10 @@ export const eventsRepository = {
         select e.id, e.device_id, coalesce(e.webhook_id, '') as hook, e.next_attempt_at from webhook_events e
         where e.status = 'pending'
           and e.next_attempt_at <= ${p.now}
-          ${p.pastFullLanes ? fullLanesLeftOut(p.perDevice) : sql``}
+          and not exists (
+            select 1 from inflight i
+            where i.device_id = e.device_id and i.hook = coalesce(e.webhook_id, '') and i.n >= ${p.perDevice}
+          )
           and (e.webhook_id is not null or e.device_id not in (${sql.join(skipped)}))
           and (e.webhook_id is null or e.webhook_id not in (${sql.join(skippedHooks)}))
         order by e.next_attempt_at
@@ -388,13 +380,6 @@ export const eventsRepository = {
       .where('created_at', '<=', createdBefore)
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
       .execute();
-  },
-
-  /** Whether more than `scan` rows are due at `now`: a count of at most `scan + 1` entries of the due index. */
-  dueBeyond: async (db: Db, now: number, scan: number): Promise<boolean> => {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from (select 1 from webhook_events
-      where status = 'pending' and next_attempt_at <= ${now} limit ${scan + 1}) due`.execute(db);
-    return Number(rows[0]?.n ?? 0) > scan;
   },
 
   /**
