@@ -109,10 +109,6 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const logWatch = new LogWatch({ db: store.db, signal: eventSignal, clock, logger, pollMs: options.eventLog?.pollMs });
   // One commit stream for every write of the hot path: acceptances and status changes share each fsync.
   const committer = new Committer(store.db);
-  // On PostgreSQL, POST /messages' acceptances commit in a stream of their own (docs/internals.md, Sending): an
-  // answer need not wait behind the status writes' batch under way, and the server flushes both streams' WAL
-  // together. SQLite has one writer and an fsync per commit: one stream.
-  const acceptCommitter = store.capabilities.sharedByProcesses ? new Committer(store.db) : committer;
   // One publisher per configured broker, fed from the log (one process of a cluster each, under a lease).
   const brokers = createBrokers({
     config: config.brokers,
@@ -260,7 +256,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   const messages = new MessagesService({
     store,
     // Messages for devices held by another node wake it, from the accepting transaction (docs/internals.md, Clusters).
-    writer: new AcceptanceWriter(acceptCommitter, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
+    writer: new AcceptanceWriter(committer, clock, (trx, deviceIds) => cluster.announceWork(trx, deviceIds)),
     clock,
     senders: senderDirectory({ directory, connections, node: clusterNode, serverName: config.serverName }),
     mediaDispatcher: mediaAgent,
