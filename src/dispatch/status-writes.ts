@@ -203,8 +203,8 @@ const RECEIPTS = {
 
 /**
  * Units of quota coming back (failed messages), given back together at the end of the batch, the devices' rows
- * locked in device order: acceptances commit in a stream of their own on PostgreSQL and lock the rows in that order
- * too, so the two never deadlock.
+ * locked in device order: an acceptance (of another node of a cluster, on PostgreSQL) locks them in that order too,
+ * so the two never deadlock.
  */
 const QUOTA_BACK: BatchCollector<number> = {
   flush: (trx, deviceIds) => {

@@ -99,8 +99,8 @@ const takeUnitsPostgres = prepared(2, (db, ids: readonly number[], wanted: reado
 
 /**
  * Gives back each device's units in one statement, its rows locked in device order, as `takeUnitsPostgres` takes
- * them: a batch giving back for several devices and an acceptance taking for several never wait for each other in
- * opposite orders (no deadlock between the two commit streams).
+ * them: a batch giving back for several devices and an acceptance taking for several (of two nodes of a cluster)
+ * never wait for each other in opposite orders.
  */
 const giveBackManyPostgres = prepared(2, (db, ids: readonly number[], units: readonly number[]) =>
   compiled(
