@@ -38,17 +38,21 @@ export interface GatewayInfoOptions {
   readonly streams: (accountId: number) => StreamCounts;
 }
 
+/** What an account webhook and a device's own URL show alike. */
+const DestinationHost = Type.String({ description: 'The host of its URL (never its path or query)' });
+const DestinationBacklog = Type.Integer({
+  description: 'Deliveries not yet made: due now or waiting for a retry (counted up to 100,000)',
+});
+
 const WebhookInfo = Type.Object(
   {
     id: Type.String({ description: 'The webhook (`GET /webhooks/{id}`)' }),
-    host: Type.String({ description: 'The host of its URL (never its path or query)' }),
+    host: DestinationHost,
     state: Type.Union([Type.Literal('ok'), Type.Literal('failing'), Type.Literal('disabled')], {
       description:
         'disabled: turned off (`enabled: false`); failing: a delivery waiting for its retry failed its last attempt; ok otherwise',
     }),
-    backlog: Type.Integer({
-      description: 'Deliveries not yet made: due now or waiting for a retry (counted up to 100,000)',
-    }),
+    backlog: DestinationBacklog,
   },
   { title: 'WebhookStatus' },
 );
@@ -56,13 +60,11 @@ const WebhookInfo = Type.Object(
 const DeviceWebhookInfo = Type.Object(
   {
     device: Type.Integer({ description: 'The device whose own `webhook_url` this is (`GET /devices/{id}`)' }),
-    host: Type.String({ description: 'The host of its URL (never its path or query)' }),
+    host: DestinationHost,
     state: Type.Union([Type.Literal('ok'), Type.Literal('failing')], {
       description: 'failing: a delivery waiting for its retry failed its last attempt; ok otherwise',
     }),
-    backlog: Type.Integer({
-      description: 'Deliveries not yet made: due now or waiting for a retry (counted up to 100,000)',
-    }),
+    backlog: DestinationBacklog,
   },
   { title: 'DeviceWebhookStatus' },
 );
