@@ -26,7 +26,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { cpus } from 'node:os';
-import { api, cpuMs, machine, messagesRequest, pairHookedDevices } from './lib.js';
+import { api, chatRotation, cpuMs, machine, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, onFailure, openBenchStore, startNodes, storeKind } from './stores.js';
 import { benchActivity } from './pg-activity.js';
 import {
@@ -97,7 +97,7 @@ const live: Tally[] = consumers.map((consumer) => consumer.tally);
 
 // --- load ------------------------------------------------------------------------------
 
-let n = 0;
+const chats = chatRotation(phones, recipients, 'destinations bench');
 const load = async (duration: number) => {
   const answer = await autocannon({
     url: gateway.url,
@@ -105,16 +105,8 @@ const load = async (duration: number) => {
     duration,
     overallRate: messageRate,
     requests: [
-      // One count over every load run (the warm-up's and the measured one's).
-      messagesRequest(() => {
-        const i = n++;
-        return {
-          device: phones[i % phones.length],
-          receiver: recipients[i % recipients.length],
-          type: 'chat',
-          params: { text: `destinations bench ${i}` },
-        };
-      }),
+      // One count over every load run (chatRotation's).
+      messagesRequest(chats),
     ],
   });
   return { ok: answer['2xx'], non2xx: answer.non2xx };

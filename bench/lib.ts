@@ -317,6 +317,27 @@ export function messagesRequest(bodyOf: (i: number) => Record<string, unknown>):
 }
 
 /**
+ * Chat bodies that walk the devices and recipients in turn, one count shared by every request object built from it
+ * (several load runs, or one per node), so no two bodies repeat: `messagesRequest(chatRotation(...))`.
+ */
+export function chatRotation(
+  phones: readonly string[],
+  recipients: readonly string[],
+  label: string,
+): () => Record<string, unknown> {
+  let n = 0;
+  return () => {
+    const i = n++;
+    return {
+      device: phones[i % phones.length],
+      receiver: recipients[i % recipients.length],
+      type: 'chat',
+      params: { text: `${label} ${i}` },
+    };
+  };
+}
+
+/**
  * `count` sandbox devices paired ten at a time (phones `6285…` from `phoneBase`, ten apart), each with its
  * webhook_url on `hookUrl`: their phones, ids and webhook secrets, in pairing order.
  */

@@ -26,7 +26,7 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { Webhook } from 'standardwebhooks';
-import { api, machine, type Running, messagesRequest, pairHookedDevices } from './lib.js';
+import { api, chatRotation, machine, type Running, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, openBenchStore, spread, startNodes, startSandbox, storeKind } from './stores.js';
 import { benchActivity } from './pg-activity.js';
 
@@ -115,7 +115,7 @@ async function gatewayCpuMs(): Promise<number> {
 
 // --- load ------------------------------------------------------------------------------
 
-let n = 0;
+const chats = chatRotation(phones, recipients, 'webhook bench');
 const load = async (duration: number) => {
   const answers = await Promise.all(
     nodes.urls.map((url) =>
@@ -125,16 +125,8 @@ const load = async (duration: number) => {
         duration,
         overallRate: Math.max(1, Math.round(messageRate / nodes.urls.length)),
         requests: [
-          // One count over every node and load run.
-          messagesRequest(() => {
-            const i = n++;
-            return {
-              device: phones[i % phones.length],
-              receiver: recipients[i % recipients.length],
-              type: 'chat',
-              params: { text: `webhook bench ${i}` },
-            };
-          }),
+          // One count over every node and load run (chatRotation's).
+          messagesRequest(chats),
         ],
       }),
     ),
