@@ -10,6 +10,7 @@
 import type * as AmqpModule from 'amqplib';
 import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { Clock } from '../clock.js';
+import { loadOnce } from '../load-once.js';
 import {
   ConfirmingPublisher,
   connectionLoss,
@@ -34,16 +35,8 @@ interface Open {
   readonly loss: ConnectionLoss;
 }
 
-let client: Promise<typeof AmqpModule> | null = null;
-
 /** The RabbitMQ client, loaded on the first connect: a gateway without an AMQP destination never loads it (issue 25). */
-function amqpClient(): Promise<typeof AmqpModule> {
-  client ??= import('amqplib').catch((error: unknown) => {
-    client = null;
-    throw error;
-  });
-  return client;
-}
+const amqpClient: () => Promise<typeof AmqpModule> = loadOnce(() => import('amqplib'));
 
 export function routingKey(event: Pick<PublishedEvent, 'deviceId' | 'type'>): string {
   return `${event.deviceId}.${event.type}`;

@@ -14,6 +14,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type * as TransportModule from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Clock } from '../clock.js';
+import { loadOnce } from '../load-once.js';
 import {
   ConfirmingPublisher,
   connectionLoss,
@@ -40,19 +41,11 @@ interface Client {
   readonly jetstream: typeof JetStreamModule;
 }
 
-let client: Promise<Client> | null = null;
-
 /** The NATS client, loaded on the first connect: a gateway without a NATS destination never loads it (issue 25). */
-function natsClient(): Promise<Client> {
-  client ??= Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream')]).then(
-    ([transport, jetstream]) => ({ transport, jetstream }),
-    (error: unknown) => {
-      client = null;
-      throw error;
-    },
-  );
-  return client;
-}
+const natsClient: () => Promise<Client> = loadOnce(async () => {
+  const [transport, jetstream] = await Promise.all([import('@nats-io/transport-node'), import('@nats-io/jetstream')]);
+  return { transport, jetstream };
+});
 
 interface Open {
   readonly connection: NatsConnection;
