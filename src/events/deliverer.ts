@@ -129,7 +129,10 @@ export class Deliverer {
   private readonly attempting = new Set<string>();
   /** Attempts in flight here per lane (a device and one destination; the store's count includes other processes'). */
   private readonly deviceLoad = new Map<string, number>();
-  /** The last claim stopped for lack of room (here, or a device's): a finished attempt should look again. */
+  /**
+   * A claim is under way, or the last one stopped for lack of room (here, or a lane's): a finished attempt should
+   * look again.
+   */
   private roomBound = false;
   /** One per attempt under way; aborted when the close grace runs out. */
   private readonly attempts = new Set<AbortController>();
@@ -284,7 +287,11 @@ export class Deliverer {
     for (;;) {
       // Outcomes being written hold no request open; they are bounded too, in case the store takes them slowly.
       const room = Math.min(this.concurrency - this.attempting.size, 2 * this.concurrency - this.inFlight.size);
-      this.roomBound = room <= 0;
+      // Until this claim has answered, an attempt that ends asks for one more: the claim may not see the slot it
+      // frees (on PostgreSQL the claim can run before that outcome's commit, and count its lease). Left false here,
+      // the claim came back empty, the lanes' attempts had all ended meanwhile, and nothing claimed again until the
+      // poll: a backlog with no new events drained at one lane's bound a second (test/events/drain-chain.test.ts).
+      this.roomBound = true;
       if (room <= 0 || this.closed) return;
       const now = clock.now();
       this.lastClaimAt = now;
