@@ -13,39 +13,11 @@ import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared } from '../store/prepared.js';
 import type { Database, Db } from '../store/schema.js';
 import { inScope, type DeliveryScope } from './delivery-log-repository.js';
+import { claimByLane, claimByScan, type ClaimParams, type ClaimedEvent } from './claim-repository.js';
+import { paddedLists, pow2Chunks } from './sql-lists.js';
 
 export type { AttemptRow, DeliveryScope, EventRow } from './delivery-log-repository.js';
-
-/** What an attempt needs of a claimed event. */
-export interface ClaimedEvent {
-  readonly id: string;
-  readonly account_id: number;
-  readonly device_id: number;
-  readonly type: string;
-  readonly payload: string;
-  readonly attempts: number;
-  readonly created_at: number;
-  /** The account webhook it goes to; null: the device's own webhook_url. */
-  readonly webhook_id: string | null;
-}
-
-export interface ClaimParams {
-  readonly now: number;
-  /** The lease: until then no other claim takes these rows. */
-  readonly leaseUntil: number;
-  /** How many rows to take at most. */
-  readonly limit: number;
-  /** At most this many leased rows per lane (a device and one destination), counting those already in flight. */
-  readonly perDevice: number;
-  /** Devices whose own webhook_url's rows this claim must not take (paused receivers). */
-  readonly skipDevices: readonly number[];
-  /** Account webhooks whose rows this claim must not take (paused receivers). */
-  readonly skipWebhooks: readonly string[];
-  /** How many due rows one claim looks at. */
-  readonly scan: number;
-  /** Several processes share the store: skip rows another claim is taking right now. */
-  readonly skipLocked: boolean;
-}
+export type { ClaimParams, ClaimedEvent } from './claim-repository.js';
 
 export interface AttemptRecord {
   readonly attempted_at: number;
@@ -67,36 +39,6 @@ export type Completion =
   | { readonly id: string; readonly attempt: AttemptRecord; readonly outcome: 'retry'; readonly retryAt: number }
   /** Handed back unattempted (shutdown): due again at once, no attempt counted. */
   | { readonly id: string; readonly outcome: 'released' };
-
-/**
- * Batches are cut into power-of-two sizes (at most 256), and `in` lists padded
- * to one by repeating an id: SQLite keeps prepared statements by SQL text, and
- * a text per list length would churn that cache for every other query too.
- */
-const MAX_CHUNK = 256;
-
-function pow2Chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length;) {
-    let size = MAX_CHUNK;
-    while (size > items.length - i) size /= 2;
-    out.push(items.slice(i, i + size));
-    i += size;
-  }
-  return out;
-}
-
-function paddedLists<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += MAX_CHUNK) {
-    const list = items.slice(i, i + MAX_CHUNK);
-    let size = 1;
-    while (size < list.length) size *= 2;
-    while (list.length < size) list.push(list[0]!);
-    out.push(list);
-  }
-  return out;
-}
 
 /**
  * A batch's ids as the lists its statements take: on PostgreSQL one array parameter (`= any($1)`), whatever the size;
@@ -172,41 +114,8 @@ export const eventsRepository = {
    * by a dead process comes due by itself when it runs out.
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
-    const lock = p.skipLocked ? sql`for update skip locked` : sql``;
-    // Padded to a power of two (one statement text per size, see paddedLists); -1 and '-' are no receiver.
-    const skipped = paddedLists(p.skipDevices.length === 0 ? [-1] : p.skipDevices)[0]!;
-    const skippedHooks = paddedLists(p.skipWebhooks.length === 0 ? ['-'] : p.skipWebhooks)[0]!;
-    const result = await sql<ClaimedEvent>`
-      with inflight as (
-        select device_id, coalesce(webhook_id, '') as hook, count(*) as n from webhook_events
-        where locked_until > ${p.now}
-        group by device_id, coalesce(webhook_id, '')
-      ),
-      due as (
-        select e.id, e.device_id, coalesce(e.webhook_id, '') as hook, e.next_attempt_at from webhook_events e
-        where e.status = 'pending'
-          and e.next_attempt_at <= ${p.now}
-          and not exists (
-            select 1 from inflight i
-            where i.device_id = e.device_id and i.hook = coalesce(e.webhook_id, '') and i.n >= ${p.perDevice}
-          )
-          and (e.webhook_id is not null or e.device_id not in (${sql.join(skipped)}))
-          and (e.webhook_id is null or e.webhook_id not in (${sql.join(skippedHooks)}))
-        order by e.next_attempt_at
-        limit ${p.scan}
-        ${lock}
-      ),
-      ranked as (
-        select due.id, due.next_attempt_at,
-          row_number() over (partition by due.device_id, due.hook order by due.next_attempt_at)
-            + coalesce(inflight.n, 0) as slot
-        from due left join inflight on inflight.device_id = due.device_id and inflight.hook = due.hook
-      )
-      update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
-      where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
-      returning id, account_id, device_id, type, payload, attempts, created_at, webhook_id
-    `.execute(db);
-    return result.rows.map((row) => ({
+    const rows = onPostgres(db) ? await claimByLane(db, p) : await claimByScan(db, p);
+    return rows.map((row) => ({
       ...row,
       account_id: Number(row.account_id),
       device_id: Number(row.device_id),

@@ -44,6 +44,7 @@ import * as m013e from './migrations/013e-webhooks.js';
 import * as m013f from './migrations/013f-broker-cursors.js';
 import * as m013g from './migrations/013g-webhook-backlog.js';
 import * as m013h from './migrations/013h-device-webhook-backlog.js';
+import * as m013i from './migrations/013i-webhook-lanes.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -83,6 +84,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['013f-broker-cursors', m013f],
   ['013g-webhook-backlog', m013g],
   ['013h-device-webhook-backlog', m013h],
+  ['013i-webhook-lanes', m013i],
 ];
 
 class StaticProvider implements MigrationProvider {
