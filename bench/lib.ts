@@ -2,6 +2,7 @@
 // built `dist/main.js`, as `npm start` runs it), wait for it, pair devices.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,9 @@ export async function startProcess(args: string[], env: Record<string, string>):
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
-  lines.on('line', () => undefined); // keep draining the log
+  // Keep draining the log; BENCH_GATEWAY_LOG names a file that gets a copy of every line (to read after a run).
+  const copy = process.env.BENCH_GATEWAY_LOG;
+  lines.on('line', copy === undefined ? () => undefined : (line) => appendFileSync(copy, `${line}\n`));
   return {
     url,
     child,
