@@ -40,7 +40,8 @@ describe.skipIf(noStoreAvailable)('two devices for one number', () => {
     const old = await createPairedDevice(gw, phone);
     const created = await gw.request('POST', '/devices', { package: 'BETA', name: 'replacement', phone });
     const newer = created.body.data.id as number;
-    expect((await gw.request('POST', `/devices/${old.id}/logout`)).status).toBe(200);
+    const loggedOut = await gw.request('POST', `/devices/${old.id}/logout`);
+    expect(loggedOut.status, JSON.stringify(loggedOut.body)).toBe(200);
     // Before it pairs, the number names the device waiting for it: not connected yet.
     const early = await gw.request('POST', '/messages', { device: phone, receiver: '6289876543210', message: 'x' });
     expect(early.body).toMatchObject({ code: 400, message: 'Device not connected' });
