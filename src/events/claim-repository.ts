@@ -36,13 +36,13 @@ export interface ClaimParams {
   readonly skipDevices: readonly number[];
   /** Account webhooks whose rows this claim must not take (paused receivers). */
   readonly skipWebhooks: readonly string[];
-  /** How many due rows one claim looks at. */
+  /** How many due rows one claim looks at (SQLite's scan; a claim by lane reads each lane's head instead). */
   readonly scan: number;
   /** Several processes share the store: skip rows another claim is taking right now. */
   readonly skipLocked: boolean;
 }
 
-/** A claimed row as the driver returns it (PostgreSQL's bigints as strings). */
+/** A claimed row as the driver returns it, typed as the event: PostgreSQL's bigints come as strings, and claim() converts them. */
 type ClaimedRow = ClaimedEvent;
 
 /**
