@@ -8,6 +8,7 @@
  * the bound, the limit and the paused receivers in).
  */
 import { sql } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
 import type { Db } from '../store/schema.js';
 import { paddedLists } from './sql-lists.js';
 
@@ -42,14 +43,19 @@ export interface ClaimParams {
   readonly skipLocked: boolean;
 }
 
-/** A claimed row as the driver returns it, typed as the event: PostgreSQL's bigints come as strings, and claim() converts them. */
-type ClaimedRow = ClaimedEvent;
+/**
+ * Leases due rows, lane by lane on PostgreSQL and with one scan on SQLite. The rows are as the driver returns them
+ * (PostgreSQL's bigints as strings): the caller converts them.
+ */
+export function claimDue(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
+  return onPostgres(db) ? claimByLane(db, p) : claimByScan(db, p);
+}
 
 /**
  * The claim as one scan (SQLite): due rows in time order across every lane, those of lanes at their bound left out.
  * Its cost grows with the due rows of lanes at their bound, which SQLite's one process, claiming alone, keeps few.
  */
-export async function claimByScan(db: Db, p: ClaimParams): Promise<ClaimedRow[]> {
+async function claimByScan(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
   const lock = p.skipLocked ? sql`for update skip locked` : sql``;
   // Padded to a power of two (one statement text per size, see paddedLists); -1 and '-' are no receiver.
   const skipped = paddedLists(p.skipDevices.length === 0 ? [-1] : p.skipDevices)[0]!;
@@ -93,11 +99,11 @@ export async function claimByScan(db: Db, p: ClaimParams): Promise<ClaimedRow[]>
  * room gives the due head of its own rows, at most its room, and the earliest due of those are leased. Its cost grows
  * with the number of lanes, never with a backlog: rows of lanes at their bound are not read at all.
  */
-export async function claimByLane(db: Db, p: ClaimParams): Promise<ClaimedRow[]> {
+async function claimByLane(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
   const lock = p.skipLocked ? sql`for update skip locked` : sql``;
   const skipped = p.skipDevices.length === 0 ? [-1] : [...p.skipDevices];
   const skippedHooks = p.skipWebhooks.length === 0 ? ['-'] : [...p.skipWebhooks];
-  const result = await sql<ClaimedRow>`
+  const result = await sql<ClaimedEvent>`
     with recursive lanes (device_id, hook) as (
       (select device_id, coalesce(webhook_id, '') from webhook_events
         where status = 'pending'

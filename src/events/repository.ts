@@ -13,7 +13,7 @@ import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared } from '../store/prepared.js';
 import type { Database, Db } from '../store/schema.js';
 import { inScope, type DeliveryScope } from './delivery-log-repository.js';
-import { claimByLane, claimByScan, type ClaimParams, type ClaimedEvent } from './claim-repository.js';
+import { claimDue, type ClaimParams, type ClaimedEvent } from './claim-repository.js';
 import { paddedLists, pow2Chunks } from './sql-lists.js';
 
 export type { AttemptRow, DeliveryScope, EventRow } from './delivery-log-repository.js';
@@ -114,7 +114,7 @@ export const eventsRepository = {
    * by a dead process comes due by itself when it runs out.
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {
-    const rows = onPostgres(db) ? await claimByLane(db, p) : await claimByScan(db, p);
+    const rows = await claimDue(db, p);
     return rows.map((row) => ({
       ...row,
       account_id: Number(row.account_id),
