@@ -14,7 +14,7 @@ import { recordEvent } from '../events/record.js';
 import type { NetworkEvent } from '../network/network.js';
 import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
-import { DeviceUnavailableError, type DeviceHoldings } from '../cluster/holdings.js';
+import { DeviceUnavailableError, LeaseLostError, type DeviceHoldings } from '../cluster/holdings.js';
 import {
   QUEUE_END_BATCH,
   REASON_LOGGED_OUT,
@@ -156,18 +156,16 @@ export class DeviceWrites {
   ): Promise<void> {
     const { db } = this.options.store;
     const now = this.options.clock.now();
-    const ended = await this.fenced(deviceId, epoch, async (trx) => {
-      const device = await devicesRepository.findById(trx, deviceId);
-      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return null;
-      const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
-      if (updated === undefined) return null; // another logout got there first
-      // Events name the number that was logged out, not the one the row falls back to.
-      // The network's stored state of the session ends with it (docs/internals.md, WhatsApp and sandbox accounts).
-      if (device.network_session !== null) await networkStateRepository.discard(trx, device.network_session);
-      const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
-      await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);
-      return { end, phone: device.phone, first: await endQueueBatch(trx, end, now) };
-    });
+    // One logout is recorded twice: by the API's request and by the network's `logged_out` for it. The first lets
+    // the lease go, so the second may find it gone; a device no longer PAIRED was logged out, and that is all.
+    if (this.options.holdings.epochOf(deviceId) !== epoch && !(await this.stillPaired(deviceId))) return;
+    let ended: Awaited<ReturnType<typeof this.recordLogout>>;
+    try {
+      ended = await this.recordLogout(deviceId, epoch, reason, now);
+    } catch (error) {
+      if (error instanceof LeaseLostError && !(await this.stillPaired(deviceId))) return;
+      throw error;
+    }
     if (ended === null) return;
     // Logged out: no connection needed any more, the lease goes.
     this.options.holdings.letGo(deviceId);
@@ -181,6 +179,27 @@ export class DeviceWrites {
       );
     }
     tell(deviceId, { type: 'logged_out', reason });
+  }
+
+  private async stillPaired(deviceId: number): Promise<boolean> {
+    const device = await devicesRepository.findById(this.options.store.db, deviceId);
+    return device !== undefined && device.deleted_at === null && device.paired_status === 'PAIRED';
+  }
+
+  /** The logout's writes, fenced: null when there was nothing to log out (gone, or logged out already). */
+  private recordLogout(deviceId: number, epoch: number, reason: string, now: number) {
+    return this.fenced(deviceId, epoch, async (trx) => {
+      const device = await devicesRepository.findById(trx, deviceId);
+      if (device === undefined || device.deleted_at !== null || device.paired_status !== 'PAIRED') return null;
+      const updated = await devicesRepository.markLoggedOut(trx, deviceId, device.expected_phone, now);
+      if (updated === undefined) return null; // another logout got there first
+      // Events name the number that was logged out, not the one the row falls back to.
+      // The network's stored state of the session ends with it (docs/internals.md, WhatsApp and sandbox accounts).
+      if (device.network_session !== null) await networkStateRepository.discard(trx, device.network_session);
+      const end: QueueEnd = { device: { ...updated, phone: device.phone }, reason: REASON_LOGGED_OUT, announce: true };
+      await recordEvent(trx, end.device, 'device.disconnected', { paired_status: 'UNPAIRED', reason }, now);
+      return { end, phone: device.phone, first: await endQueueBatch(trx, end, now) };
+    });
   }
 
   /**
