@@ -268,5 +268,9 @@ export function openPostgres(
   });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor may any client at any moment of its life: the pool and BoundedClient each listen only while a client is
+  // theirs (idle, checked out), and a server shut down (57P01) once reached a client between the two in a test run.
+  // What a failure means is still handled by them: a checked-out client is marked broken, an idle one replaced.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return { dialect: new PostgresDialect({ pool: new BoundedPool(pool, timeouts.answerMs) }), pool };
 }
