@@ -9,6 +9,7 @@
  * sessions' writes under way.
  */
 import type { Logger } from 'pino';
+import { INITIAL_PREKEY_COUNT } from 'baileys';
 import { captureLibraryConsole } from './library-console.js';
 import type { NetworkKeys } from '../../config.js';
 import type { Network } from '../network.js';
@@ -39,6 +40,12 @@ export interface WhatsAppNetworkOptions {
   readonly nativeInteractive?: boolean;
   /** Days of history kept from the sync at pairing (`GATEWAY_HISTORY_DAYS`; default 0: none asked for or kept). */
   readonly historyDays?: number;
+  /**
+   * Pre-keys made off the event loop between pairing and the first login (pre-keys.ts). Default: the 812 the
+   * library uploads at that login (INITIAL_PREKEY_COUNT); it makes any it does not find itself, on the event loop.
+   * Only a socket that uploads none needs fewer: the scripted socket of the connector's tests.
+   */
+  readonly preKeysAtPairing?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -57,6 +64,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     uploadTimeoutMs: options.uploadTimeoutMs ?? 60_000,
     nativeInteractive: options.nativeInteractive ?? false,
     historyDays: options.historyDays ?? 0,
+    preKeysAtPairing: options.preKeysAtPairing ?? INITIAL_PREKEY_COUNT,
     writes: new SessionWrites(),
   };
   // Signal session records (keys) printed by the libraries must never reach the console or the logs.

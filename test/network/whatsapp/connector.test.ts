@@ -29,7 +29,7 @@ import { noStoreAvailable } from '../../helpers/gateway.js';
 import { waitFor as poll } from '../../helpers/wait.js';
 import { BytesSource, MiB, Recorder, sleep, waitFor } from '../helpers.js';
 import { queryError, type FakeSocket, type FakeWhatsApp } from './fake-socket.js';
-import { ackEverySend, KEYS, SLOW, upsert, WhatsAppHarness } from './harness.js';
+import { ackEverySend, KEYS, SLOW, upsert, WhatsAppHarness, SCRIPTED_PRE_KEYS } from './harness.js';
 import { Sealer } from '../../../src/network/whatsapp/seal.js';
 import type { NetworkStateStore, NetworkStateWriter } from '../../../src/network/state.js';
 
@@ -263,6 +263,7 @@ describe.skipIf(noStoreAvailable)('WhatsApp connector (scripted socket)', () => 
         logger: pino({ level: 'silent' }),
         factory: wa.factory,
         ackTimeoutMs: 300,
+        preKeysAtPairing: SCRIPTED_PRE_KEYS,
       });
       return {
         close: () => void (gate = new Promise<void>((resolve) => (release = resolve))),

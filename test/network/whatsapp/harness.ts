@@ -20,6 +20,11 @@ import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
 export const KEYS = { current: Buffer.alloc(32, 0x42), previous: [] };
 /** Events here follow store round trips, on a shared and loaded machine: generous deadlines, never tight ones. */
 export const SLOW = 10_000;
+/**
+ * Pre-keys made at each pairing over the scripted socket, which uploads none: the library's 812 took three
+ * quarters of the connector tests' time. pre-keys.test.ts asks for the library's count.
+ */
+export const SCRIPTED_PRE_KEYS = 8;
 
 /**
  * Waits until the session's stored credentials name the paired account. A pairing connection stores them a moment
@@ -81,6 +86,7 @@ export class WhatsAppHarness {
       logger: pino({ level: 'silent' }),
       factory: this.wa.factory,
       ackTimeoutMs: 300,
+      preKeysAtPairing: SCRIPTED_PRE_KEYS,
       ...this.options,
     });
   }

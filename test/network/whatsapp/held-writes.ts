@@ -7,7 +7,7 @@ import { SqlNetworkStateStore } from '../../../src/devices/network-state.js';
 import type { Network } from '../../../src/network/network.js';
 import type { NetworkStateStore, NetworkStateWriter } from '../../../src/network/state.js';
 import { createWhatsAppNetwork } from '../../../src/network/whatsapp/index.js';
-import { KEYS, WhatsAppHarness } from './harness.js';
+import { KEYS, WhatsAppHarness, SCRIPTED_PRE_KEYS } from './harness.js';
 
 type Changes = Parameters<NetworkStateWriter['write']>[0];
 
@@ -70,6 +70,7 @@ export async function openHeldNetwork(picks: (changes: Changes) => boolean): Pro
     logger: pino({ level: 'silent' }),
     factory: h.wa.factory,
     ackTimeoutMs: 300,
+    preKeysAtPairing: SCRIPTED_PRE_KEYS,
   });
   return {
     h,

@@ -16,6 +16,7 @@ import { startGateway, type TestGateway } from '../../helpers/gateway.js';
 import { waitForDevice } from '../../helpers/pairing.js';
 import { startReceiver, type Receiver } from '../../events/helpers.js';
 import { FakeWhatsApp, type FakeSocket } from './fake-socket.js';
+import { SCRIPTED_PRE_KEYS } from './harness.js';
 
 export interface WhatsAppGateway {
   readonly gw: TestGateway;
@@ -38,6 +39,7 @@ export async function startWhatsAppGateway(
           logger: pino({ level: 'silent' }),
           factory: wa.factory,
           ackTimeoutMs: 5000,
+          preKeysAtPairing: SCRIPTED_PRE_KEYS,
         }),
     },
   });

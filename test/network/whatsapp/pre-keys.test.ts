@@ -14,7 +14,7 @@ const withType = (key: Uint8Array) => Buffer.concat([Buffer.from([5]), key]);
 
 describe.skipIf(noStoreAvailable)('the first pre-keys of a paired device', () => {
   let h: WhatsAppHarness;
-  beforeEach(async () => (h = await WhatsAppHarness.open()));
+  beforeEach(async () => (h = await WhatsAppHarness.open({ preKeysAtPairing: INITIAL_PREKEY_COUNT })));
   afterEach(async () => h.close());
 
   it('are made and stored before the socket after pairing opens, and the library uploads those', async () => {
