@@ -36,6 +36,11 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Days an ended webhook delivery (with its attempts) is kept; 0 keeps them (docs/internals.md, Retention). */
   readonly webhookRetentionDays: number;
+  /**
+   * Deliveries of one device to one destination in flight at once (`GATEWAY_WEBHOOK_IN_FLIGHT`, 1–64, default 4):
+   * what a slow receiver can hold, and with a fast one what a busy device's events go out at (docs/webhooks.md).
+   */
+  readonly webhookInFlight: number;
   /** Days a message is kept; 0 (the default) keeps them for ever (docs/internals.md, Retention). */
   readonly messageRetentionDays: number;
   /**
@@ -341,6 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
     advertiseUrl: advertiseUrl(env),
     logLevel: logLevel as LogLevel,
     webhookRetentionDays: integer(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36_500),
+    webhookInFlight: integer(env, 'GATEWAY_WEBHOOK_IN_FLIGHT', 4, 1, 64),
     messageRetentionDays: integer(env, 'GATEWAY_MESSAGE_RETENTION_DAYS', 0, 0, 36_500),
     historyDays: integer(env, 'GATEWAY_HISTORY_DAYS', 7, 0, 3_650),
     eventRetentionDays: integer(env, 'GATEWAY_EVENT_RETENTION_DAYS', 7, 0, 36_500),

@@ -172,6 +172,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
       send: (accountId, body, key) => messages.send(accountId, body, key),
       react: (accountId, reaction, key) => messages.react(accountId, reaction, key),
     }),
+    perDeviceConcurrency: config.webhookInFlight,
     ...options.webhooks,
   });
   // Incoming media: signed URLs (real time: a URL's life is the receiver's), downloads, retention, serving.
