@@ -159,13 +159,11 @@ export class DeviceWrites {
     // One logout is recorded twice: by the API's request and by the network's `logged_out` for it. The first lets
     // the lease go, so the second may find it gone; a device no longer PAIRED was logged out, and that is all.
     if (this.options.holdings.epochOf(deviceId) !== epoch && !(await this.stillPaired(deviceId))) return;
-    let ended: Awaited<ReturnType<typeof this.recordLogout>>;
-    try {
-      ended = await this.recordLogout(deviceId, epoch, reason, now);
-    } catch (error) {
-      if (error instanceof LeaseLostError && !(await this.stillPaired(deviceId))) return;
+    const ended = await this.recordLogout(deviceId, epoch, reason, now).catch(async (error: unknown) => {
+      // The other record finished between the look above and this one's fence.
+      if (error instanceof LeaseLostError && !(await this.stillPaired(deviceId))) return null;
       throw error;
-    }
+    });
     if (ended === null) return;
     // Logged out: no connection needed any more, the lease goes.
     this.options.holdings.letGo(deviceId);
