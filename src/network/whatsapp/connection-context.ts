@@ -28,7 +28,7 @@ export interface ConnectionDeps {
   /** `GATEWAY_HISTORY_DAYS`: the history sync at pairing keeps messages of this many days; 0 none (history.ts). */
   readonly historyDays: number;
   /** Pre-keys made off the event loop after pairing, before the first login (pre-keys.ts; 812 but in tests). */
-  readonly preKeysAtPairing: number;
+  readonly preKeys: number;
   /** Writes of every session under way in this process, shared by the connections of one network. */
   readonly writes: SessionWrites;
 }

@@ -287,8 +287,7 @@ export class WhatsAppConnection implements NetworkConnection {
 
   private async preparePreKeys(): Promise<void> {
     try {
-      if (this.auth !== null && (await prepareInitialPreKeys(this.auth.state, this.deps.preKeysAtPairing)) > 0)
-        this.saveCreds();
+      if (this.auth !== null && (await prepareInitialPreKeys(this.auth.state, this.deps.preKeys)) > 0) this.saveCreds();
     } catch (error) {
       // The library makes them itself then, as it would have.
       this.deps.logger.warn({ err: error }, 'making the first pre-keys ahead of the login failed');

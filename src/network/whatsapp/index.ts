@@ -64,7 +64,7 @@ export function createWhatsAppNetwork(options: WhatsAppNetworkOptions): Network 
     uploadTimeoutMs: options.uploadTimeoutMs ?? 60_000,
     nativeInteractive: options.nativeInteractive ?? false,
     historyDays: options.historyDays ?? 0,
-    preKeysAtPairing: options.preKeysAtPairing ?? INITIAL_PREKEY_COUNT,
+    preKeys: options.preKeysAtPairing ?? INITIAL_PREKEY_COUNT,
     writes: new SessionWrites(),
   };
   // Signal session records (keys) printed by the libraries must never reach the console or the logs.
