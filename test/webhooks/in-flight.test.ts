@@ -2,12 +2,11 @@
 // one destination are in flight at once. A receiver that never answers has exactly that many requests open at once,
 // however many events wait behind them; with no setting, 4. Each case has its own gateway and its own receiver, which
 // counts the requests it holds open (a request the gateway gives up on closes before its retry opens).
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import { pairedWithWebhook, sendChat } from '../events/helpers.js';
+import { startServer } from '../outbound/helpers.js';
 
 /** Claims come at least this often, so a bound that let more through would show within a few of them. */
 const POLL_MS = 50;
@@ -22,24 +21,13 @@ interface HangingReceiver {
 async function hangingReceiver(): Promise<HangingReceiver> {
   let open = 0;
   let most = 0;
-  const server: Server = createServer((req, res) => {
+  const server = await startServer((_req, res) => {
     open++;
     most = Math.max(most, open);
     res.on('close', () => open--);
     // Never answered.
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    open: () => open,
-    mostOpen: () => most,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: server.url('/hook'), open: () => open, mostOpen: () => most, close: () => server.close() };
 }
 
 describe.skipIf(noStoreAvailable)('deliveries in flight per device and destination', () => {
