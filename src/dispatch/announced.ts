@@ -15,14 +15,20 @@
 import type { BatchCollector } from '../cluster/fenced-writes.js';
 import { eventRows, insertEvents, type EventType, type NewEvent } from '../events/record.js';
 import type { MessageRow } from '../messages/repository.js';
-import { messageStatusRepository, type BatchedChange, type BatchedKind } from '../messages/status-repository.js';
+import {
+  messageStatusRepository,
+  type BatchedChanges,
+  type ReceiptChange,
+  type SentChange,
+} from '../messages/status-repository.js';
 import { presentMessage } from '../messages/present.js';
 import type { Db } from '../store/schema.js';
 import type { DeviceCache } from './device-cache.js';
 
 /** A change that becomes an event; `sent` with media, a late ack and a refusal are written one at a time. */
 export type AnnouncedChange =
-  | (BatchedChange & { readonly kind: BatchedKind })
+  | (SentChange & { readonly kind: 'sent' })
+  | (ReceiptChange & { readonly kind: 'delivered' | 'read' })
   | {
       readonly kind: 'sentMedia';
       readonly id: string;
@@ -79,10 +85,10 @@ async function writeRun(
   events: NewEvent[],
 ): Promise<void> {
   if (run.length === 0) return;
-  const batched: Record<BatchedKind, BatchedChange[]> = { sent: [], delivered: [], read: [] };
+  const batched: { [K in keyof BatchedChanges]: BatchedChanges[K][] } = { sent: [], delivered: [], read: [] };
   for (const change of run) {
-    if (change.kind === 'sent' || change.kind === 'delivered' || change.kind === 'read')
-      batched[change.kind].push(change);
+    if (change.kind === 'sent') batched.sent.push(change);
+    else if (change.kind === 'delivered' || change.kind === 'read') batched[change.kind].push(change);
   }
   // A receipt may overtake the send's own `sent` write: `message.sent` is recorded first, once, showing the
   // message as it was at that moment (the send's write then finds it moved on and records nothing).

@@ -283,11 +283,11 @@ export class Dispatcher {
    */
   private async sendRun(lane: Lane, { conn, epoch }: Work, run: readonly MessageRow[]): Promise<void> {
     const { db } = this.options.store;
-    const ids = run.map((row) => row.id);
+    const deviceId = run[0]!.device_id;
     // Committed before the sends, in the status writes' group commit fenced by the epoch (a lost lease: nothing sent).
     const now = this.options.clock.now();
-    const claimed = await this.options.writes.run(run[0]!.device_id, epoch, (t) =>
-      actionsRepository.claimMany(t, ids, now),
+    const claimed = await this.options.writes.run(deviceId, epoch, (t) =>
+      actionsRepository.claimMany(t, deviceId, run, now),
     );
     const outcomes: Promise<void>[] = [];
     // `over`: messages of the run that are over (sent, failed, or cancelled before the claim: nothing to store);
@@ -315,7 +315,7 @@ export class Dispatcher {
       // Claimed but never tried (the run stopped before them): a cancel may end them again. Not once the device
       // left this node: its claims may be the next holder's by now.
       const untried = run.slice(tried ? over + 1 : over).flatMap((row) => (claimed.has(row.id) ? [row.id] : []));
-      if (untried.length > 0 && this.options.holdings.epochOf(run[0]!.device_id) === epoch) {
+      if (untried.length > 0 && this.options.holdings.epochOf(deviceId) === epoch) {
         const warn = (error: unknown) => this.options.logger.warn({ err: error }, 'could not release claimed messages');
         await actionsRepository.unclaim(db, untried).catch(warn);
       }
@@ -413,7 +413,7 @@ export class Dispatcher {
     if (row.direction === 'action') {
       return {
         outcome: 'sent',
-        stored: this.statuses.persist(row, () => this.statuses.markActionSent(row.device_id, epoch, row.id)),
+        stored: this.statuses.persist(row, () => this.statuses.markActionSent(row.device_id, epoch, row)),
       };
     }
     const hasMedia = MEDIA_TYPES.has(row.type);
@@ -421,9 +421,7 @@ export class Dispatcher {
     const renderedAs = INTERACTIVE_TYPES.has(row.type) && conn.capabilities?.interactive === 'text' ? 'text' : null;
     return {
       outcome: 'sent',
-      stored: this.statuses.persist(row, () =>
-        this.statuses.markSent(row.device_id, epoch, row.id, hasMedia, renderedAs),
-      ),
+      stored: this.statuses.persist(row, () => this.statuses.markSent(row.device_id, epoch, row, hasMedia, renderedAs)),
     };
   }
 

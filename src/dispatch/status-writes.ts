@@ -17,7 +17,8 @@ import { untilStored } from '../store/until-stored.js';
 import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
 import type { MessageRow } from '../messages/repository.js';
-import { messageStatusRepository } from '../messages/status-repository.js';
+import { messageStatusRepository, type ReceiptChange, type SentChange } from '../messages/status-repository.js';
+import type { QueuedMessage } from '../messages/actions-repository.js';
 import { quotaRepository } from '../messages/quota-repository.js';
 import { presentMessage } from '../messages/present.js';
 import { MEMBER_RECEIPTS } from '../messages/receipts.js';
@@ -80,29 +81,35 @@ export class StatusWrites {
   }
 
   /** The network took the message: `sent`, with `message.sent` when the device announces it. */
-  markSent(deviceId: number, epoch: number, id: string, hasMedia: boolean, renderedAs: string | null): Promise<void> {
+  markSent(
+    deviceId: number,
+    epoch: number,
+    { id, seq }: QueuedMessage,
+    hasMedia: boolean,
+    renderedAs: string | null,
+  ): Promise<void> {
     const at = this.options.clock.now();
     return this.afterWarming(deviceId, () =>
       this.options.writes.run(deviceId, epoch, async (trx, batch) => {
         if (!(await this.announces(trx, deviceId))) {
           // Nothing to announce: written with the batch's other `sent` changes, in one statement.
-          if (!hasMedia) return batch.collect(SENT, { id, deviceId, at, renderedAs });
+          if (!hasMedia) return batch.collect(SENT, { id, seq, deviceId, at, renderedAs });
           await messageStatusRepository.markSent(trx, id, at, hasMedia, false, renderedAs);
           return;
         }
         // Written with the batch's other announced changes, its event built from the row the statement answers.
         if (hasMedia) batch.collect(this.announced, { kind: 'sentMedia', id, deviceId, at, renderedAs });
-        else batch.collect(this.announced, { kind: 'sent', id, deviceId, at, renderedAs });
+        else batch.collect(this.announced, { kind: 'sent', id, seq, deviceId, at, renderedAs });
       }),
     );
   }
 
   /** The network took an action (actions.ts): done, with no event (an action is no message). */
-  markActionSent(deviceId: number, epoch: number, id: string): Promise<void> {
+  markActionSent(deviceId: number, epoch: number, { id, seq }: QueuedMessage): Promise<void> {
     const at = this.options.clock.now();
     return this.afterWarming(deviceId, () =>
       this.options.writes.run(deviceId, epoch, async (_trx, batch) => {
-        batch.collect(SENT, { id, deviceId, at, renderedAs: null });
+        batch.collect(SENT, { id, seq, deviceId, at, renderedAs: null });
       }),
     );
   }
@@ -217,14 +224,13 @@ const QUOTA_BACK: BatchCollector<number> = {
 /** The events of a batch of status writes (log rows and webhook deliveries), inserted together. */
 const EVENTS: BatchCollector<NewEvent> = { flush: (trx, events) => insertEvents(trx, events) };
 
-type Change = { id: string; deviceId: number; at: number; renderedAs?: string | null };
 /** Status changes no webhook announces, written together per kind (each only moves a message forward). */
-const SENT: BatchCollector<Change> = {
+const SENT: BatchCollector<SentChange> = {
   flush: (trx, changes) => messageStatusRepository.changeMany(trx, 'sent', changes),
 };
-const DELIVERED: BatchCollector<Change> = {
+const DELIVERED: BatchCollector<ReceiptChange> = {
   flush: (trx, changes) => messageStatusRepository.changeMany(trx, 'delivered', changes),
 };
-const READ: BatchCollector<Change> = {
+const READ: BatchCollector<ReceiptChange> = {
   flush: (trx, changes) => messageStatusRepository.changeMany(trx, 'read', changes),
 };

@@ -13,6 +13,7 @@ import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared } from '../store/prepared.js';
 import type { Database, Db } from '../store/schema.js';
 import { messageMediaRepository } from './media-repository.js';
+import { queueSpan } from './actions-repository.js';
 import type { MessageRow } from './repository.js';
 
 /**
@@ -136,12 +137,22 @@ function receipt(change: ReturnType<typeof statusChange<readonly [id: string, de
   ): Promise<StatusChanged<R>> => outcome(await (readBack ? change.row : change.moved)(db, id, deviceId, at), readBack);
 }
 
-/** A change of a batch: `sent` (no media, no read-back) or a receipt, for a device with no webhook to announce it. */
-export interface BatchedChange {
+/** A receipt's change in a batch (delivered, read), for one device's message. */
+export interface ReceiptChange {
   readonly id: string;
   readonly deviceId: number;
   readonly at: number;
+}
+/** A `sent` change in a batch (no media): also where the message lies in its device's queue (`seq`). */
+export interface SentChange extends ReceiptChange {
+  readonly seq: number;
   readonly renderedAs?: string | null;
+}
+/** A change of a batch, by kind: `sent` (no media) or a receipt. */
+export interface BatchedChanges {
+  sent: SentChange;
+  delivered: ReceiptChange;
+  read: ReceiptChange;
 }
 export type BatchedKind = 'sent' | 'delivered' | 'read';
 
@@ -166,54 +177,60 @@ const BATCHED: Record<BatchedKind, { set: string; where: string }> = {
   },
 };
 
-function batchedStatements(kind: BatchedKind, returning = false) {
+/**
+ * A kind's statement for both dialects, as one runner over the batch's changes. The `sent` statement also names
+ * where the batch lies in its devices' queues (their ids and the span of their `seq`): a message still `pending` is
+ * then found through the queue's own index, whatever the planner's statistics say (the claim's reason,
+ * actions-repository.ts; docs/internals.md, The queue's statements and the planner). Receipts name no `pending`
+ * message alone and need no span.
+ */
+function batchedStatements<K extends BatchedKind>(kind: K, returning = false) {
   const { set, where } = BATCHED[kind];
   const tail = sql.raw(`messages.id = c.id and messages.device_id = c.device_id and ${where}`);
   // PostgreSQL's `returning *` would add the batch's columns; SQLite returns only the updated table's anyway.
   const pgReturning = sql.raw(returning ? ' returning messages.*' : '');
   const sqliteReturning = sql.raw(returning ? ' returning *' : '');
-  return {
-    postgres: prepared(
-      4,
-      (db, ids: readonly string[], devices: readonly number[], ats: readonly number[], rendered: readonly unknown[]) =>
-        compiled<MessageRow>(
-          db,
-          sql`update messages set ${sql.raw(set)}
-          from unnest(${ids}::text[], ${devices}::bigint[], ${ats}::bigint[], ${rendered}::text[])
-            as c(id, device_id, at, rendered_as)
-          where ${tail}${pgReturning}`,
-        ),
-    ),
-    /** Rows as JSON: `[[id, deviceId, at, renderedAs], ...]`. */
-    sqlite: prepared(1, (db, rowsJson: string) =>
+  const update = (ids: unknown, devices: unknown, ats: unknown, rendered: unknown) =>
+    sql`update messages set ${sql.raw(set)}
+      from unnest(${ids}::text[], ${devices}::bigint[], ${ats}::bigint[], ${rendered}::text[])
+        as c(id, device_id, at, rendered_as)
+      where ${tail}`;
+  const postgresSpanned = prepared(
+    6,
+    (db, ids: string[], devices: number[], ats: number[], rendered: unknown[], first: number, last: number) =>
       compiled<MessageRow>(
         db,
-        sql`update messages set ${sql.raw(set)}
-        from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as device_id,
-            json_extract(value, '$[2]') as at, json_extract(value, '$[3]') as rendered_as
-          from json_each(${rowsJson})) as c
-        where ${tail}${sqliteReturning}`,
+        sql`${update(ids, devices, ats, rendered)}
+          and messages.device_id = any(${devices}::bigint[]) and messages.seq between ${first} and ${last}${pgReturning}`,
       ),
-    ),
-  };
-}
-
-/** Runs a kind's batched statement over distinct messages' changes; answers what the statement returned. */
-function runBatched(
-  statements: ReturnType<typeof batchedStatements>,
-  db: Db,
-  rows: readonly BatchedChange[],
-): Promise<MessageRow[]> {
-  if (onPostgres(db)) {
-    return statements.postgres(
+  );
+  const postgres = prepared(4, (db, ids: string[], devices: number[], ats: number[], rendered: unknown[]) =>
+    compiled<MessageRow>(db, sql`${update(ids, devices, ats, rendered)}${pgReturning}`),
+  );
+  /** Rows as JSON: `[[id, deviceId, at, renderedAs], ...]`. */
+  const sqlite = prepared(1, (db, rowsJson: string) =>
+    compiled<MessageRow>(
       db,
-      rows.map((c) => c.id),
-      rows.map((c) => c.deviceId),
-      rows.map((c) => c.at),
-      rows.map((c) => c.renderedAs ?? null),
-    );
-  }
-  return statements.sqlite(db, JSON.stringify(rows.map((c) => [c.id, c.deviceId, c.at, c.renderedAs ?? null])));
+      sql`update messages set ${sql.raw(set)}
+      from (select json_extract(value, '$[0]') as id, json_extract(value, '$[1]') as device_id,
+          json_extract(value, '$[2]') as at, json_extract(value, '$[3]') as rendered_as
+        from json_each(${rowsJson})) as c
+      where ${tail}${sqliteReturning}`,
+    ),
+  );
+  /** Runs the statement over distinct messages' changes; answers what it returned. */
+  return (db: Db, rows: readonly BatchedChanges[K][]): Promise<MessageRow[]> => {
+    const rendered = (c: BatchedChanges[K]) => ('renderedAs' in c ? (c.renderedAs ?? null) : null);
+    if (!onPostgres(db)) {
+      return sqlite(db, JSON.stringify(rows.map((c) => [c.id, c.deviceId, c.at, rendered(c)])));
+    }
+    const ids = rows.map((c) => c.id);
+    const devices = rows.map((c) => c.deviceId);
+    const ats = rows.map((c) => c.at);
+    if (kind !== 'sent') return postgres(db, ids, devices, ats, rows.map(rendered));
+    const { first, last } = queueSpan(rows as readonly SentChange[]);
+    return postgresSpanned(db, ids, devices, ats, rows.map(rendered), first, last);
+  };
 }
 
 /** Which of these messages (id and device) have never been `sent` (no `sent_at`), in one statement. */
@@ -232,6 +249,7 @@ const neverSentMany = {
   ),
 };
 
+type BatchedRunner<K extends BatchedKind> = ReturnType<typeof batchedStatements<K>>;
 const batched = {
   sent: batchedStatements('sent'),
   delivered: batchedStatements('delivered'),
@@ -306,19 +324,23 @@ export const messageStatusRepository = {
    * The same changes as markSent (no media, no read-back), markDelivered and markRead, for many messages in one
    * statement. A message named twice changes once, by its first change (as one at a time would).
    */
-  changeMany: async (db: Db, kind: BatchedKind, changes: readonly BatchedChange[]): Promise<void> => {
-    const firsts = new Map<string, BatchedChange>();
+  changeMany: async <K extends BatchedKind>(db: Db, kind: K, changes: readonly BatchedChanges[K][]): Promise<void> => {
+    const firsts = new Map<string, BatchedChanges[K]>();
     for (const change of changes) if (!firsts.has(change.id)) firsts.set(change.id, change);
     if (firsts.size === 0) return;
-    await runBatched(batched[kind], db, [...firsts.values()]);
+    await (batched[kind] as BatchedRunner<K>)(db, [...firsts.values()]);
   },
 
   /**
    * The same changes as changeMany, for changes of distinct messages, answering the changed rows (as they are after
    * the change; a message that did not move is not among them). `sent` here is markSent's without media.
    */
-  changeManyReadBack: (db: Db, kind: BatchedKind, changes: readonly BatchedChange[]): Promise<MessageRow[]> =>
-    changes.length === 0 ? Promise.resolve([]) : runBatched(batchedReturning[kind], db, changes),
+  changeManyReadBack: <K extends BatchedKind>(
+    db: Db,
+    kind: K,
+    changes: readonly BatchedChanges[K][],
+  ): Promise<MessageRow[]> =>
+    changes.length === 0 ? Promise.resolve([]) : (batchedReturning[kind] as BatchedRunner<K>)(db, changes),
 
   /**
    * Which of these messages have never been `sent` (no `sent_at`), each for the device named with it: a receipt

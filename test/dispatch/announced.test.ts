@@ -30,6 +30,8 @@ describe.skipIf(noStoreAvailable)('announced status changes of one batch', () =>
     return gw.app.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   }
 
+  const seq = async (id: string) => (await row(id)).seq;
+
   /** The device's logged events of these messages, in log order: `<type> <message id> <status shown>`. */
   async function logged(ids: readonly string[]): Promise<string[]> {
     const rows = await gw.app.store.db
@@ -57,12 +59,12 @@ describe.skipIf(noStoreAvailable)('announced status changes of one batch', () =>
     const d = await message({ status: 'sent', sent_at: 2 });
     await flush([
       { kind: 'read', id: b, deviceId, at: 1001 },
-      { kind: 'sent', id: a, deviceId, at: 1002, renderedAs: 'text' },
+      { kind: 'sent', id: a, seq: await seq(a), deviceId, at: 1002, renderedAs: 'text' },
       // A again: the next run, after A's `sent`.
       { kind: 'delivered', id: a, deviceId, at: 1003 },
       { kind: 'read', id: c, deviceId, at: 1004 },
       // B again: the read moved it past `sent` already.
-      { kind: 'sent', id: b, deviceId, at: 1005, renderedAs: null },
+      { kind: 'sent', id: b, seq: await seq(b), deviceId, at: 1005, renderedAs: null },
       { kind: 'refused', id: d, deviceId, at: 1006, reason: 'refused by the network' },
     ]);
     expect(await logged([a, b, c, d])).toEqual([
@@ -81,7 +83,7 @@ describe.skipIf(noStoreAvailable)('announced status changes of one batch', () =>
   it('records nothing for a batch that moves nothing, and nothing twice', async () => {
     const a = await message({ status: 'delivered', sent_at: 2, delivered_at: 3 });
     await flush([
-      { kind: 'sent', id: a, deviceId, at: 1001, renderedAs: null },
+      { kind: 'sent', id: a, seq: await seq(a), deviceId, at: 1001, renderedAs: null },
       { kind: 'delivered', id: a, deviceId, at: 1002 },
       { kind: 'read', id: a, deviceId, at: 1003 },
       { kind: 'read', id: a, deviceId, at: 1004 },

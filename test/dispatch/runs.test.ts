@@ -108,7 +108,8 @@ describe.skipIf(noStoreAvailable)('sending a queue in runs', () => {
     ];
     expect((await gw.request('DELETE', `/messages/${b}`)).body.message).toBe('Message cancelled');
     const db = gw.app.store.db;
-    expect([...(await actionsRepository.claimMany(db, [a, b, c], clock.now()))].sort()).toEqual([a, c].sort());
+    const run = await db.selectFrom('messages').select(['id', 'seq']).where('id', 'in', [a, b, c]).execute();
+    expect([...(await actionsRepository.claimMany(db, device.id, run, clock.now()))].sort()).toEqual([a, c].sort());
     for (const id of [a, c]) expect((await gw.request('DELETE', `/messages/${id}`)).status).toBe(400);
     await actionsRepository.unclaim(db, [c]);
     expect((await gw.request('DELETE', `/messages/${c}`)).body.message).toBe('Message cancelled');

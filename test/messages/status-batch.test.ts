@@ -29,10 +29,17 @@ describe.skipIf(noStoreAvailable)('status changes in one statement', () => {
   it('marks 300 pending messages sent, each with its own time and rendering, and nothing already sent', async () => {
     const ids = await Promise.all(Array.from({ length: 300 }, () => message()));
     const already = await message({ status: 'sent', sent_at: 5 });
-    const changes = ids.map((id, i) => ({ id, deviceId, at: 1_000 + i, renderedAs: i % 2 === 0 ? 'text' : null }));
+    const seqs = await Promise.all(ids.map(async (id) => (await row(id)).seq));
+    const changes = ids.map((id, i) => ({
+      id,
+      seq: seqs[i]!,
+      deviceId,
+      at: 1_000 + i,
+      renderedAs: i % 2 === 0 ? 'text' : null,
+    }));
     await messageStatusRepository.changeMany(gw.app.store.db, 'sent', [
       ...changes,
-      { id: already, deviceId, at: 9_999, renderedAs: 'text' },
+      { id: already, seq: (await row(already)).seq, deviceId, at: 9_999, renderedAs: 'text' },
     ]);
     for (const [i, id] of ids.entries()) {
       expect(await row(id)).toMatchObject({
