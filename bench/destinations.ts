@@ -20,6 +20,10 @@
 // each broker's rate is N over its consumer's first to last arrival (the publisher's own rate from the log).
 //
 //   npm run build && node --import tsx bench/destinations.ts [seconds] [messages_per_second] [devices]
+//
+// BENCH_ANALYZE=1 (PostgreSQL): the benchmark's database is analyzed after the warm-up, as autovacuum does within
+// its first minute on a new store. Without it, a run shorter than that measures the plans PostgreSQL made for
+// empty tables (bench/README.md, Plans made for empty tables).
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
@@ -115,6 +119,7 @@ const load = async (duration: number) => {
 };
 
 const warm = await load(warmupSeconds);
+if (process.env.BENCH_ANALYZE === '1') await store.analyze();
 const gatewayCpuStart = cpuMs(gateway.pid);
 const selfCpuStart = process.cpuUsage();
 const activity = await benchActivity(store.env.DATABASE_URL);

@@ -20,6 +20,10 @@
 // events created in it. Afterwards: every event must arrive, none twice.
 //
 //   npm run build && node --import tsx bench/webhooks.ts [seconds] [messages_per_second] [devices] [read=1]
+//
+// BENCH_ANALYZE=1 (PostgreSQL): the benchmark's database is analyzed after the warm-up, as autovacuum does within
+// its first minute on a new store. Without it, a run shorter than that measures the plans PostgreSQL made for
+// empty tables (bench/README.md, Plans made for empty tables).
 import autocannon from 'autocannon';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -138,6 +142,7 @@ const load = async (duration: number) => {
 };
 
 const warm = await load(warmupSeconds);
+if (process.env.BENCH_ANALYZE === '1') await store.analyze();
 const cpuStart = await gatewayCpuMs();
 const activity = await benchActivity(store.env.DATABASE_URL);
 const windowStart = Date.now();
