@@ -15,6 +15,9 @@
 // and 3 nodes have the same arrangement); on SQLite (one node) the sandbox
 // runs in the gateway, as it always did here. Rounds alternate so that the
 // host's drift falls on both sides.
+//
+// BENCH_ANALYZE=1 (PostgreSQL): the database is analyzed before each round, as autovacuum does within its first
+// minute on a new store; without it, the first round runs on the plans PostgreSQL made for empty tables.
 import autocannon from 'autocannon';
 import { readFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -92,6 +95,8 @@ try {
       nodes = await startNodes(store, count, env, sandbox);
     }
     const ready = await spread(store, names(count), devices);
+    // As autovacuum would have by now on a store in use (bench/README.md, Plans made for empty tables).
+    if (process.env.BENCH_ANALYZE === '1') await store.analyze();
     const before = await store.delivered();
     const gatewayCpu = nodes.processes.map((p) => cpuMs(p.child.pid!));
     const pgPids = await backendPids();
