@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js';
 import type { Db } from '../store/schema.js';
 import type { MessageRow } from '../messages/repository.js';
 import { messageStatusRepository, type ReceiptChange, type SentChange } from '../messages/status-repository.js';
-import type { QueuedMessage } from '../messages/actions-repository.js';
+import type { QueuedMessage } from '../messages/queue-span.js';
 import { quotaRepository } from '../messages/quota-repository.js';
 import { presentMessage } from '../messages/present.js';
 import { MEMBER_RECEIPTS } from '../messages/receipts.js';

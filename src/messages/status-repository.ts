@@ -13,7 +13,7 @@ import { onPostgres } from '../store/dialect.js';
 import { compiled, prepared } from '../store/prepared.js';
 import type { Database, Db } from '../store/schema.js';
 import { messageMediaRepository } from './media-repository.js';
-import { queueSpan } from './actions-repository.js';
+import { queueSpan } from './queue-span.js';
 import type { MessageRow } from './repository.js';
 
 /**
