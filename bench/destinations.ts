@@ -119,7 +119,7 @@ const load = async (duration: number) => {
 };
 
 const warm = await load(warmupSeconds);
-if (process.env.BENCH_ANALYZE === '1') await store.analyze();
+await store.analyzeIfAsked();
 const gatewayCpuStart = cpuMs(gateway.pid);
 const selfCpuStart = process.cpuUsage();
 const activity = await benchActivity(store.env.DATABASE_URL);

@@ -96,7 +96,7 @@ try {
     }
     const ready = await spread(store, names(count), devices);
     // As autovacuum would have by now on a store in use (bench/README.md, Plans made for empty tables).
-    if (process.env.BENCH_ANALYZE === '1') await store.analyze();
+    await store.analyzeIfAsked();
     const before = await store.delivered();
     const gatewayCpu = nodes.processes.map((p) => cpuMs(p.child.pid!));
     const pgPids = await backendPids();

@@ -142,7 +142,7 @@ const load = async (duration: number) => {
 };
 
 const warm = await load(warmupSeconds);
-if (process.env.BENCH_ANALYZE === '1') await store.analyze();
+await store.analyzeIfAsked();
 const cpuStart = await gatewayCpuMs();
 const activity = await benchActivity(store.env.DATABASE_URL);
 const windowStart = Date.now();
