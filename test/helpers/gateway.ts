@@ -1,6 +1,6 @@
 // Builds a gateway for a test against the store this project runs on
-// (TEST_STORE=sqlite: a temp directory; postgres: a copy of the run's migrated
-// template database, or a fresh empty schema when a test asks for one), with a
+// (TEST_STORE=sqlite: a temp directory; postgres: a schema made from the run's
+// migrated template, or a fresh empty schema when a test asks for one), with a
 // known API token, and tears it all down afterwards.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/clock.js';
-import { migratedCopy } from './pg-databases.js';
+import { migratedCopy, migratedSchema } from './pg-databases.js';
 
 export const TEST_TOKEN = 'mgw_test_token_for_the_default_account_0000';
 export const storeKind = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres';
@@ -33,8 +33,8 @@ export const noStoreAvailable = storeKind === 'postgres' && pgAdminUrl() === nul
 export interface LocationOptions {
   /**
    * PostgreSQL: false for an empty schema in the server's own database, as an operator's new store is (tests of
-   * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a database copied from
-   * the run's template, already migrated: the same tables a gateway's start-up makes, without paying for them. No
+   * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a schema made from the
+   * run's template (test/helpers/pg-databases.ts), already migrated: the same tables a gateway's start-up makes, without paying for them. No
    * effect on SQLite, whose store is always a new file.
    */
   readonly migrated?: boolean;
@@ -48,7 +48,10 @@ export async function newStoreLocation(options: LocationOptions = {}): Promise<S
   }
   const template = inject('pgTemplate');
   if (options.migrated !== false && template !== null) {
-    const copy = await migratedCopy(admin, template.database);
+    const copy =
+      template.dump !== null
+        ? await migratedSchema(admin, template.database, template.dump)
+        : await migratedCopy(admin, template.database);
     return {
       databaseUrl: copy.url,
       dataDir,

@@ -1,10 +1,12 @@
 // The PostgreSQL databases of a test run: the URL of a database (and schema) on
 // the test server, one statement batch on a short-lived connection, and a
-// test's store as a copy of the run's migrated template (test/helpers/postgres-global.ts
-// makes the template). A copy is a database of its own whose one schema, renamed
-// after the test's store, holds exactly what migrating a fresh schema leaves.
+// test's store made from the run's migrated template (test/helpers/postgres-global.ts
+// makes the template): a schema of its own in its worker's database, made by
+// the template schema's dump (pg_dump of what the migrations left, renamed), or,
+// where the run has no dump, a copy of the whole template database. Either holds
+// exactly what migrating a fresh schema leaves.
 // Must never: keep a connection open to the template (a copy needs none open),
-// or drop a database other than the copy it made.
+// or drop a database or schema other than one it made.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
@@ -59,6 +61,52 @@ export async function migratedCopy(admin: string, template: string): Promise<Mig
     url: databaseUrlOf(admin, database, schema),
     drop: async () => {
       await onServer(admin, (c) => c.query(`drop database if exists ${database}`));
+    },
+  };
+}
+
+/** The dump's statements for a schema named `schema`: the template schema's name replaced, psql's own commands left out. */
+export function schemaFromDump(dump: string, schema: string): string {
+  return dump
+    .split('\n')
+    .filter((line) => !line.startsWith('\\'))
+    .join('\n')
+    .replace(new RegExp(`\\b${TEMPLATE_SCHEMA}\\b`, 'g'), schema);
+}
+
+/**
+ * This test process's database for schemas made from the dump: one a process (a worker runs its files one after
+ * another), named after the template so the run's teardown drops it. Kept on `globalThis`, as a worker that shares
+ * its modules between files may still evaluate this module again.
+ */
+function workerDatabase(admin: string, template: string): Promise<string> {
+  const held = globalThis as { gwWorkerDatabases?: Map<string, Promise<string>> };
+  held.gwWorkerDatabases ??= new Map();
+  let made = held.gwWorkerDatabases.get(template);
+  if (made === undefined) {
+    const database = `${template}_w${randomBytes(4).toString('hex')}`;
+    made = onServer(admin, (c) => c.query(`create database ${database}`)).then(() => database);
+    made.catch(() => held.gwWorkerDatabases?.delete(template));
+    held.gwWorkerDatabases.set(template, made);
+  }
+  return made;
+}
+
+/**
+ * A new schema `gw_test_<random>` in this process's database, made by the template schema's dump in one round trip:
+ * the tables, indexes, functions, triggers and rows the migrations left (their own bookkeeping included). A tenth of
+ * the server's work of copying the template database (docs/testing.md, Where the suite's time goes). The gateway
+ * names its notification channel and advisory locks after its schema, so stores in one database do not meet.
+ */
+export async function migratedSchema(admin: string, template: string, dump: string): Promise<MigratedCopy> {
+  const database = await workerDatabase(admin, template);
+  const schema = `gw_test_${randomBytes(6).toString('hex')}`;
+  const url = databaseUrlOf(admin, database);
+  await onServer(url, (c) => c.query(schemaFromDump(dump, schema)));
+  return {
+    url: databaseUrlOf(admin, database, schema),
+    drop: async () => {
+      await onServer(url, (c) => c.query(`drop schema if exists ${schema} cascade`));
     },
   };
 }

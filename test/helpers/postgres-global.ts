@@ -1,30 +1,39 @@
 // Finds a PostgreSQL server for the postgres project before any test file runs:
 // TEST_DATABASE_URL, else the machine's server on 127.0.0.1:5432, and makes the
 // run's template there: a database of its own holding one schema the gateway's
-// migrations have run on, once. A test's store is a copy of it (CREATE DATABASE
-// ... TEMPLATE, test/helpers/gateway.ts), so a test pays no migrations unless
-// it asks for an empty store. After the run, the template and any copy a
-// crashed test left are dropped, and before it, those of runs killed more than
+// migrations have run on, once, and that schema's dump (pg_dump). A test's store
+// is a schema made from the dump in its worker's database, or, without pg_dump, a
+// copy of the template database (test/helpers/gateway.ts), so a test pays no
+// migrations unless it asks for an empty store. After the run, the template and
+// the databases named after it (the workers', any copy a crashed test left) are
+// dropped, and before it, those of runs killed more than
 // six hours ago (their names carry when they were made). With no server at all
 // the postgres tests are skipped with a loud message, except under CI, where
 // that is a failure.
 // Must never: drop a database other than this run's and an abandoned run's
 // (other runs share the server), or leave a connection open to the template
 // (copying it needs none).
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/store.js';
 import { takesConnections } from './pg-reachable.js';
+import { promisify } from 'node:util';
 import { TEMPLATE_SCHEMA, databaseUrlOf, onServer } from './pg-databases.js';
 import type { TestProject } from 'vitest/node';
+
+const run = promisify(execFile);
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string | null;
-    /** This run's migrated template database and the name of its migrated schema, or null without a server. */
-    pgTemplate: { database: string; schema: string } | null;
+    /**
+     * This run's migrated template database, the name of its migrated schema and that schema's dump (null where
+     * pg_dump could not make one), or null without a server.
+     */
+    pgTemplate: { database: string; schema: string; dump: string | null } | null;
   }
 }
 
@@ -38,6 +47,29 @@ async function makeTemplate(admin: string, database: string): Promise<void> {
   } finally {
     await store.close();
     await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The template schema's tables, functions, triggers and rows as SQL (pg_dump, plain INSERTs, no owners), or null
+ * with a warning where pg_dump is missing or fails: the tests then copy the template database instead, slower.
+ */
+async function dumpOf(admin: string, database: string): Promise<string | null> {
+  try {
+    const { stdout } = await run(
+      'pg_dump',
+      ['--schema', TEMPLATE_SCHEMA, '--no-owner', '--no-privileges', '--inserts', databaseUrlOf(admin, database)],
+      {
+        timeout: 60_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    return stdout;
+  } catch (error) {
+    console.error(
+      `pg_dump of the test template failed (${String(error).split('\n')[0]}); each test store will copy the template database.`,
+    );
+    return null;
   }
 }
 
@@ -81,7 +113,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
       throw error;
     }
     project.provide('pgAdminUrl', url);
-    project.provide('pgTemplate', { database, schema: TEMPLATE_SCHEMA });
+    project.provide('pgTemplate', { database, schema: TEMPLATE_SCHEMA, dump: await dumpOf(url, database) });
     return () => dropRun(url, database);
   }
   const message = `PostgreSQL is not reachable at ${url.replace(/:[^:@/]*@/, ':***@')}; set TEST_DATABASE_URL.`;
