@@ -4,9 +4,12 @@
  *
  * Compiling every response schema of every route (each served twice, with and without `/api`) was the largest
  * share of the process's start-up CPU, before it could listen and send what was queued (issue 25). A schema object
- * used by several routes, statuses or both aliases now compiles once; one never answered never compiles.
+ * used by several routes, statuses or both aliases now compiles once; one never answered never compiles. A
+ * serializer once built is kept for the process, by what its schema and serializer options say (their JSON), and
+ * every later app the process builds takes it as it is: a test run builds hundreds of apps in one process, each with
+ * schema objects of its own, and compiling their serializers again was about a tenth of the suite's CPU.
  *
- * Owns: when a response serializer is built and sharing it between routes with the same schema object.
+ * Owns: when a response serializer is built and sharing it between routes, and apps, with the same schema object.
  * Must never: change what is written (the serializer is the one Fastify would build itself, from its own
  * dependency, with the same options), or name a package the gateway does not declare in its imports.
  */
@@ -36,6 +39,18 @@ export interface DeferredSerializers {
   compileAll(): number;
 }
 
+/**
+ * Serializers built in this process, by their options and schema as JSON (bounded by the schemas the gateway has).
+ * Only for contexts without shared schemas, as the gateway's: there a serializer depends on nothing else (the
+ * route's method, URL and status only name it in errors).
+ */
+const builtInProcess = new Map<string, Serialize>();
+
+/** How many serializers this process has built (tests: a later app builds none for schemas saying the same). */
+export function serializersBuiltInProcess(): number {
+  return builtInProcess.size;
+}
+
 /** The serializers of one app: its Fastify's own, each built on first use, once per schema object. */
 export function deferredSerializers(): DeferredSerializers {
   // Built or waiting, by schema object (only in contexts without shared schemas, as the gateway's).
@@ -62,12 +77,20 @@ export function deferredSerializers(): DeferredSerializers {
     };
     const shared =
       typeof externalSchemas !== 'object' || externalSchemas === null || Object.keys(externalSchemas).length === 0;
+    const optionsKey = JSON.stringify(options ?? null);
+    /** The process's serializer for the route's schema, built now if it has none yet. */
+    const sharedInProcess = (route: Parameters<CompileRoute>[0]) => {
+      const key = `${optionsKey}\n${JSON.stringify(route.schema)}`;
+      let serialize = builtInProcess.get(key);
+      if (serialize === undefined) builtInProcess.set(key, (serialize = real(route)));
+      return serialize;
+    };
     return (route) => {
       const schema = route.schema;
       if (!shared || typeof schema !== 'object' || schema === null) return deferred(() => real(route));
       const known = bySchema.get(schema);
       if (known !== undefined) return known;
-      const serialize = deferred(() => real(route));
+      const serialize = deferred(() => sharedInProcess(route));
       bySchema.set(schema, serialize);
       return serialize;
     };

@@ -10,6 +10,8 @@
  * Every failure is reported, not only the first, so `errors` names them all.
  * A route's validators are compiled on its first request that needs them, not at start (issue 25: compiling
  * every route's schemas delayed the first send after a restart); `compileDeferredValidators` compiles the rest.
+ * Validators are the process's, kept by what their schema says (its JSON) and shared by every app it builds: a test
+ * run builds hundreds of apps in one process, each with schema objects of its own, and compiled them all again.
  * A body schema marked with `validatedByHandler` is only documented here: its
  * route's service validates it with the same schemas and the contract's own
  * messages (the message send bodies).
@@ -57,11 +59,40 @@ function orNoBody(validate: ValidateFunction): ValidateFunction {
   return checked;
 }
 
+/** A validator instance of the process, and what it compiled by the schema's JSON (bounded by the gateway's schemas). */
+interface Compiler {
+  readonly ajv: Ajv;
+  readonly compiled: Map<string, ValidateFunction>;
+}
+
+function compilerOf(options: Options): Compiler {
+  const ajv = new Ajv(options);
+  addFormats(ajv);
+  return { ajv, compiled: new Map() };
+}
+
+/** The process's compilers: bodies as sent, and query strings and path parameters coerced from text. */
+let compilers: { bodies: Compiler; textual: Compiler } | null = null;
+
+/** The validator of `schema`, compiled once a process for each schema that says the same. */
+function compile(compiler: Compiler, schema: FastifySchema & object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = compiler.compiled.get(key);
+  if (validate === undefined) compiler.compiled.set(key, (validate = compiler.ajv.compile(schema)));
+  return validate;
+}
+
+/** How many validators this process has compiled (tests: a later app compiles none for schemas saying the same). */
+export function validatorsCompiledInProcess(): number {
+  return (compilers?.bodies.compiled.size ?? 0) + (compilers?.textual.compiled.size ?? 0);
+}
+
 export function installValidation(app: FastifyInstance): void {
-  const bodies = new Ajv({ ...common, coerceTypes: false });
-  const textual = new Ajv({ ...common, coerceTypes: true });
-  addFormats(bodies);
-  addFormats(textual);
+  compilers ??= {
+    bodies: compilerOf({ ...common, coerceTypes: false }),
+    textual: compilerOf({ ...common, coerceTypes: true }),
+  };
+  const { bodies, textual } = compilers;
   const waiting = new Set<() => ValidateFunction>();
   deferred.set(app, waiting);
   const onFirstUse = (compile: () => ValidateFunction) => deferredValidator(waiting, compile);
@@ -69,9 +100,9 @@ export function installValidation(app: FastifyInstance): void {
     if (httpPart === 'body' && handlerValidated.has(schema)) return accept;
     // Compiled on the first request that needs it (Ajv keeps one per schema object), not for every route at start.
     if (httpPart === 'body' && isOptionalBody(schema))
-      return onFirstUse(() => orNoBody(bodies.compile(schema as FastifySchema & object)));
-    if (httpPart === 'body') return onFirstUse(() => bodies.compile(schema as FastifySchema & object));
-    return onFirstUse(() => withDecimalIntegers(schema, textual.compile(schema as FastifySchema & object)));
+      return onFirstUse(() => orNoBody(compile(bodies, schema as FastifySchema & object)));
+    if (httpPart === 'body') return onFirstUse(() => compile(bodies, schema as FastifySchema & object));
+    return onFirstUse(() => withDecimalIntegers(schema, compile(textual, schema as FastifySchema & object)));
   });
 }
 

@@ -1,7 +1,9 @@
-// src/http/serialization.ts: response serializers are Fastify's own, built on first use and once per schema object.
+// src/http/serialization.ts: response serializers are Fastify's own, built on first use, once per schema object in
+// an app and once per schema a process (by what the schema says). src/http/validation.ts: validators likewise.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { deferredSerializers, type BuildSerializer } from '../../src/http/serialization.js';
+import { deferredSerializers, serializersBuiltInProcess, type BuildSerializer } from '../../src/http/serialization.js';
+import { installValidation, validatorsCompiledInProcess } from '../../src/http/validation.js';
 
 const route = (schema: unknown, url = '/x') => ({ schema, method: 'GET', url, httpStatus: '200' });
 const builder = (serializers = deferredSerializers()) =>
@@ -37,6 +39,27 @@ describe('deferred response serializers', () => {
     expect(compile(route({ ...schema }))).not.toBe(first);
   });
 
+  it('build once a process for schemas that say the same, in any app; a schema that says otherwise is its own', () => {
+    // A property name of this test's own, so no earlier file of the process built the same schema.
+    const schema = () => ({ type: 'object', properties: { builtOnce: { type: 'string', maxLength: 3 } } });
+    const before = serializersBuiltInProcess();
+    const first = deferredSerializers();
+    const serialize = builder(first)({}, {})(route(schema()));
+    expect(first.compileAll()).toBe(1);
+    expect(serializersBuiltInProcess()).toBe(before + 1);
+    // Another app, another object saying the same: served, nothing built.
+    const second = deferredSerializers();
+    const again = builder(second)({}, {})(route(schema()));
+    expect(second.compileAll()).toBe(1);
+    expect(serializersBuiltInProcess()).toBe(before + 1);
+    expect(again({ builtOnce: 'abc', other: 1 })).toBe(serialize({ builtOnce: 'abc', other: 1 }));
+    // One keyword apart, or other serializer options: built again.
+    const integer = { type: 'object', properties: { builtOnce: { type: 'integer' } } };
+    expect(builder()({}, {})(route(integer))({ builtOnce: 2.7 })).toBe('{"builtOnce":2}');
+    expect(builder()({}, { rounding: 'ceil' })(route(integer))({ builtOnce: 2.7 })).toBe('{"builtOnce":3}');
+    expect(serializersBuiltInProcess()).toBe(before + 3);
+  });
+
   it('defer a schema that cannot compile to its first use, and compileAll reaches it', () => {
     const serializers = deferredSerializers();
     const broken = { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } };
@@ -55,5 +78,38 @@ describe('deferred response serializers', () => {
     const compile = builder()({ shared: { $id: 'shared', type: 'string' } }, {});
     expect(compile(route(schema))).not.toBe(compile(route(schema)));
     expect(compile(route(schema))({ n: 1 })).toBe('{"n":1}');
+  });
+});
+
+describe('validators of the process', () => {
+  async function statusOf(body: unknown, limit: number): Promise<unknown> {
+    const app = Fastify();
+    installValidation(app);
+    const schema = {
+      type: 'object',
+      properties: { compiledOnce: { type: 'string', maxLength: limit } },
+      required: ['compiledOnce'],
+    };
+    app.post(
+      '/x',
+      { schema: { body: schema, querystring: { type: 'object', properties: { n: { type: 'integer' } } } } },
+      async () => 'ok',
+    );
+    const res = await app.inject({ method: 'POST', url: '/x?n=2', payload: body as object });
+    await app.close();
+    return res.statusCode;
+  }
+
+  it('compile once a process for schemas that say the same, in any app; a schema that says otherwise is its own', async () => {
+    // Both validators compiled (a refused body stops before the query string is checked).
+    expect(await statusOf({ compiledOnce: 'abc' }, 3)).toBe(200);
+    const after = validatorsCompiledInProcess();
+    // More apps with schema objects of their own that say the same: checked alike, nothing compiled.
+    expect(await statusOf({ compiledOnce: 'abcd' }, 3)).toBe(400);
+    expect(await statusOf({ compiledOnce: 'abc' }, 3)).toBe(200);
+    expect(validatorsCompiledInProcess()).toBe(after);
+    // A limit apart: its own validator, its own answer.
+    expect(await statusOf({ compiledOnce: 'abcd' }, 4)).toBe(200);
+    expect(validatorsCompiledInProcess()).toBe(after + 1);
   });
 });
