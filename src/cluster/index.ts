@@ -27,6 +27,11 @@ export interface Cluster {
   announceWork(db: Db, deviceIds: readonly number[]): Promise<void>;
   /** Every node, for the device's `server` status, the CLI and metrics (empty on SQLite). */
   nodes(): Promise<NodeRow[]>;
+  /**
+   * Resolves once the wake-up listener has first connected and woken the node for it (at once on SQLite): tests that
+   * drive rounds by hand wait for it, so that its round does not come between their writes.
+   */
+  listening(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -58,6 +63,7 @@ export function createCluster(options: ClusterOptions): Cluster {
       advertise: async () => undefined,
       announceWork: async () => undefined,
       nodes: async () => [],
+      listening: async () => undefined,
       close: async () => undefined,
     };
   }
@@ -112,6 +118,10 @@ export function createCluster(options: ClusterOptions): Cluster {
       for (const message of workMessages(elsewhere)) await notify(db, channel, message);
     },
     nodes: () => clusterRepository.nodes(store.db),
+    async listening() {
+      // Not started yet: nothing to wait for (start makes the listener).
+      await listener?.connected;
+    },
     async close() {
       await node.close();
       await listener?.close();

@@ -72,6 +72,9 @@ export class SignalListener {
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
   private closed = false;
+  private markConnected: () => void = () => undefined;
+  /** Resolves after the first connect, once `onConnected` has run. */
+  readonly connected: Promise<void> = new Promise((resolve) => (this.markConnected = resolve));
 
   constructor(private readonly options: ListenerOptions) {}
 
@@ -117,6 +120,7 @@ export class SignalListener {
     if (this.failures > 0) this.options.logger.info('cluster listener connected again');
     this.failures = 0;
     this.options.onConnected();
+    this.markConnected();
   }
 
   private retry(): void {

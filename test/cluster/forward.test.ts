@@ -25,8 +25,10 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('forwarding to the
   async function setup(holder: { heartbeatAgoMs: number; url: string }) {
     const gw = await startGateway({ build: { cluster: { heartbeatMs: 3_600_000 } } });
     open.push(gw);
-    // Started (the first request would start it, and its first round) and through that first round.
+    // Started (the first request would start it, and its first round), its listener connected (which wakes a round),
+    // and through those rounds.
     await gw.app.ready();
+    await gw.app.services.cluster.listening();
     await gw.app.services.cluster.node!.roundNow();
     const { db } = gw.app.store;
     const now = Date.now();
