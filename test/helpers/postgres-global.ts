@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { openStore } from '../../src/store/store.js';
 import { takesConnections } from './pg-reachable.js';
 import { promisify } from 'node:util';
-import { TEMPLATE_SCHEMA, databaseUrlOf, onServer } from './pg-databases.js';
+import { TEMPLATE_SCHEMA, databaseUrlOf, onServer, schemaFromDump } from './pg-databases.js';
 import type { TestProject } from 'vitest/node';
 
 const run = promisify(execFile);
@@ -51,8 +51,10 @@ async function makeTemplate(admin: string, database: string): Promise<void> {
 }
 
 /**
- * The template schema's tables, functions, triggers and rows as SQL (pg_dump, plain INSERTs, no owners), or null
- * with a warning where pg_dump is missing or fails: the tests then copy the template database instead, slower.
+ * The template schema's tables, functions, triggers and rows as SQL (pg_dump, plain INSERTs, no owners), tried once
+ * on a schema of its own in the template database (a pg_dump of another major version may write settings the server
+ * does not know), or null with a warning where pg_dump is missing or its dump fails: the tests then copy the
+ * template database instead, slower.
  */
 async function dumpOf(admin: string, database: string): Promise<string | null> {
   try {
@@ -64,6 +66,11 @@ async function dumpOf(admin: string, database: string): Promise<string | null> {
         maxBuffer: 16 * 1024 * 1024,
       },
     );
+    const trial = `${TEMPLATE_SCHEMA}_trial`;
+    await onServer(databaseUrlOf(admin, database), async (c) => {
+      await c.query(schemaFromDump(stdout, trial));
+      await c.query(`drop schema ${trial} cascade`);
+    });
     return stdout;
   } catch (error) {
     console.error(
