@@ -29,6 +29,7 @@ import { PhoneChatSettings } from '../chats/phone-settings.js';
 import { ChatsService } from '../chats/service.js';
 import { MessageReads } from '../messages/reads.js';
 import { ContactUpdates } from '../contacts/updates.js';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from '../events/attempt.js';
 import { Deliverer } from '../events/deliverer.js';
 import { IncomingMessages } from '../events/incoming.js';
 import { HistorySync } from '../messages/history-sync.js';
@@ -154,7 +155,7 @@ export function buildRoot({ config, clock, logger, store, accounts, options, wha
   // Webhook URLs get the same address guard as media (docs/internals.md, Sending); a refused address is a failed attempt.
   const webhookAgent = createGuardedDispatcher({
     policy: outboundPolicy,
-    connectTimeoutMs: options.webhooks?.timeoutMs ?? 5_000,
+    connectTimeoutMs: options.webhooks?.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
     ...(lookup ? { lookup } : {}),
   });
   const deliverer = new Deliverer({

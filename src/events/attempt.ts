@@ -15,6 +15,9 @@ import { request, type Dispatcher } from 'undici';
 import { PRIVATE_DESTINATION_HINT, findBlockedAddressError, outboundErrorCode } from '../outbound/index.js';
 import type { SignedHeaders } from './signing.js';
 
+/** The limit on one attempt, connect to the answer's last byte, unless the deliverer is given another (DECISIONS 6: 5 s). */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 5_000;
+
 export interface AttemptInput {
   readonly url: string;
   readonly headers: SignedHeaders;

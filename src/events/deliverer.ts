@@ -57,6 +57,7 @@ import type { Dispatcher as HttpDispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import type { Committer } from '../store/batcher.js';
 import type { Store } from '../store/store.js';
+import { DEFAULT_ATTEMPT_TIMEOUT_MS } from './attempt.js';
 import { deliverOne } from './deliver-one.js';
 import { DeliveryOutcomes } from './outcomes.js';
 import { eventsRepository, type ClaimParams, type ClaimedEvent, type Completion } from './repository.js';
@@ -163,7 +164,7 @@ export class Deliverer {
   private readonly outcomes: DeliveryOutcomes;
 
   constructor(private readonly options: DelivererOptions) {
-    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
     this.concurrency = options.concurrency ?? 256;
     this.perDevice = options.perDeviceConcurrency ?? 4;
     this.leaseMs = options.leaseMs ?? 60_000;
