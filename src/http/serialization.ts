@@ -9,7 +9,8 @@
  * every later app the process builds takes it as it is: a test run builds hundreds of apps in one process, each with
  * schema objects of its own, and compiling their serializers again was about a tenth of the suite's CPU.
  *
- * Owns: when a response serializer is built and sharing it between routes, and apps, with the same schema object.
+ * Owns: when a response serializer is built, and sharing it between routes with the same schema object and between
+ * apps with schemas that say the same.
  * Must never: change what is written (the serializer is the one Fastify would build itself, from its own
  * dependency, with the same options), or name a package the gateway does not declare in its imports.
  */

@@ -75,7 +75,7 @@ function compilerOf(options: Options): Compiler {
 let compilers: { bodies: Compiler; textual: Compiler } | null = null;
 
 /** The validator of `schema`, compiled once a process for each schema that says the same. */
-function compile(compiler: Compiler, schema: FastifySchema & object): ValidateFunction {
+function compiledOnce(compiler: Compiler, schema: FastifySchema & object): ValidateFunction {
   const key = JSON.stringify(schema);
   let validate = compiler.compiled.get(key);
   if (validate === undefined) compiler.compiled.set(key, (validate = compiler.ajv.compile(schema)));
@@ -98,11 +98,12 @@ export function installValidation(app: FastifyInstance): void {
   const onFirstUse = (compile: () => ValidateFunction) => deferredValidator(waiting, compile);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     if (httpPart === 'body' && handlerValidated.has(schema)) return accept;
-    // Compiled on the first request that needs it (Ajv keeps one per schema object), not for every route at start.
+    // Compiled on the first request that needs it (once a process for each schema that says the same), not for every
+    // route at start.
     if (httpPart === 'body' && isOptionalBody(schema))
-      return onFirstUse(() => orNoBody(compile(bodies, schema as FastifySchema & object)));
-    if (httpPart === 'body') return onFirstUse(() => compile(bodies, schema as FastifySchema & object));
-    return onFirstUse(() => withDecimalIntegers(schema, compile(textual, schema as FastifySchema & object)));
+      return onFirstUse(() => orNoBody(compiledOnce(bodies, schema as FastifySchema & object)));
+    if (httpPart === 'body') return onFirstUse(() => compiledOnce(bodies, schema as FastifySchema & object));
+    return onFirstUse(() => withDecimalIntegers(schema, compiledOnce(textual, schema as FastifySchema & object)));
   });
 }
 
