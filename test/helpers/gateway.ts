@@ -34,8 +34,8 @@ export interface LocationOptions {
   /**
    * PostgreSQL: false for an empty schema in the server's own database, as an operator's new store is (tests of
    * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a schema made from the
-   * run's template (test/helpers/pg-databases.ts), already migrated: the same tables a gateway's start-up makes, without paying for them. No
-   * effect on SQLite, whose store is always a new file.
+   * run's template (test/helpers/pg-databases.ts), already migrated: the same tables a gateway's start-up makes,
+   * without paying for them. No effect on SQLite, whose store is always a new file.
    */
   readonly migrated?: boolean;
 }
@@ -48,15 +48,15 @@ export async function newStoreLocation(options: LocationOptions = {}): Promise<S
   }
   const template = inject('pgTemplate');
   if (options.migrated !== false && template !== null) {
-    const copy =
+    const made =
       template.dump !== null
         ? await migratedSchema(admin, template.database, template.dump)
         : await migratedCopy(admin, template.database);
     return {
-      databaseUrl: copy.url,
+      databaseUrl: made.url,
       dataDir,
       async drop() {
-        await copy.drop();
+        await made.drop();
         await rm(dataDir, { recursive: true, force: true });
       },
     };

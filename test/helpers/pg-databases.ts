@@ -32,8 +32,8 @@ export async function onServer<T>(url: string, work: (client: pg.Client) => Prom
   }
 }
 
-export interface MigratedCopy {
-  /** Its URL: the copy's database, its renamed schema on the search path. */
+export interface MigratedStore {
+  /** Its URL: its database, with its schema first on the search path. */
   readonly url: string;
   drop(): Promise<void>;
 }
@@ -43,7 +43,7 @@ export interface MigratedCopy {
  * `gw_test_<random>` as a fresh test schema is named. Copying is a file-level copy on the server: about a tenth
  * of a second, against one and a half to two seconds for running the migrations.
  */
-export async function migratedCopy(admin: string, template: string): Promise<MigratedCopy> {
+export async function migratedCopy(admin: string, template: string): Promise<MigratedStore> {
   const suffix = randomBytes(6).toString('hex');
   // Named after the template, so the run's teardown finds a copy a crashed test left.
   const database = `${template}_${suffix}`;
@@ -98,7 +98,7 @@ function workerDatabase(admin: string, template: string): Promise<string> {
  * the server's work of copying the template database (docs/testing.md, Where the suite's time goes). The gateway
  * names its notification channel and advisory locks after its schema, so stores in one database do not meet.
  */
-export async function migratedSchema(admin: string, template: string, dump: string): Promise<MigratedCopy> {
+export async function migratedSchema(admin: string, template: string, dump: string): Promise<MigratedStore> {
   const database = await workerDatabase(admin, template);
   const schema = `gw_test_${randomBytes(6).toString('hex')}`;
   const url = databaseUrlOf(admin, database);

@@ -18,9 +18,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { openStore } from '../../src/store/store.js';
 import { takesConnections } from './pg-reachable.js';
-import { promisify } from 'node:util';
 import { TEMPLATE_SCHEMA, databaseUrlOf, onServer, schemaFromDump } from './pg-databases.js';
 import type { TestProject } from 'vitest/node';
 
