@@ -4,7 +4,7 @@
 //
 // Owns: the "is the build current?" decision. The build is current when dist/.build-stamp (written by
 // `postbuild`, scripts/build-stamp.js) is newer than every file it is made from: src/, web/ (the dashboard,
-// when present), package.json and the TypeScript settings. A fresh clone has no dist/, so its first
+// when present), package.json, the TypeScript settings and scripts/bundle.js. A fresh clone has no dist/, so its first
 // `npm start` builds; a production install (built, then `npm prune --omit=dev`) starts without compiling.
 // A stale build with no TypeScript installed is an error with the way out, never a silent start of old code.
 //
@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 
 const STAMP = 'dist/.build-stamp';
 const SOURCE_DIRS = ['src', 'web'];
-const SOURCE_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const SOURCE_FILES = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.js'];
 const SKIPPED_DIRS = new Set(['node_modules', 'dist']);
 
 function newestIn(dir) {

@@ -11,14 +11,15 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { sendError } from './error-handler.js';
 import { ApiError } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 
-/** dist/dashboard, whether this module runs from src/http (tsx) or dist/http (built). */
-export const defaultDashboardDir = fileURLToPath(new URL('../../dist/dashboard/', import.meta.url));
+/** dist/dashboard of the gateway's package, whether it runs from src/ (tsx) or from the build. */
+export const defaultDashboardDir = join(packageRoot, 'dist', 'dashboard') + '/';
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'no-cache';

@@ -12,12 +12,14 @@
  * or anything of another account.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AccountsService } from '../accounts/service.js';
 import type { BrokerStatus } from '../destinations/index.js';
 import type { StreamCounts } from '../events/log-streams.js';
 import type { DeviceWebhookStatus, WebhookStatus } from '../webhooks/states.js';
+import { packageRoot } from '../package-root.js';
 import { accountOf } from './auth.js';
 import { CodeEnvelope, errorResponses } from './schemas.js';
 
@@ -131,10 +133,10 @@ const GatewayInfo = Type.Object(
   { title: 'Gateway' },
 );
 
-/** The version in package.json, read once (src/http and dist/http both sit two levels below it). */
+/** The version in the gateway's package.json, read once. */
 function packageVersion(): string {
   try {
-    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    const text = readFileSync(join(packageRoot, 'package.json'), 'utf8');
     const version = (JSON.parse(text) as { version?: unknown }).version;
     return typeof version === 'string' ? version : 'unknown';
   } catch {
