@@ -4,7 +4,7 @@
 // exit code 1 for a bad setting. The built gateway (`npm start` runs dist/main.js), made current first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_TIMEOUT_MS, BUILT_MAIN, ensureBuilt } from '../helpers/built.js';
@@ -237,6 +237,19 @@ describe.skipIf(noStoreAvailable)('the gateway process', () => {
     const body = (await devices.body.json()) as any;
     expect(devices.statusCode).toBe(200);
     expect(body.data.map((d: { name: string }) => d.name)).toEqual(['desk']);
+    // The bundled build finds the files of its package (scripts/bundle.js moves modules into dist/chunks/): the
+    // version from package.json, and the dashboard from dist/dashboard/.
+    const info = await request(`http://127.0.0.1:${port}/gateway`, {
+      headers: { authorization: `Bearer ${bootstrapToken}` },
+      dispatcher: agent,
+    });
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(((await info.body.json()) as any).data.version).toBe(version);
+    const dashboard = await request(`http://127.0.0.1:${port}/dashboard/`, { dispatcher: agent });
+    expect(dashboard.statusCode).toBe(200);
+    expect(await dashboard.body.text()).toContain('<div id="app">');
     expect(await stop(gateway)).toEqual({ code: 0, signal: null });
     const output = gateway.stdout();
     expect(output).not.toContain('api_token');
