@@ -1,16 +1,12 @@
 /**
- * The stand-in as its own process (the entry `npm run standin` runs), for tests and benchmarks, with a client for
- * its control interface.
+ * The stand-in as its own process (the entry `npm run standin` runs, bundled by bundle.ts), for tests and
+ * benchmarks, with a client for its control interface.
  *
  * Owns: starting it, reading its first line (the addresses and keys), stopping it.
  * Must never: be imported by the gateway (src/).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+import { bundledStandin } from './bundle.js';
 
 export interface StartOptions {
   readonly timeoutMs?: number;
@@ -35,7 +31,8 @@ export async function startStandinProcess({
   timeoutMs = 30_000,
   verbose = true,
 }: StartOptions = {}): Promise<StandinProcess> {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, '--port', '0', ...(verbose ? ['--verbose'] : [])], {
+  const main = await bundledStandin();
+  const child = spawn(process.execPath, [main, '--port', '0', ...(verbose ? ['--verbose'] : [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
