@@ -27,6 +27,7 @@ import { DevicePresence } from './devices/presence.js';
 import { loadWhatsApp, sandboxScope } from './network/create.js';
 import { sandboxRoutes } from './sandbox-control/routes.js';
 import { messageRoutes } from './messages/routes.js';
+import { compileMessageSchemasInTurns } from './messages/validate.js';
 import { groupAdminRoutes } from './groups/admin-routes.js';
 import { groupRoutes } from './groups/routes.js';
 import { contactRoutes } from './contacts/routes.js';
@@ -356,6 +357,12 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     );
   }
   app.addHook('onReady', () => root.lifecycle.start());
+  // The message schemas compile once the server listens, not before its first send (src/messages/validate.ts).
+  let stopCompiling = () => {};
+  app.addHook('onListen', async () => {
+    stopCompiling = compileMessageSchemasInTurns();
+  });
+  app.addHook('onClose', async () => stopCompiling());
   return app;
 }
 

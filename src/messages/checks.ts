@@ -251,8 +251,9 @@ function bounded(schema: unknown): unknown {
 const compiled = new WeakMap<object, ValidateFunction>();
 
 /**
- * Compiles `schema` for findings(). Compiling takes a noticeable time, so the message schemas are
- * compiled when the gateway starts (src/messages/validate.ts), never on a request's first use.
+ * Compiles `schema` for findings(), once. Compiling takes a noticeable time: the message schemas are compiled soon
+ * after the gateway listens, one per turn of the event loop (`compileMessageSchemasInTurns`, validate.ts); a request
+ * that comes before compiles the schemas it needs here.
  */
 export function compile(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
@@ -261,6 +262,11 @@ export function compile(schema: object): ValidateFunction {
     compiled.set(schema, validate);
   }
   return validate;
+}
+
+/** Whether `schema` was compiled already. */
+export function isCompiled(schema: object): boolean {
+  return compiled.has(schema);
 }
 
 function messageOf(error: ErrorObject, overrides: Record<string, string> | undefined): string {

@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import { formValueAs, isFormBody } from '../forms.js';
 import type { NetworkMessageContent } from '../network/network.js';
 import { canonicalBody, isMessageType, isRecord } from './canonical.js';
-import { compile, findings, type Finding } from './checks.js';
+import { compile, findings, isCompiled, type Finding } from './checks.js';
 import { buildContact, buildPoll } from './contact-poll.js';
 import { buildList } from './list.js';
 import { buildLocation } from './location.js';
@@ -64,9 +64,32 @@ export interface ValidateOptions {
   requireReceiver: boolean;
 }
 
-// Compiled at start-up: the first request must not pay for it (it blocks the event loop).
-for (const schema of [CommonFields, SenderFields, ...Object.values(PARAMS), ...Object.values(REPLY_PARAMS)]) {
-  compile(schema);
+const MESSAGE_SCHEMAS: readonly object[] = [
+  CommonFields,
+  SenderFields,
+  ...Object.values(PARAMS),
+  ...Object.values(REPLY_PARAMS),
+];
+
+/**
+ * Compiles the message schemas one per turn of the event loop, starting at the next turn; the returned function
+ * stops it. The gateway starts this once it listens (app.ts): compiling them all took about 140 ms of a start's
+ * CPU before its first send (bench/README.md, A restart's module loading), and one at a time none holds the event
+ * loop for long. A request that comes first compiles what it needs itself (checks.ts, `compile`).
+ */
+export function compileMessageSchemasInTurns(): () => void {
+  const left = MESSAGE_SCHEMAS.filter((schema) => !isCompiled(schema));
+  let stopped = false;
+  const next = () => {
+    const schema = left.shift();
+    if (stopped || schema === undefined) return;
+    compile(schema);
+    if (left.length > 0) setImmediate(next);
+  };
+  if (left.length > 0) setImmediate(next);
+  return () => {
+    stopped = true;
+  };
 }
 
 const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaKind>(['image', 'video', 'audio', 'file', 'sticker']);
