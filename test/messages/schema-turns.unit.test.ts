@@ -2,12 +2,11 @@
 // (`compileMessageSchemasInTurns`, src/messages/validate.ts): none at the call, all after enough turns, and no more
 // once stopped. Fresh module instances, so that schemas compiled by other files of this process do not count.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as Checks from '../../src/messages/checks.js';
+import type * as Schemas from '../../src/messages/schemas.js';
+import type * as Validate from '../../src/messages/validate.js';
 
-type Modules = {
-  validate: typeof import('../../src/messages/validate.js');
-  checks: typeof import('../../src/messages/checks.js');
-  schemas: typeof import('../../src/messages/schemas.js');
-};
+type Modules = { validate: typeof Validate; checks: typeof Checks; schemas: typeof Schemas };
 
 async function fresh(): Promise<Modules> {
   vi.resetModules();
