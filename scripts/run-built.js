@@ -4,8 +4,8 @@
 //
 // Owns: the "is the build current?" decision. The build is current when dist/.build-stamp (written by
 // `postbuild`, scripts/build-stamp.js) is newer than every file it is made from: src/, web/ (the dashboard,
-// when present), package.json, the TypeScript settings and scripts/bundle.js. A fresh clone has no dist/, so its first
-// `npm start` builds; a production install (built, then `npm prune --omit=dev`) starts without compiling.
+// when present), package.json, the TypeScript settings and scripts/bundle.js. A fresh clone has no dist/, so its
+// first `npm start` builds; a production install (built, then `npm prune --omit=dev`) starts without compiling.
 // A stale build with no TypeScript installed is an error with the way out, never a silent start of old code.
 //
 // Never runs anything but `npm run build` and the entry point, which runs in this same process (so signals

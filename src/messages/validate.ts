@@ -73,7 +73,7 @@ const MESSAGE_SCHEMAS: readonly object[] = [
 
 /**
  * Compiles the message schemas one per turn of the event loop, starting at the next turn; the returned function
- * stops it. The gateway starts this once it listens (app.ts): compiling them all took about 140 ms of a start's
+ * stops it. The gateway starts this once it listens (app.ts): compiling them all took 100–140 ms of a start's
  * CPU before its first send (bench/README.md, A restart's module loading), and one at a time none holds the event
  * loop for long. A request that comes first compiles what it needs itself (checks.ts, `compile`).
  */
