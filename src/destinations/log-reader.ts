@@ -5,7 +5,7 @@
  * Owns: the backlog count and its cap. Must never: write, or read the log in another order than readLog's.
  */
 import { sql } from 'kysely';
-import { decodeCursor, readLog } from '../events/log.js';
+import { afterCursor, decodeCursor, readLog } from '../events/log.js';
 import type { Db } from '../store/schema.js';
 import type { EventLogReader } from './driver.js';
 
@@ -17,14 +17,13 @@ export function logReader(db: Db): EventLogReader {
     read: (after, limit) => readLog(db, after, {}, limit),
     async backlog(after, accountId) {
       const from = after === null ? null : decodeCursor(after);
-      let rows = db
-        .selectFrom('events')
-        .select(sql<number>`1`.as('one'))
-        .limit(BACKLOG_CAP);
-      if (accountId !== undefined) rows = rows.where('account_id', '=', accountId);
-      if (from !== null) rows = rows.where((eb) => eb(eb.refTuple('xact', 'seq'), '>', eb.tuple(from.xact, from.seq)));
+      const rows = () => {
+        const all = db.selectFrom('events').select(sql<number>`1`.as('one'));
+        return accountId === undefined ? all : all.where('account_id', '=', accountId);
+      };
+      const waiting = (from === null ? rows() : afterCursor(db, from, rows)).limit(BACKLOG_CAP);
       const row = await db
-        .selectFrom(rows.as('waiting'))
+        .selectFrom(waiting.as('waiting'))
         .select((eb) => eb.fn.countAll<number | string>().as('n'))
         .executeTakeFirstOrThrow();
       return Number(row.n);
