@@ -1,13 +1,13 @@
 /**
  * SQL for claiming due webhook deliveries (docs/internals.md, Webhooks): the lease of a batch of due rows, at most
  * a lane's bound per lane (a device and one destination: its own webhook_url, or one account webhook), counting the
- * lane's deliveries already in flight. PostgreSQL claims lane by lane through migration 013i's index; SQLite with
- * one scan of the due rows.
+ * lane's deliveries already in flight. Both stores claim lane by lane through an index that leads by lane
+ * (migrations 013i and 013j), each in its own spelling.
  *
  * Owns: the claim statements. Must never: decide how many to take or which receivers wait (the deliverer passes
  * the bound, the limit and the paused receivers in).
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { onPostgres } from '../store/dialect.js';
 import type { Db } from '../store/schema.js';
 import { paddedLists } from './sql-lists.js';
@@ -37,60 +37,85 @@ export interface ClaimParams {
   readonly skipDevices: readonly number[];
   /** Account webhooks whose rows this claim must not take (paused receivers). */
   readonly skipWebhooks: readonly string[];
-  /** How many due rows one claim looks at (SQLite's scan; a claim by lane reads each lane's head instead). */
-  readonly scan: number;
   /** Several processes share the store: skip rows another claim is taking right now. */
   readonly skipLocked: boolean;
 }
 
 /**
- * Leases due rows, lane by lane on PostgreSQL and with one scan on SQLite. The rows are as the driver returns them
+ * Leases due rows, lane by lane. The rows are as the driver returns them
  * (PostgreSQL's bigints as strings): the caller converts them.
  */
 export function claimDue(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
-  return onPostgres(db) ? claimByLane(db, p) : claimByScan(db, p);
+  return onPostgres(db) ? claimByLane(db, p) : claimByLaneOnSqlite(db, p);
 }
 
 /**
- * The claim as one scan (SQLite): due rows in time order across every lane, those of lanes at their bound left out.
- * Its cost grows with the due rows of lanes at their bound, which SQLite's one process, claiming alone, keeps few.
+ * The claim lane by lane on SQLite, as on PostgreSQL below but spelled without LATERAL, through the same index
+ * (`webhook_events_lane_due`, migration 013j). The lanes with pending rows are walked one index probe each (the next
+ * hook of the same device, else the next device: SQLite bounds an index by a row value's first column only, so the
+ * two are asked apart); a lane's room is its bound less its leases (`webhook_events_leased`); each lane with room
+ * gives its due head, one row per offset up to its room (`perDevice` offsets, so one statement text per bound).
+ * `indexed by` keeps the planner on the lane index where, on a store without statistics, it would sort the pending
+ * rows by lane instead. Its cost grows with the lanes, never with a backlog: before, one scan of the due rows in time
+ * order walked past the rows of lanes at their bound, and a receiver that fell behind made every claim slower.
  */
-async function claimByScan(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
-  const lock = p.skipLocked ? sql`for update skip locked` : sql``;
+async function claimByLaneOnSqlite(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
+  const result = await sqliteClaimStatement(p).execute(db);
+  return result.rows;
+}
+
+/** The statement of `claimByLaneOnSqlite` (exported for the test that reads its plan). */
+export function sqliteClaimStatement(p: ClaimParams): RawBuilder<ClaimedEvent> {
   // Padded to a power of two (one statement text per size, see paddedLists); -1 and '-' are no receiver.
   const skipped = paddedLists(p.skipDevices.length === 0 ? [-1] : p.skipDevices)[0]!;
   const skippedHooks = paddedLists(p.skipWebhooks.length === 0 ? ['-'] : p.skipWebhooks)[0]!;
-  const result = await sql<ClaimedEvent>`
-      with inflight as (
-        select device_id, coalesce(webhook_id, '') as hook, count(*) as n from webhook_events
-        where locked_until > ${p.now}
-        group by device_id, coalesce(webhook_id, '')
-      ),
-      due as (
-        select e.id, e.device_id, coalesce(e.webhook_id, '') as hook, e.next_attempt_at from webhook_events e
-        where e.status = 'pending'
-          and e.next_attempt_at <= ${p.now}
-          and not exists (
-            select 1 from inflight i
-            where i.device_id = e.device_id and i.hook = coalesce(e.webhook_id, '') and i.n >= ${p.perDevice}
-          )
-          and (e.webhook_id is not null or e.device_id not in (${sql.join(skipped)}))
-          and (e.webhook_id is null or e.webhook_id not in (${sql.join(skippedHooks)}))
-        order by e.next_attempt_at
-        limit ${p.scan}
-        ${lock}
-      ),
-      ranked as (
-        select due.id, due.next_attempt_at,
-          row_number() over (partition by due.device_id, due.hook order by due.next_attempt_at)
-            + coalesce(inflight.n, 0) as slot
-        from due left join inflight on inflight.device_id = due.device_id and inflight.hook = due.hook
+  const heads: RawBuilder<unknown>[] = [];
+  for (let offset = 0; offset < p.perDevice; offset++) {
+    heads.push(sql`
+      select (
+        select h.rowid from webhook_events h indexed by webhook_events_lane_due
+        where h.status = 'pending' and h.device_id = open_lanes.device_id
+          and coalesce(h.webhook_id, '') = open_lanes.hook and h.next_attempt_at <= ${p.now}
+        order by h.next_attempt_at limit 1 offset ${sql.lit(offset)}
+      ) as head
+      from open_lanes where open_lanes.room > ${sql.lit(offset)}`);
+  }
+  return sql<ClaimedEvent>`
+    with recursive lanes (device_id, hook) as (
+      select * from (
+        select device_id, coalesce(webhook_id, '') from webhook_events indexed by webhook_events_lane_due
+        where status = 'pending'
+        order by device_id, coalesce(webhook_id, '') limit 1
       )
-      update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
-      where id in (select id from ranked where slot <= ${p.perDevice} order by next_attempt_at limit ${p.limit})
-      returning id, account_id, device_id, type, payload, attempts, created_at, webhook_id
-    `.execute(db);
-  return result.rows;
+      union all
+      select e.device_id, coalesce(e.webhook_id, '') from lanes join webhook_events e on e.rowid = coalesce(
+        (select n.rowid from webhook_events n indexed by webhook_events_lane_due
+          where n.status = 'pending' and n.device_id = lanes.device_id and coalesce(n.webhook_id, '') > lanes.hook
+          order by coalesce(n.webhook_id, '') limit 1),
+        (select n.rowid from webhook_events n indexed by webhook_events_lane_due
+          where n.status = 'pending' and n.device_id > lanes.device_id
+          order by n.device_id, coalesce(n.webhook_id, '') limit 1)
+      )
+    ),
+    open_lanes as materialized (
+      select device_id, hook, room from (
+        select lanes.device_id, lanes.hook, ${p.perDevice} - (
+          select count(*) from webhook_events l indexed by webhook_events_leased
+          where l.device_id = lanes.device_id and l.locked_until > ${p.now} and coalesce(l.webhook_id, '') = lanes.hook
+        ) as room
+        from lanes
+        where (lanes.hook <> '' or lanes.device_id not in (${sql.join(skipped)}))
+          and (lanes.hook = '' or lanes.hook not in (${sql.join(skippedHooks)}))
+      ) where room > 0
+    ),
+    picked as materialized (${sql.join(heads, sql` union all `)})
+    update webhook_events set locked_until = ${p.leaseUntil}, next_attempt_at = ${p.leaseUntil}, retry_requested = 0
+    where rowid in (
+      select e.rowid from picked cross join webhook_events e on e.rowid = picked.head
+      order by e.next_attempt_at limit ${p.limit}
+    )
+    returning id, account_id, device_id, type, payload, attempts, created_at, webhook_id
+  `;
 }
 
 /**

@@ -104,9 +104,8 @@ export interface DelivererOptions extends WebhookTimings {
   readonly replies?: RepliesByResponse;
 }
 
-/** Rows one claim takes at most, and due rows it looks at to find them. */
+/** Rows one claim takes at most. */
 const CLAIM_BATCH = 100;
-const CLAIM_SCAN = 500;
 /** Paused devices a claim leaves out by name at most; beyond that their deliveries are probed and wait again. */
 const MAX_SKIPPED = 64;
 const MAX_RETRY_TIMES = 1024;
@@ -308,7 +307,6 @@ export class Deliverer {
         perDevice: this.perDevice,
         skipDevices: paused.devices,
         skipWebhooks: paused.webhooks,
-        scan: CLAIM_SCAN,
         skipLocked: store.capabilities.sharedByProcesses,
       }).catch((error: unknown) => {
         if (this.lostLeases.length >= MAX_LOST_LEASES) this.lostLeases.shift();
@@ -316,12 +314,12 @@ export class Deliverer {
         throw error;
       });
       for (const event of claimed) this.begin(event, targetOf(targets, event));
-      // A lane at its bound had due rows left out, and may have more beyond the scan: its next
-      // finished attempt looks again, and so does the next claim (which skips that lane).
+      // A lane at its bound may have had due rows left out: its next finished attempt looks again, and so does the
+      // next claim (which skips that lane).
       const deviceBound = [...this.deviceLoad.values()].some((n) => n >= this.perDevice);
       this.roomBound = deviceBound;
       if (claimed.length === 0) return;
-      // Fewer than asked and no device held back: the scan held every due row, all taken.
+      // Fewer than asked and no lane held back: every due row was taken.
       if (claimed.length < limit && !deviceBound) return;
     }
   }

@@ -106,11 +106,11 @@ async function insertAttempts(db: Db, attempts: ReadonlyArray<AttemptRecord & { 
 export const eventsRepository = {
   /**
    * Leases due events in one statement. A lane is a device and one destination (its own webhook_url, or
-   * one account webhook): lanes already at `perDevice` leases are left out before the scan (so a dead
-   * receiver's backlog cannot fill it, nor hold the slots of the device's other destinations), and within
-   * the scan each lane gets only the slots it has left.
+   * one account webhook): lanes already at `perDevice` leases are left out before any of their rows is read
+   * (so a dead receiver's backlog cannot fill the claim, nor hold the slots of the device's other destinations),
+   * and each other lane gives only as many of its due rows as it has slots left.
    * The lease moves `next_attempt_at` to its end too: rows in flight drop out
-   * of the due range (the scan reads only work it can take), and a lease left
+   * of the due range (a lane's head is work it can take), and a lease left
    * by a dead process comes due by itself when it runs out.
    */
   claim: async (db: Db, p: ClaimParams): Promise<ClaimedEvent[]> => {

@@ -45,6 +45,7 @@ import * as m013f from './migrations/013f-broker-cursors.js';
 import * as m013g from './migrations/013g-webhook-backlog.js';
 import * as m013h from './migrations/013h-device-webhook-backlog.js';
 import * as m013i from './migrations/013i-webhook-lanes.js';
+import * as m013j from './migrations/013j-webhook-lanes-sqlite.js';
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> };
 
@@ -85,6 +86,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, MigrationModule]> = [
   ['013g-webhook-backlog', m013g],
   ['013h-device-webhook-backlog', m013h],
   ['013i-webhook-lanes', m013i],
+  ['013j-webhook-lanes-sqlite', m013j],
 ];
 
 class StaticProvider implements MigrationProvider {

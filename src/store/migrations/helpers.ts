@@ -10,9 +10,8 @@ export interface MigrationDialect {
   /** Column type for large binary values. */
   readonly blobType: 'blob' | 'bytea';
   /**
-   * Webhook claims read the due deliveries lane by lane, through an index that leads by lane (PostgreSQL,
-   * migration 013i): several processes claim there, and a claim's cost must not grow with the backlog of lanes
-   * already at their bound. SQLite's one process claims with the one scan.
+   * The index webhook claims walk lane by lane was made by migration 013i (PostgreSQL). SQLite's claim scanned the
+   * due rows then, and got the same index later, from 013j: this tells the two migrations apart.
    */
   readonly laneClaims: boolean;
 }
