@@ -76,6 +76,10 @@ export class NatsPublisher extends ConfirmingPublisher<Open> implements Publishe
       reconnect: false,
       timeout: this.options.connectTimeoutMs ?? 10_000,
       name: 'gateway-events',
+      // Otherwise the client makes two errors per publish to keep the stack of where it began, in case it fails: 4% of
+      // the gateway's CPU with every destination busy (bench/README.md). A failed publish is logged with its message,
+      // and every publish begins here.
+      noAsyncTraces: true,
     });
     try {
       const manager = await jetstream.jetstreamManager(connection);
