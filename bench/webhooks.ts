@@ -40,7 +40,8 @@ const deviceCount = Number(process.argv[4] ?? 50);
 const reading = (process.argv[5] ?? 'read=1') !== 'read=0';
 const recipients = Array.from({ length: 500 }, (_, i) => `6286${String(10_000_000 + i * 10 + 7)}`);
 const warmupSeconds = 3;
-const connections = 32;
+// BENCH_CONNECTIONS: the load generator's connections (each waits for its answer, so with a slow commit they bound the rate).
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
 // --- the receiver ------------------------------------------------------------------
 
