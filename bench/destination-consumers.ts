@@ -11,6 +11,7 @@ import { connect as natsConnect } from '@nats-io/transport-node';
 import { connect as amqpConnect } from 'amqplib';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { TOKEN } from './lib.js';
 
@@ -28,8 +29,7 @@ export class Tally {
 
   constructor(readonly name: string) {}
 
-  note(event: { id: string; type: string; created_at: string }, cursor?: string): void {
-    const at = Date.now();
+  note(event: { id: string; type: string; created_at: string }, cursor?: string, at = Date.now()): void {
     if (!event.type.startsWith('message.')) {
       this.others++;
       return;
@@ -47,8 +47,12 @@ export interface Consumer {
 
 type EventBody = { id: string; type: string; created_at: string };
 
-/** A node:http receiver answering 200 at once; the webhook URL to set on the devices. */
-export async function webhookReceiver(): Promise<Consumer & { url: string }> {
+/**
+ * A node:http receiver answering 200 at once; the webhook URL to set on the devices. `thread`: on a thread of its own
+ * (bench/webhook-receiver-thread.mjs), its arrivals noted with the times it saw them.
+ */
+export async function webhookReceiver(thread = false): Promise<Consumer & { url: string }> {
+  if (thread) return threadReceiver();
   const tally = new Tally('webhook');
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -63,6 +67,31 @@ export async function webhookReceiver(): Promise<Consumer & { url: string }> {
     tally,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function threadReceiver(): Promise<Consumer & { url: string }> {
+  const tally = new Tally('webhook');
+  const worker = new Worker(new URL('./webhook-receiver-thread.mjs', import.meta.url));
+  let closed: (() => void) | null = null;
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (message: { port?: number; events?: Array<EventBody & { at: number }>; closed?: true }) => {
+      if (message.port !== undefined) resolve(message.port);
+      for (const event of message.events ?? []) tally.note(event, undefined, event.at);
+      if (message.closed === true) closed?.();
+    });
+  });
+  return {
+    tally,
+    url: `http://127.0.0.1:${port}/hooks`,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        closed = resolve;
+        worker.postMessage({ close: true });
+      });
+      await worker.terminate();
+    },
   };
 }
 

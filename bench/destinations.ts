@@ -21,6 +21,9 @@
 //
 //   npm run build && node --import tsx bench/destinations.ts [seconds] [messages_per_second] [devices]
 //
+// BENCH_WEBHOOK_RECEIVER=thread puts the webhook receiver on a thread of its own; `benchmark_loop_delay_ms` says how
+// long this process's own callbacks waited, which the receiver's answers wait for too when it shares the thread.
+//
 // BENCH_ANALYZE=1 (PostgreSQL): the benchmark's database is analyzed after the warm-up, as autovacuum does within
 // its first minute on a new store. Without it, a run shorter than that measures the plans PostgreSQL made for
 // empty tables (bench/README.md, Plans made for empty tables).
@@ -30,6 +33,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { cpus } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { api, chatRotation, cpuMs, machine, messagesRequest, pairHookedDevices } from './lib.js';
 import { loadAverage, onFailure, openBenchStore, startNodes, storeKind } from './stores.js';
 import { benchActivity } from './pg-activity.js';
@@ -68,7 +72,9 @@ const closeAll = async () => {
 // A failure midway still deletes this run's exchange and stream (and, through the store, drops its database).
 onFailure(closeAll);
 
-const webhook = await webhookReceiver();
+// BENCH_WEBHOOK_RECEIVER=thread: the receiver on a thread of its own (bench/webhook-receiver-thread.mjs says why).
+const receiverOnThread = process.env.BENCH_WEBHOOK_RECEIVER === 'thread';
+const webhook = await webhookReceiver(receiverOnThread);
 consumers.push(webhook);
 // The brokers' consumers exist before the gateway publishes (the exchange would drop what no queue takes).
 consumers.push(await amqpConsumer(amqpUrl, exchange));
@@ -123,9 +129,13 @@ await store.analyzeIfAsked();
 const gatewayCpuStart = cpuMs(gateway.pid);
 const selfCpuStart = process.cpuUsage();
 const activity = await benchActivity(store.env.DATABASE_URL);
+// How long this process's own event loop kept callbacks waiting (the load generator and the consumers share it).
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
 const windowStart = Date.now();
 const measured = await load(seconds);
 const windowEnd = Date.now();
+loopDelay.disable();
 const gatewayCpu = cpuMs(gateway.pid) - gatewayCpuStart;
 const selfCpu = process.cpuUsage(selfCpuStart);
 const pgActivity = await activity?.stop();
@@ -283,6 +293,13 @@ console.log(
       },
       events_expected: expected,
       drained_after_load_ms: drainedAfterMs,
+      webhook_receiver: receiverOnThread ? 'a thread of its own' : "this process's event loop",
+      // Callbacks of this process (load generator, consumers, and the receiver unless on a thread) waited this long
+      // beyond their time: the sampler's delays less its 10 ms interval.
+      benchmark_loop_delay_ms: {
+        p50: Number(Math.max(0, loopDelay.percentile(50) / 1e6 - 10).toFixed(1)),
+        p99: Number(Math.max(0, loopDelay.percentile(99) / 1e6 - 10).toFixed(1)),
+      },
       destinations: Object.fromEntries(live.map((tally) => [tally.name, summary(tally)])),
       replay_from_log_start: replays,
       brokers_publishing_the_log_after_a_restart: backlog,
