@@ -7,7 +7,8 @@
  * job) never both win.
  * Must never: read or write media bytes (chunks.ts), or decide a rule (the downloader and the retention job do).
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable, type SqlBool } from 'kysely';
+import { onPostgres } from '../store/dialect.js';
 import type { Db, IncomingMediaTable } from '../store/schema.js';
 
 export type IncomingMediaRow = Selectable<IncomingMediaTable>;
@@ -23,6 +24,17 @@ const asRow = (row: IncomingMediaRow): IncomingMediaRow => ({
   created_at: Number(row.created_at),
   stored_at: row.stored_at === null ? null : Number(row.stored_at),
 });
+
+/**
+ * `device_id` is one of `ids`, as one parameter however many there are: an array on PostgreSQL, JSON read with
+ * `json_each` on SQLite. A list of placeholders made a statement text per number of devices a node holds, each
+ * prepared and kept (a gateway pairing 1,000 devices made 2,000 of them, with up to 1,000 placeholders each).
+ */
+function deviceAmong(db: Db, ids: readonly number[]) {
+  return onPostgres(db)
+    ? sql<SqlBool>`device_id = any(${[...ids]}::bigint[])`
+    : sql<SqlBool>`device_id in (select value from json_each(${JSON.stringify(ids)}))`;
+}
 
 export const incomingMediaRepository = {
   insert: async (db: Db, row: IncomingMediaRow): Promise<void> => {
@@ -56,7 +68,7 @@ export const incomingMediaRepository = {
       .selectAll()
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', now)
-      .where('device_id', 'in', deviceIds)
+      .where(deviceAmong(db, deviceIds))
       .orderBy('next_attempt_at')
       .limit(limit)
       .execute();
@@ -70,7 +82,7 @@ export const incomingMediaRepository = {
       .selectFrom('incoming_media')
       .select((eb) => eb.fn.min('next_attempt_at').as('at'))
       .where('status', '=', 'pending')
-      .where('device_id', 'in', deviceIds)
+      .where(deviceAmong(db, deviceIds))
       .executeTakeFirst();
     return row?.at === null || row?.at === undefined ? null : Number(row.at);
   },
