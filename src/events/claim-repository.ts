@@ -60,6 +60,13 @@ export function claimDue(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
  * order walked past the rows of lanes at their bound, and a receiver that fell behind made every claim slower.
  */
 async function claimByLaneOnSqlite(db: Db, p: ClaimParams): Promise<ClaimedEvent[]> {
+  // Every commit that logs an event wakes the deliverer, with or without a delivery to make. The lane walk's
+  // statement costs about 0.5 ms even with no row to find (SQLite builds its materialized steps), 1.1 s of a 40 s
+  // run of 100,000 messages with no webhook at all; one probe of the due index first costs a few microseconds.
+  const due = await sql<{ one: number }>`
+    select 1 as one from webhook_events where status = 'pending' and next_attempt_at <= ${p.now} limit 1
+  `.execute(db);
+  if (due.rows.length === 0) return [];
   const result = await sqliteClaimStatement(p).execute(db);
   return result.rows;
 }
