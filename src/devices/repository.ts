@@ -65,6 +65,24 @@ const findByIdsStatement = prepared(1, (db, ids: readonly number[]) =>
 /** What the dispatcher checks of a device before each send, read fresh every time. */
 export type SenderState = Pick<DeviceRow, 'status' | 'paired_status' | 'phone' | 'deleted_at'>;
 
+// The send-time guard reads these four columns only: a whole row carries the network's session (on WhatsApp, the
+// library's keys as JSON), read and turned into a string for every message sent.
+const senderStateStatement = prepared(1, (db, id: number) =>
+  compiled(
+    db,
+    sql<
+      SenderState & { id: number }
+    >`select id, status, paired_status, phone, deleted_at from devices where id = ${id}`,
+  ),
+);
+const senderStatesStatement = prepared(1, (db, ids: readonly number[]) =>
+  compiled(
+    db,
+    sql<SenderState & { id: number }>`
+      select id, status, paired_status, phone, deleted_at from devices where id = any(${ids}::bigint[])`,
+  ),
+);
+
 export const devicesRepository = {
   countActive: async (db: Db, accountId: number): Promise<number> => {
     const row = await db
@@ -149,6 +167,26 @@ export const devicesRepository = {
       for (const id of ids) {
         const row = (await findByIdStatement(db, id))[0];
         if (row !== undefined) found.set(id, row);
+      }
+    }
+    return found;
+  },
+
+  /** What the send-time guard checks of many devices, by id (a device not stored has no entry). */
+  senderStates: async (db: Db, ids: readonly number[]): Promise<Map<number, SenderState>> => {
+    const found = new Map<number, SenderState>();
+    if (onPostgres(db)) {
+      for (const { id, ...state } of await senderStatesStatement(db, ids)) found.set(Number(id), state);
+    } else {
+      for (const asked of ids) {
+        const row = (await senderStateStatement(db, asked))[0];
+        if (row !== undefined)
+          found.set(asked, {
+            status: row.status,
+            paired_status: row.paired_status,
+            phone: row.phone,
+            deleted_at: row.deleted_at,
+          });
       }
     }
     return found;

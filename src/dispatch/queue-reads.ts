@@ -25,7 +25,7 @@ interface QueueHead {
 export class QueueReads {
   private readonly heads: DataLoader<QueueHead, MessageRow[], string>;
   private readonly rows: DataLoader<number, DeviceRow | undefined>;
-  private readonly guards: DataLoader<number, DeviceRow | undefined>;
+  private readonly guards: DataLoader<number, SenderState | undefined>;
 
   constructor(db: Db, limit: number) {
     this.heads = new DataLoader(
@@ -47,7 +47,13 @@ export class QueueReads {
     };
     // The guard is asked by lanes woken together, in one tick: read at once, never a turn later (a lane sends one
     // message at a time, so a delay here is a delay per message).
-    this.guards = new DataLoader(rowsOf, { cache: false, maxBatchSize: MAX_DEVICES_PER_READ });
+    this.guards = new DataLoader(
+      async (ids: readonly number[]) => {
+        const states = await devicesRepository.senderStates(db, [...new Set(ids)]);
+        return ids.map((id) => states.get(id));
+      },
+      { cache: false, maxBatchSize: MAX_DEVICES_PER_READ },
+    );
     // Sends and receipts end in callbacks of their own: gathered over one turn of the event loop, not one tick.
     this.rows = new DataLoader(rowsOf, {
       cache: false,
@@ -67,11 +73,8 @@ export class QueueReads {
   }
 
   /** What the send-time guard needs of the device, read now (undefined: no such device). */
-  async senderState(deviceId: number): Promise<SenderState | undefined> {
-    const row = await this.guards.load(deviceId);
-    return row === undefined
-      ? undefined
-      : { status: row.status, paired_status: row.paired_status, phone: row.phone, deleted_at: row.deleted_at };
+  senderState(deviceId: number): Promise<SenderState | undefined> {
+    return this.guards.load(deviceId);
   }
 }
 

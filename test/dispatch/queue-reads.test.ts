@@ -106,14 +106,14 @@ describe.skipIf(noStoreAvailable)('the lanes’ gathered reads', () => {
     // Told apart by their phones, so an answer given to the wrong device shows.
     await gw.app.store.db.updateTable('devices').set({ phone: '6281111100001' }).where('id', '=', a).execute();
     await gw.app.store.db.updateTable('devices').set({ phone: '6281111100002' }).where('id', '=', b).execute();
-    const gathered = vi.spyOn(devicesRepository, 'findByIds');
+    const gathered = vi.spyOn(devicesRepository, 'senderStates');
     const [stateA, stateB, missing] = await Promise.all([
       reads.senderState(a),
       reads.senderState(b),
       reads.senderState(987_654),
     ]);
     expect(gathered).toHaveBeenCalledTimes(1);
-    // Each the guard's fields of its own row, as the one-device read gives it.
+    // Each exactly the guard's four fields of its own row (never the whole row, with its network session).
     const guardOf = async (id: number) => {
       const row = (await devicesRepository.findById(gw.app.store.db, id))!;
       return { status: row.status, paired_status: row.paired_status, phone: row.phone, deleted_at: row.deleted_at };
