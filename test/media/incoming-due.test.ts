@@ -15,51 +15,35 @@ const BASE = 900_000;
 describe.skipIf(noStoreAvailable)(`incoming media due for the devices held (${storeKind})`, () => {
   let gw: TestGateway;
   const now = Date.now();
-  beforeAll(async () => {
-    gw = await startGateway();
-    // Device BASE + i has i + 1 pending downloads, due at now - 1000 * (i + 1) + j; BASE + 9 has one due later.
-    for (let i = 0; i < 9; i++) {
-      for (let j = 0; j <= i; j++) {
-        await gw.app.store.db
-          .insertInto('incoming_media')
-          .values({
-            media_id: `med_due_${i}_${j}`,
-            message_id: `msg_due_${i}_${j}`,
-            account_id: 1,
-            device_id: BASE + i,
-            status: 'pending',
-            mimetype: 'image/jpeg',
-            size: null,
-            file_name: null,
-            sha256: null,
-            attempts: 0,
-            next_attempt_at: now - 1000 * (i + 1) + j,
-            network_ref: null,
-            created_at: now,
-            stored_at: null,
-          })
-          .execute();
-      }
-    }
-    await gw.app.store.db
+  /** A pending download of the device, due at `due`. */
+  const pending = (mediaId: string, deviceId: number, due: number) =>
+    gw.app.store.db
       .insertInto('incoming_media')
       .values({
-        media_id: 'med_due_later',
-        message_id: 'msg_due_later',
+        media_id: `med_${mediaId}`,
+        message_id: `msg_${mediaId}`,
         account_id: 1,
-        device_id: BASE + 9,
+        device_id: deviceId,
         status: 'pending',
         mimetype: 'image/jpeg',
         size: null,
         file_name: null,
         sha256: null,
         attempts: 0,
-        next_attempt_at: now + 60_000,
+        next_attempt_at: due,
         network_ref: null,
         created_at: now,
         stored_at: null,
       })
       .execute();
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    // Device BASE + i has i + 1 pending downloads, due at now - 1000 * (i + 1) + j; BASE + 9 has one due later.
+    for (let i = 0; i < 9; i++) {
+      for (let j = 0; j <= i; j++) await pending(`due_${i}_${j}`, BASE + i, now - 1000 * (i + 1) + j);
+    }
+    await pending('due_later', BASE + 9, now + 60_000);
   });
   afterAll(() => gw?.close());
   afterEach(() => vi.restoreAllMocks());
