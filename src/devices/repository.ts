@@ -179,14 +179,7 @@ export const devicesRepository = {
       for (const { id, ...state } of await senderStatesStatement(db, ids)) found.set(Number(id), state);
     } else {
       for (const asked of ids) {
-        const row = (await senderStateStatement(db, asked))[0];
-        if (row !== undefined)
-          found.set(asked, {
-            status: row.status,
-            paired_status: row.paired_status,
-            phone: row.phone,
-            deleted_at: row.deleted_at,
-          });
+        for (const { id, ...state } of await senderStateStatement(db, asked)) found.set(Number(id), state);
       }
     }
     return found;
