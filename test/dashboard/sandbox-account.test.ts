@@ -3,21 +3,12 @@
 // sees the sandbox (and its virtual phones); any other account sees WhatsApp
 // and no sandbox controls. No device connects here, so WhatsApp's address is
 // a closed local port.
-import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
+import { closedPort } from '../helpers/ports.js';
 import { deviceRow } from '../helpers/rows.js';
 import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () => {
   let gw: TestGateway;

@@ -23,7 +23,6 @@ import {
   AMQP_URL,
   amqpInbox,
   deleteStream,
-  freePort,
   ownNats,
   requireNats,
   requireRabbit,
@@ -32,6 +31,7 @@ import {
   uniqueName,
   type AmqpInbox,
 } from '../helpers/brokers.js';
+import { closedPort } from '../helpers/ports.js';
 import { newStoreLocation, noStoreAvailable, type StoreLocation } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -227,7 +227,7 @@ describe.skipIf(noStoreAvailable)('RabbitMQ driver', () => {
   });
 
   it('retries a broker it cannot reach after a backoff on the injected clock: 0.5 s doubling to the ceiling', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const url = `amqp://guest:guest@127.0.0.1:${port}`;
     const driver = driverFor(new AmqpPublisher({ url, exchange: uniqueName('gw_test_ex'), clock }));
     let at = clock.now();

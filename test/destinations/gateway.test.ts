@@ -12,12 +12,12 @@ import {
   NATS_URL,
   amqpInbox,
   deleteStream,
-  freePort,
   requireNats,
   requireRabbit,
   streamMessages,
   uniqueName,
 } from '../helpers/brokers.js';
+import { closedPort } from '../helpers/ports.js';
 import { noStoreAvailable, startGateway, storeKind, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
@@ -116,7 +116,7 @@ describe.skipIf(noStoreAvailable)(`brokers in the gateway (${storeKind})`, () =>
     const stream = uniqueName('GW_TEST');
     const prefix = uniqueName('gwtest');
     cleanups.push(() => deleteStream(stream));
-    const port = await freePort();
+    const port = await closedPort();
     const gw = await gateway({
       brokers: {
         amqp: { url: `amqp://guest:guest@127.0.0.1:${port}`, exchange: uniqueName('gw_test_ex') },

@@ -14,13 +14,13 @@ import {
   NATS_URL,
   amqpInbox,
   deleteStream,
-  freePort,
   requireNats,
   requireRabbit,
   streamMessages,
   tcpProxy,
   uniqueName,
 } from '../helpers/brokers.js';
+import { closedPort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait.js';
 
 function event(n: number, deviceId: number, type = 'message.status'): PublishedEvent {
@@ -95,7 +95,7 @@ describe('RabbitMQ publisher', () => {
   });
 
   it('fails to connect to a port where nothing listens', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const publisher = new AmqpPublisher({
       url: `amqp://guest:guest@127.0.0.1:${port}`,
       exchange: uniqueName('gw_test_ex'),
@@ -183,7 +183,7 @@ describe('NATS JetStream publisher', () => {
   });
 
   it('fails to connect to a port where nothing listens', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const publisher = new NatsPublisher({
       url: `nats://127.0.0.1:${port}`,
       stream: uniqueName('GW_TEST'),

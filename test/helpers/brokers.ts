@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { connect as amqpConnect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
+import { portForOwnServer } from './ports.js';
 import { waitFor } from './wait.js';
 
 export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -19,14 +20,6 @@ export const NATS_URL = process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 /** A name no other test uses (letters, digits and `_`, valid as an exchange, a stream and a subject word). */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(5).toString('hex')}`;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Throws, naming the broker and how to start it, when RabbitMQ does not answer. */
@@ -162,7 +155,7 @@ export async function tcpProxy(targetHost: string, targetPort: number): Promise<
   };
 }
 
-/** A `nats-server -js` of the test's own on a free port, its store in a temp dir kept across stop and start. */
+/** A `nats-server -js` of the test's own on a port of its own (ports.ts), its store in a temp dir kept across stop and start. */
 export interface OwnNats {
   readonly url: string;
   start(): Promise<void>;
@@ -171,7 +164,7 @@ export interface OwnNats {
 }
 
 export async function ownNats(): Promise<OwnNats> {
-  const port = await freePort();
+  const port = await portForOwnServer();
   const dir = await mkdtemp(join(tmpdir(), 'gw-nats-'));
   const url = `nats://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;

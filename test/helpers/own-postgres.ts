@@ -7,10 +7,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, openSync, closeSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { takesConnections } from './pg-reachable.js';
+import { portForOwnServer } from './ports.js';
 
 export interface OwnPostgres {
   /** postgres://postgres@127.0.0.1:PORT/postgres */
@@ -45,14 +45,6 @@ function osUser(): { uid: number; gid: number } | null {
   return { uid, gid };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** Processes whose parent is `pid` (Linux /proc). */
 function childrenOf(pid: number): number[] {
   const children: number[] = [];
@@ -84,7 +76,7 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     stdio: 'ignore',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C' },
   });
-  const port = await freePort();
+  const port = await portForOwnServer();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   let server: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();

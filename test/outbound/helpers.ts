@@ -51,12 +51,8 @@ export async function startServer(
   };
 }
 
-/** A port on 127.0.0.1 that nothing listens on (briefly bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = await startServer(() => undefined);
-  await server.close();
-  return server.port;
-}
+/** A port on 127.0.0.1 that nothing listens on (test/helpers/ports.ts). */
+export { closedPort } from '../helpers/ports.js';
 
 type Answer = string | string[] | (() => string | string[]);
 

@@ -6,11 +6,11 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUILD_TIMEOUT_MS, BUILT_MAIN, ensureBuilt } from '../helpers/built.js';
+import { closedPort } from '../helpers/ports.js';
 import { storeKind } from '../helpers/gateway.js';
 
 // The built gateway (`npm start` runs dist/main.js), made current first.
@@ -94,10 +94,7 @@ describe.runIf(storeKind === 'postgres')('a PostgreSQL server that is not there'
   afterAll(() => rm(work, { recursive: true, force: true }));
 
   it('stops with one line naming the setting and the reason, and exit code 1', async () => {
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const { port } = probe.address() as { port: number };
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const port = await closedPort();
     const exit = await runGateway(
       { GATEWAY_DATA_DIR: join(work, 'data'), DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres` },
       work,
