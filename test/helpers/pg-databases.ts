@@ -9,6 +9,7 @@
 // or drop a database or schema other than one it made.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { SchemaPool } from './pg-schema-pool.js';
 
 /** The one schema of the template database; every copy renames it to a name of its own. */
 export const TEMPLATE_SCHEMA = 'gw_template';
@@ -93,20 +94,28 @@ function workerDatabase(admin: string, template: string): Promise<string> {
 }
 
 /**
- * A new schema `gw_test_<random>` in this process's database, made by the template schema's dump in one round trip:
+ * A schema `gw_test_<random>` in this process's database: one an earlier test of the process dropped, emptied
+ * (pg-schema-pool.ts), or a new one made by the template schema's dump in one round trip:
  * the tables, indexes, functions, triggers and rows the migrations left (their own bookkeeping included). A tenth of
  * the server's work of copying the template database (docs/testing.md, Where the suite's time goes). The gateway
  * names its notification channel and advisory locks after its schema, so stores in one database do not meet.
  */
 export async function migratedSchema(admin: string, template: string, dump: string): Promise<MigratedStore> {
   const database = await workerDatabase(admin, template);
-  const schema = `gw_test_${randomBytes(6).toString('hex')}`;
   const url = databaseUrlOf(admin, database);
-  await onServer(url, (c) => c.query(schemaFromDump(dump, schema)));
+  const pool = new SchemaPool(url, database, dump, TEMPLATE_SCHEMA);
+  let schema = pool.take();
+  if (schema === null) {
+    schema = `gw_test_${randomBytes(6).toString('hex')}`;
+    const made = schema;
+    await onServer(url, (c) => c.query(schemaFromDump(dump, made)));
+    await pool.made(made);
+  }
+  const taken = schema;
+  let released: Promise<void> | null = null;
   return {
-    url: databaseUrlOf(admin, database, schema),
-    drop: async () => {
-      await onServer(url, (c) => c.query(`drop schema if exists ${schema} cascade`));
-    },
+    url: databaseUrlOf(admin, database, taken),
+    // Emptied for the next store of this process (pg-schema-pool.ts), or dropped; once, however often it is asked.
+    drop: () => (released ??= pool.release(taken)),
   };
 }
