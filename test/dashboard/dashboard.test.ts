@@ -52,12 +52,12 @@ describe('the dashboard in a browser', () => {
   it('a wrong token shows an error and stays on the sign-in page', async () => {
     const p = await page('wrong token');
     await p.goto('/dashboard/');
-    await p.getByLabel('API token').fill('mgw_not_a_token_of_this_gateway_0000000000');
+    await p.getByLabel('API token', { exact: true }).fill('mgw_not_a_token_of_this_gateway_0000000000');
     await p.getByRole('button', { name: 'Sign in', exact: true }).click();
     const alert = p.getByRole('alert');
     await alert.waitFor(WAIT);
     expect(await alert.textContent()).toContain('Unauthorized');
-    expect(await p.getByLabel('API token').isVisible()).toBe(true);
+    expect(await p.getByLabel('API token', { exact: true }).isVisible()).toBe(true);
     expect(await p.getByRole('button', { name: 'Sign in', exact: true }).isVisible()).toBe(true);
     expect(await p.evaluate('sessionStorage.length')).toBe(0);
   });
@@ -66,7 +66,7 @@ describe('the dashboard in a browser', () => {
     const p = await page('sign in and out');
     // By keyboard alone: the token field is the first stop, Enter submits.
     await p.goto('/dashboard/');
-    await p.getByLabel('API token').waitFor(WAIT);
+    await p.getByLabel('API token', { exact: true }).waitFor(WAIT);
     await p.keyboard.press('Tab');
     expect(await p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('signin-token');
     await p.keyboard.type(TEST_TOKEN);
@@ -80,7 +80,7 @@ describe('the dashboard in a browser', () => {
     await p.reload();
     await p.getByRole('heading', { name: 'Devices', exact: true }).waitFor(WAIT);
     await p.getByRole('button', { name: 'Sign out', exact: true }).click();
-    await p.getByLabel('API token').waitFor(WAIT);
+    await p.getByLabel('API token', { exact: true }).waitFor(WAIT);
     expect(await p.evaluate('sessionStorage.length')).toBe(0);
   });
 
@@ -299,7 +299,7 @@ describe('the dashboard in a browser', () => {
     await p.getByRole('button', { name: 'Revoke laptop', exact: true }).click();
     await p.getByRole('group', { name: /token this page is signed in with/ }).waitFor(WAIT);
     await p.getByRole('button', { name: 'Yes, revoke and sign out', exact: true }).click();
-    await p.getByLabel('API token').waitFor(WAIT);
+    await p.getByLabel('API token', { exact: true }).waitFor(WAIT);
     expect((await gw.request('GET', '/devices', undefined, created.body.data.token)).status).toBe(401);
   });
 
@@ -432,7 +432,7 @@ describe('the dashboard in a browser', () => {
         }
       };
       await p.goto('/dashboard/');
-      await p.getByLabel('API token').waitFor(WAIT);
+      await p.getByLabel('API token', { exact: true }).waitFor(WAIT);
       await check('sign-in');
       await signIn(p);
       if (width === 1440) {

@@ -89,7 +89,7 @@ export async function openPage(browser: Browser, base: string, width = 1440, hei
 
 export async function signIn(page: Page, token = TEST_TOKEN): Promise<void> {
   await page.goto('/dashboard/');
-  await page.getByLabel('API token').fill(token);
+  await page.getByLabel('API token', { exact: true }).fill(token);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await expect.poll(() => page.getByRole('heading', { name: 'Devices', exact: true }).count()).toBe(1);
 }
