@@ -38,6 +38,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: unitOnly,
+          globalSetup: ['test/helpers/sqlite-global.ts'],
           // One process runs the unit files one after another, keeping what it loaded: a fresh process a file paid
           // its imports again (the whole unit project: 103 s of import before, 40 s after; docs/testing.md, Where
           // the suite's time goes). The setup file (the leak check) still runs for each file, and the files that
@@ -52,6 +53,8 @@ export default defineConfig({
           include: integration,
           exclude: [...unitOnly, ...browser],
           env: { TEST_STORE: 'sqlite' },
+          // One migrated store file for the run; each test's store is a copy (docs/testing.md).
+          globalSetup: ['test/helpers/sqlite-global.ts'],
           // Files share a worker's process, one after another, as in `unit`: each file's own gateway, store, ports
           // and processes, but the modules loaded once (docs/testing.md, Where the suite's time goes: files in one
           // process).
@@ -76,7 +79,7 @@ export default defineConfig({
           name: 'dashboard',
           include: browser,
           env: { TEST_STORE: 'sqlite' },
-          globalSetup: ['test/dashboard/build-global.ts'],
+          globalSetup: ['test/dashboard/build-global.ts', 'test/helpers/sqlite-global.ts'],
           testTimeout: 90_000,
           hookTimeout: 60_000,
           // As for `sqlite`: each file's own gateway and browser, the modules loaded once a worker (the project's

@@ -1,8 +1,9 @@
 // Builds a gateway for a test against the store this project runs on
-// (TEST_STORE=sqlite: a temp directory; postgres: a schema made from the run's
-// migrated template, or a fresh empty schema when a test asks for one), with a
-// known API token, and tears it all down afterwards.
-import { mkdtemp, rm } from 'node:fs/promises';
+// (TEST_STORE=sqlite: a temp directory holding a copy of the run's migrated
+// store file; postgres: a schema made from the run's migrated
+// template; either empty when a test asks for a fresh store), with a known API
+// token, and tears it all down afterwards.
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -35,15 +36,22 @@ export interface LocationOptions {
    * PostgreSQL: false for an empty schema in the server's own database, as an operator's new store is (tests of
    * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a schema made from the
    * run's template (test/helpers/pg-databases.ts), already migrated: the same tables a gateway's start-up makes,
-   * without paying for them. No effect on SQLite, whose store is always a new file.
+   * without paying for them. On SQLite, false for an empty data directory; otherwise the directory holds a copy of
+   * the run's migrated store file (test/helpers/sqlite-global.ts), as a gateway's first start would leave it.
    */
   readonly migrated?: boolean;
 }
+
+/** The file name a gateway gives its SQLite store in its data directory (src/store/store.ts). */
+const SQLITE_FILE = 'gateway.sqlite';
 
 export async function newStoreLocation(options: LocationOptions = {}): Promise<StoreLocation> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const admin = pgAdminUrl();
   if (storeKind === 'sqlite' || admin === null) {
+    // The run's migrated store file (test/helpers/sqlite-global.ts), where this project made one.
+    const template = storeKind === 'sqlite' ? inject('sqliteTemplate') : undefined;
+    if (options.migrated !== false && template !== undefined) await copyFile(template, join(dataDir, SQLITE_FILE));
     return { databaseUrl: null, dataDir, drop: () => rm(dataDir, { recursive: true, force: true }) };
   }
   const template = inject('pgTemplate');
