@@ -1,9 +1,11 @@
 // One dead receiver never delays another (DECISIONS 17): ten webhooks of one account on one device, then two
 // of them dead (one accepts connections and never answers, one refuses them). The other eight's delivery
 // latency (arrival at the receiver minus the event's created_at) is measured in both runs; with the dead
-// ones it stays within twice the healthy run's p95 plus 50 ms. Attempts to the hanging receiver hold their
+// ones it stays within twice the healthy run's p95 plus 2 s. Attempts to the hanging receiver hold their
 // lane for the whole test (a 20 s time limit), so a deliverer that bounded work per device, not per
-// destination, would hold every other destination behind them.
+// destination, would hold every other destination behind them for 20 s: ten times the margin, which is
+// there for the host (a run beside other test files once measured 269 ms, then 608, with nothing dead in
+// the way of the eight).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
 import { qrText, waitForDevice } from '../helpers/pairing.js';
@@ -93,7 +95,7 @@ describe.skipIf(noStoreAvailable)('a dead receiver among ten webhooks', () => {
     expect((await gw.request('PATCH', `/webhooks/${hooks[9]}`, { url: refused })).status).toBe(200);
     const withDead = await run('dead');
 
-    const limit = 2 * p95(baseline) + 50;
+    const limit = 2 * p95(baseline) + 2_000;
     expect(p95(withDead), JSON.stringify({ baseline: p95(baseline), withDead: p95(withDead) })).toBeLessThanOrEqual(
       limit,
     );
