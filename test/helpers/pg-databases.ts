@@ -103,19 +103,18 @@ function workerDatabase(admin: string, template: string): Promise<string> {
 export async function migratedSchema(admin: string, template: string, dump: string): Promise<MigratedStore> {
   const database = await workerDatabase(admin, template);
   const url = databaseUrlOf(admin, database);
-  const pool = new SchemaPool(url, database, dump, TEMPLATE_SCHEMA);
-  let schema = pool.take();
-  if (schema === null) {
-    schema = `gw_test_${randomBytes(6).toString('hex')}`;
-    const made = schema;
+  const pool = new SchemaPool((work) => onServer(url, work), database, dump, TEMPLATE_SCHEMA);
+  const fromDump = async (): Promise<string> => {
+    const made = `gw_test_${randomBytes(6).toString('hex')}`;
     await onServer(url, (c) => c.query(schemaFromDump(dump, made)));
     await pool.made(made);
-  }
-  const taken = schema;
+    return made;
+  };
+  const schema = pool.take() ?? (await fromDump());
   let released: Promise<void> | null = null;
   return {
-    url: databaseUrlOf(admin, database, taken),
+    url: databaseUrlOf(admin, database, schema),
     // Emptied for the next store of this process (pg-schema-pool.ts), or dropped; once, however often it is asked.
-    drop: () => (released ??= pool.release(taken)),
+    drop: () => (released ??= pool.release(schema)),
   };
 }

@@ -14,7 +14,7 @@
 // dropped, as is one that cannot be emptied (a lock held past the timeout).
 // Must never: hand out a schema another store of this process still uses, or
 // leave a row of one test where the next can read it.
-import pg from 'pg';
+import type pg from 'pg';
 
 /** A table at least this large is truncated (its files replaced) rather than deleted from (its dead rows kept). */
 const TRUNCATE_FROM_BYTES = 256 * 1024;
@@ -84,7 +84,8 @@ export class SchemaPool {
   private readonly pool: Pool;
 
   constructor(
-    private readonly url: string,
+    /** Runs `work` on a connection of its own to this process's database (pg-databases.ts, `onServer`). */
+    private readonly connected: <T>(work: (client: pg.Client) => Promise<T>) => Promise<T>,
     database: string,
     private readonly dump: string,
     /** The schema the dump was made of. */
@@ -138,15 +139,5 @@ export class SchemaPool {
       );
       return true;
     });
-  }
-
-  private async connected<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({ connectionString: this.url });
-    await client.connect();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
   }
 }
