@@ -13,6 +13,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/clock.js';
+import { sqliteFileOf } from '../../src/store/store.js';
 import { migratedCopy, migratedSchema } from './pg-databases.js';
 
 export const TEST_TOKEN = 'mgw_test_token_for_the_default_account_0000';
@@ -42,16 +43,14 @@ export interface LocationOptions {
   readonly migrated?: boolean;
 }
 
-/** The file name a gateway gives its SQLite store in its data directory (src/store/store.ts). */
-const SQLITE_FILE = 'gateway.sqlite';
-
 export async function newStoreLocation(options: LocationOptions = {}): Promise<StoreLocation> {
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-test-'));
   const admin = pgAdminUrl();
   if (storeKind === 'sqlite' || admin === null) {
     // The run's migrated store file (test/helpers/sqlite-global.ts), where this project made one.
     const template = storeKind === 'sqlite' ? inject('sqliteTemplate') : undefined;
-    if (options.migrated !== false && template !== undefined) await copyFile(template, join(dataDir, SQLITE_FILE));
+    if (options.migrated !== false && template !== undefined)
+      await copyFile(template, sqliteFileOf({ databaseUrl: null, dataDir })!);
     return { databaseUrl: null, dataDir, drop: () => rm(dataDir, { recursive: true, force: true }) };
   }
   const template = inject('pgTemplate');

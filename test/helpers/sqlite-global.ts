@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { openStore } from '../../src/store/store.js';
+import { openStore, sqliteFileOf } from '../../src/store/store.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,13 +21,13 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = await mkdtemp(join(tmpdir(), 'gw-sqlite-template-'));
-  const store = openStore({ databaseUrl: null, dataDir: dir });
+  const location = { databaseUrl: null, dataDir: await mkdtemp(join(tmpdir(), 'gw-sqlite-template-')) };
+  const store = openStore(location);
   try {
     await store.migrate();
   } finally {
     await store.close();
   }
-  project.provide('sqliteTemplate', join(dir, 'gateway.sqlite'));
-  return () => rm(dir, { recursive: true, force: true });
+  project.provide('sqliteTemplate', sqliteFileOf(location)!);
+  return () => rm(location.dataDir, { recursive: true, force: true });
 }
