@@ -10,7 +10,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { HoldingsListener, LossCause } from './holdings.js';
-import type { HeldLease } from './repository.js';
+import type { HeldLease, LeaseRef } from './repository.js';
 
 interface Holding {
   epoch: number;
@@ -79,9 +79,12 @@ export class HeldDevices {
     this.held.set(deviceId, { epoch, pairing: true, since: ++this.seq });
   }
 
-  /** Forgotten without telling anyone (the caller stopped using it); true when it was held. */
-  forget(deviceId: number): boolean {
-    return this.held.delete(deviceId);
+  /** Forgotten without telling anyone (the caller stopped using it); the lease it was held under, if it was. */
+  forget(deviceId: number): LeaseRef | null {
+    const holding = this.held.get(deviceId);
+    if (holding === undefined) return null;
+    this.held.delete(deviceId);
+    return { deviceId, epoch: holding.epoch };
   }
 
   /** The device is gone from here (taken over, or a write was refused), if still held under `epoch`. */
@@ -117,7 +120,7 @@ export class HeldDevices {
   async reconcile(
     leases: readonly HeldLease[],
     before: number,
-    release: (deviceIds: readonly number[]) => Promise<void>,
+    release: (leases: readonly LeaseRef[]) => Promise<void>,
   ): Promise<void> {
     const inStore = new Map(leases.map((lease) => [lease.deviceId, lease]));
     const lost: number[] = [];
@@ -131,23 +134,23 @@ export class HeldDevices {
       this.logger.warn({ devices: lost.length }, 'devices were taken over by other nodes; dropped here');
       for (const deviceId of lost) await this.lose(deviceId, this.held.get(deviceId)!.epoch);
     }
-    const unwanted: number[] = [];
+    const unwanted: LeaseRef[] = [];
     for (const lease of leases) {
       const holding = this.held.get(lease.deviceId);
       if (holding !== undefined && holding.since > before) continue;
       if (holding === undefined) {
         // Still ours in the store (the lease ran out here but nobody took it): held again.
         if (lease.wanted) this.acquire(lease.deviceId, lease.epoch);
-        else unwanted.push(lease.deviceId);
+        else unwanted.push({ deviceId: lease.deviceId, epoch: lease.epoch });
       } else if (lease.wanted) {
         holding.pairing = false;
       } else if (!holding.pairing) {
         // Suspended, deleted or logged out meanwhile: its connection ends and the lease goes.
-        unwanted.push(lease.deviceId);
+        unwanted.push({ deviceId: lease.deviceId, epoch: lease.epoch });
       }
     }
     if (unwanted.length > 0) {
-      for (const deviceId of unwanted) {
+      for (const { deviceId } of unwanted) {
         if (this.held.delete(deviceId)) await this.tell(deviceId);
       }
       await release(unwanted);
@@ -159,14 +162,14 @@ export class HeldDevices {
     this.expiredHere.clear();
   }
 
-  /** Takes `count` devices held for a connection out of the ledger, each told lost and stopped; answers them. */
-  async handBack(count: number): Promise<number[]> {
+  /** Takes `count` devices held for a connection out of the ledger, each told lost and stopped; answers their leases. */
+  async handBack(count: number): Promise<LeaseRef[]> {
     const chosen = [...this.held].filter(([, h]) => !h.pairing).slice(-count);
     for (const [deviceId] of chosen) {
       this.held.delete(deviceId);
       await this.tell(deviceId);
     }
-    return chosen.map(([deviceId]) => deviceId);
+    return chosen.map(([deviceId, holding]) => ({ deviceId, epoch: holding.epoch }));
   }
 
   /** Another node changed a device held here. */

@@ -32,7 +32,7 @@ import { WakeLoop } from '../wake-loop.js';
 import { LeaseFences } from './fences.js';
 import { HeldDevices } from './held-devices.js';
 import type { DeviceHoldings, HoldingsListener } from './holdings.js';
-import { clusterRepository } from './repository.js';
+import { clusterRepository, type LeaseRef } from './repository.js';
 import { routeDevice, type Route } from './routing.js';
 
 export type { Route } from './routing.js';
@@ -177,8 +177,9 @@ export class ClusterNode implements DeviceHoldings {
   }
 
   letGo(deviceId: number): void {
-    if (!this.held.forget(deviceId)) return;
-    void this.releaseInStore([deviceId]);
+    const lease = this.held.forget(deviceId);
+    if (lease === null) return;
+    void this.releaseInStore([lease]);
   }
 
   deviceChanged(deviceId: number): void {
@@ -283,7 +284,7 @@ export class ClusterNode implements DeviceHoldings {
     }
     this.renewedAt = now;
     this.armExpiry();
-    await this.held.reconcile(leases, before, (deviceIds) => this.releaseInStore(deviceIds));
+    await this.held.reconcile(leases, before, (unwanted) => this.releaseInStore(unwanted));
     this.poll();
 
     const census = await clusterRepository.census(store.db, now - this.leaseMs);
@@ -315,14 +316,14 @@ export class ClusterNode implements DeviceHoldings {
     this.options.logger.info({ devices: chosen.length }, 'devices handed back to even out the cluster');
   }
 
-  private async releaseInStore(deviceIds: readonly number[]): Promise<void> {
-    if (deviceIds.length === 0) return;
+  private async releaseInStore(leases: readonly LeaseRef[]): Promise<void> {
+    if (leases.length === 0) return;
     try {
-      await clusterRepository.release(this.options.store.db, this.node, deviceIds);
+      await clusterRepository.release(this.options.store.db, this.node, leases);
       this.publish('l');
     } catch (error) {
       // Still ours in the store: the next heartbeat finds them unwanted (or not held) and tries again.
-      this.options.logger.warn({ err: error, devices: deviceIds.length }, 'handing devices back failed');
+      this.options.logger.warn({ err: error, devices: leases.length }, 'handing devices back failed');
     }
   }
 

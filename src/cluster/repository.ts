@@ -9,6 +9,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/schema.js';
 
+/** One lease of a device: which claim of it (the epoch), so that releasing it never ends a later claim. */
+export interface LeaseRef {
+  readonly deviceId: number;
+  readonly epoch: number;
+}
+
 /** A lease as its node sees it after a heartbeat. */
 export interface HeldLease {
   readonly deviceId: number;
@@ -150,10 +156,17 @@ export const clusterRepository = {
     return rows.length === 0 ? null : n(rows[0]!.epoch);
   },
 
-  /** Releases the node's leases (all, or the given devices): free for any node to claim; epochs kept. */
-  release: async (db: Db, name: string, deviceIds?: readonly number[]): Promise<number> => {
-    if (deviceIds !== undefined && deviceIds.length === 0) return 0;
-    const only = deviceIds === undefined ? sql`` : sql`and device_id = any(${[...deviceIds]}::bigint[])`;
+  /**
+   * Releases the node's leases (all, or the given ones): free for any node to claim; epochs kept. A given lease is
+   * released only while its epoch is unchanged: a release that lands after the same node claimed the device again
+   * (a pairing attempt ended, then a new one started) leaves the newer lease alone.
+   */
+  release: async (db: Db, name: string, leases?: ReadonlyArray<LeaseRef>): Promise<number> => {
+    if (leases !== undefined && leases.length === 0) return 0;
+    const only =
+      leases === undefined
+        ? sql``
+        : sql`and (device_id, epoch) in (select * from unnest(${leases.map((l) => l.deviceId)}::bigint[], ${leases.map((l) => l.epoch)}::bigint[]))`;
     const result = await sql`update device_leases set node = null where node = ${name} ${only}`.execute(db);
     return Number(result.numAffectedRows ?? 0n);
   },

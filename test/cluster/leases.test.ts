@@ -297,6 +297,24 @@ describe.skipIf(storeKind !== 'postgres' || noStoreAvailable)('device leases', (
     expect(await b.claimForPairing(id!)).toBe(2);
   });
 
+  it('a release that lands after the device was claimed again leaves the newer lease', async () => {
+    // A pairing attempt ends (its lease is let go, the release sent without waiting) and the next QR request claims
+    // the device again at once: on a busy pool the release can run second. It names the claim it ends.
+    const [id] = await devices(1, false);
+    const a = await node('a');
+    const first = await a.claimForPairing(id!);
+    a.letGo(id!);
+    await a.roundNow();
+    const second = await a.claimForPairing(id!);
+    expect(second).toBe(first! + 1);
+    expect(await clusterRepository.release(store.db, 'a', [{ deviceId: id!, epoch: first! }])).toBe(0);
+    expect(await leaseOf(id!)).toMatchObject({ node: 'a', epoch: second });
+    // A write under the newer claim still passes its fence.
+    await store.db.transaction().execute((trx) => a.fence(trx, id!, second!));
+    expect(await clusterRepository.release(store.db, 'a', [{ deviceId: id!, epoch: second! }])).toBe(1);
+    expect(await leaseOf(id!)).toMatchObject({ node: null, epoch: second });
+  });
+
   it('network-state writes of a device taken over are refused', async () => {
     const [id] = await devices(1);
     const a = await node('a');
