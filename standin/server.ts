@@ -7,6 +7,8 @@
  * Must never: listen on anything but a loopback address, or be imported by the gateway (src/): it is test
  * infrastructure only (see docs/standin.md).
  */
+import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { type BinaryNode, type proto } from 'baileys';
@@ -151,6 +153,8 @@ export class StandinHub implements Hub, IqContext, RoutingContext {
 export async function startStandin(options: StandinOptions = {}): Promise<Standin> {
   const host = options.host ?? '127.0.0.1';
   const identity = makeNoiseIdentity();
+  // An identity made here is this stand-in's alone: its folder (the CA file and key) goes when it closes.
+  const ownTls = options.tls === undefined;
   const tls = options.tls ?? makeTlsIdentity();
   const hub = new StandinHub(identity, options.log ?? (() => undefined));
   const media = await startMediaHost(tls, hub.media, hub.world.faults, host, hub.world.stats);
@@ -183,6 +187,7 @@ export async function startStandin(options: StandinOptions = {}): Promise<Standi
         new Promise<void>((resolve) => http.close(() => resolve())),
         new Promise<void>((resolve) => media.server.close(() => resolve())),
       ]);
+      if (ownTls) await rm(dirname(tls.caPath), { recursive: true, force: true });
     },
   };
 }
