@@ -7,14 +7,13 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp, type BuildOptions } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/clock.js';
 import { sqliteFileOf } from '../../src/store/store.js';
-import { migratedCopy, migratedSchema } from './pg-databases.js';
+import { migratedCopy, migratedSchema, onServer, processDatabaseUrl } from './pg-databases.js';
 
 export const TEST_TOKEN = 'mgw_test_token_for_the_default_account_0000';
 export const storeKind = (process.env.TEST_STORE ?? 'sqlite') as 'sqlite' | 'postgres';
@@ -34,7 +33,7 @@ export const noStoreAvailable = storeKind === 'postgres' && pgAdminUrl() === nul
 
 export interface LocationOptions {
   /**
-   * PostgreSQL: false for an empty schema in the server's own database, as an operator's new store is (tests of
+   * PostgreSQL: false for an empty schema in this test process's database, as an operator's new store is (tests of
    * migrations, of a first start, of what a fresh store looks like). Otherwise (the default) a schema made from the
    * run's template (test/helpers/pg-databases.ts), already migrated: the same tables a gateway's start-up makes,
    * without paying for them. On SQLite, false for an empty data directory; otherwise the directory holds a copy of
@@ -69,23 +68,29 @@ export async function newStoreLocation(options: LocationOptions = {}): Promise<S
     };
   }
   const schema = `gw_test_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(`create schema ${schema}`);
-  await client.end();
-  const url = new URL(admin);
+  const database = await scratchDatabaseUrl();
+  await onServer(database, (c) => c.query(`create schema ${schema}`));
+  const url = new URL(database);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     databaseUrl: url.toString(),
     dataDir,
     async drop() {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
+      await onServer(database, (c) => c.query(`drop schema if exists ${schema} cascade`));
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * PostgreSQL: the database where a test makes schemas of its own (an empty store, schemas it churns): this test
+ * process's database of the run (test/helpers/pg-databases.ts), or the server's own without a template.
+ */
+export async function scratchDatabaseUrl(): Promise<string> {
+  const admin = pgAdminUrl();
+  if (admin === null) throw new Error('scratchDatabaseUrl needs the postgres project with a server');
+  const template = inject('pgTemplate');
+  return template === null ? admin : processDatabaseUrl(admin, template.database);
 }
 
 export function testConfig(location: StoreLocation, overrides: Partial<Config> = {}): Config {

@@ -94,6 +94,16 @@ function workerDatabase(admin: string, template: string): Promise<string> {
 }
 
 /**
+ * The URL of this test process's database, for schemas a test makes itself (an empty store, a migration test's
+ * churn). They are dropped with the run's databases, so the rows they leave in PostgreSQL's catalogs go with them,
+ * also on a server that runs without autovacuum (the machine's own does): made in the server's `postgres`
+ * database, each run left about 40,000 dead catalog rows there for good.
+ */
+export async function processDatabaseUrl(admin: string, template: string): Promise<string> {
+  return databaseUrlOf(admin, await workerDatabase(admin, template));
+}
+
+/**
  * A schema `gw_test_<random>` in this process's database: one an earlier test of the process dropped, emptied
  * (pg-schema-pool.ts), or a new one made by the template schema's dump in one round trip:
  * the tables, indexes, functions, triggers and rows the migrations left (their own bookkeeping included). A tenth of

@@ -6,20 +6,21 @@
 // test: the listing's check below fails at once without the narrowed listing
 // with one as with three (three cost the server 9 s of CPU a run).
 import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Kysely, PostgresDialect } from 'kysely';
 import { introspectingOwnSchema } from '../../src/store/own-schema-introspector.js';
 import { openStore } from '../../src/store/store.js';
-import { newStoreLocation, noStoreAvailable, storeKind } from '../helpers/gateway.js';
+import { newStoreLocation, noStoreAvailable, scratchDatabaseUrl, storeKind } from '../helpers/gateway.js';
 
 describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while other schemas are dropped', () => {
-  const admin = storeKind === 'postgres' ? (inject('pgAdminUrl') ?? '') : '';
+  // The database the empty stores below are made in (this test process's), so the churn is beside them.
+  const database = storeKind === 'postgres' && !noStoreAvailable ? scratchDatabaseUrl() : Promise.resolve('');
   const churnPrefix = `gw_churn_${process.pid}_`;
   let churning = true;
 
   afterAll(async () => {
     churning = false;
-    const client = new pg.Client({ connectionString: admin });
+    const client = new pg.Client({ connectionString: await database });
     await client.connect();
     const { rows } = await client.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like $1`, [
       `${churnPrefix}%`,
@@ -29,7 +30,7 @@ describe.skipIf(noStoreAvailable || storeKind !== 'postgres')('migrations while 
   });
 
   async function churn(worker: number): Promise<void> {
-    const client = new pg.Client({ connectionString: admin });
+    const client = new pg.Client({ connectionString: await database });
     await client.connect();
     try {
       for (let round = 0; churning; round++) {
