@@ -79,11 +79,16 @@ export default defineConfig({
           name: 'dashboard',
           include: browser,
           env: { TEST_STORE: 'sqlite' },
-          globalSetup: ['test/dashboard/build-global.ts', 'test/helpers/sqlite-global.ts'],
+          globalSetup: [
+            'test/dashboard/build-global.ts',
+            'test/dashboard/browser-global.ts',
+            'test/helpers/sqlite-global.ts',
+          ],
           testTimeout: 90_000,
           hookTimeout: 60_000,
-          // As for `sqlite`: each file's own gateway and browser, the modules loaded once a worker (the project's
-          // imports summed over its files: 51 s with a fresh process a file).
+          // As for `sqlite`: each file's own gateway, the modules loaded once a worker (the project's imports summed
+          // over its files: 51 s with a fresh process a file). One Chromium for the project (browser-global.ts),
+          // each file connected to it with a context per test.
           isolate: false,
         },
       },

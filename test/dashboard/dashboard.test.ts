@@ -9,7 +9,7 @@ import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   docsScreenshot,
-  launchBrowser,
+  connectBrowser,
   PageSlot,
   seriousViolations,
   signIn,
@@ -34,7 +34,7 @@ describe('the dashboard in a browser', () => {
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway());
-    browser = await launchBrowser();
+    browser = await connectBrowser();
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -47,7 +47,7 @@ describe('the dashboard in a browser', () => {
   async function page(name: string, width?: number) {
     return (await pages.open(name, width)).page;
   }
-  afterEach(() => pages.close());
+  afterEach((test) => pages.close(test));
 
   it('a wrong token shows an error and stays on the sign-in page', async () => {
     const p = await page('wrong token');

@@ -2,7 +2,7 @@
 // 127.0.0.1 (SQLite, in-process sandbox) serving the freshly built dashboard,
 // Debian's Chromium driven by playwright-core, a receiver for webhooks, and
 // per page: console errors collected (any one fails the test), a screenshot of
-// the last state, and axe-core.
+// the last state of a failed test, and axe-core.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -10,29 +10,16 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, expect, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, inject, type TestContext } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { TEST_TOKEN, startGateway, type TestGateway } from '../helpers/gateway.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-/** Flags this machine needs: no sandbox as root, no GPU, and no background traffic to the closed network. */
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-dev-shm-usage',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-features=Translate,OptimizationHints,MediaRouter',
-];
-
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** Last-state screenshots of every test (gitignored). */
+/** Last-state screenshots of failed tests (gitignored). */
 export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'dashboard');
+/** Set (to anything) to photograph every test's last state, passed or failed (by default only a failed test's). */
+const LAST_STATE_ALWAYS = process.env.DASHBOARD_LAST_STATE !== undefined;
 /** Set (to anything) to write the guide's screenshots (docs/guide.md) into docs/. */
 export const DOCS_SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS !== undefined;
 
@@ -52,9 +39,12 @@ export async function startDashboardGateway(
   return { gw, base: `http://127.0.0.1:${address.port}` };
 }
 
-export async function launchBrowser(): Promise<Browser> {
-  // playwright-core gives each launch a new, empty profile directory and removes it on close.
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+/**
+ * The project's one browser (test/dashboard/browser-global.ts), joined by this file. `close()` on what it answers
+ * ends this file's connection and the contexts it made, not the browser.
+ */
+export async function connectBrowser(): Promise<Browser> {
+  return chromium.connect(inject('browserEndpoint'));
 }
 
 export interface TestPage {
@@ -125,11 +115,18 @@ export class PageSlot {
     this.current = null;
   }
 
-  async close(): Promise<void> {
+  /**
+   * `test`: the test that ends (the `afterEach` hook's context). Its page is photographed when it failed, when the
+   * console showed an error, or always with DASHBOARD_LAST_STATE set: a full-page picture costs the browser about as
+   * much CPU as rendering the page did (docs/testing.md, One browser for the dashboard project).
+   */
+  async close(test?: TestContext): Promise<void> {
     if (this.current === null) return;
     const { context, page, errors } = this.current;
     this.current = null;
-    await screenshot(page, this.name).catch(() => undefined);
+    if (LAST_STATE_ALWAYS || errors.length > 0 || test?.task.result?.state === 'fail') {
+      await screenshot(page, this.name).catch(() => undefined);
+    }
     await context.close();
     expect(errors, 'errors in the browser console').toEqual([]);
   }
@@ -162,14 +159,14 @@ export function dashboardSuite(setUp: (gw: TestGateway) => Promise<void> = async
     const started = await startDashboardGateway();
     gw = started.gw;
     base = started.base;
-    browser = await launchBrowser();
+    browser = await connectBrowser();
     await setUp(gw);
   });
   afterAll(async () => {
     await browser?.close();
     await gw?.close();
   });
-  afterEach(() => pages.close());
+  afterEach((test) => pages.close(test));
   return {
     pages,
     async open(name, hash) {

@@ -11,7 +11,7 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { startMediaServer, type MediaServer } from '../media/media-server.js';
-import { launchBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { connectBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
 import { ShiftedClock } from '../helpers/shifted-clock.js';
 
 const DEVICE_PHONE = '6281377000301';
@@ -41,7 +41,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     // behind a proxy): the page must load the signed media URLs from its own origin, the only one its CSP allows.
     ({ gw, base } = await startDashboardGateway({ incomingMediaMaxMb: 1, publicUrl: PUBLIC_URL }, clock));
     media = await startMediaServer();
-    browser = await launchBrowser();
+    browser = await connectBrowser();
     deviceId = (await createPairedDevice(gw, DEVICE_PHONE)).id as number;
   });
   afterAll(async () => {
@@ -57,7 +57,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
     await p.getByRole('heading', { name: 'Messages', exact: true }).waitFor(WAIT);
     return p;
   }
-  afterEach(() => pages.close());
+  afterEach((test) => pages.close(test));
 
   const messageOf = async (id: string) => (await gw.request('GET', `/messages/${id}`)).body.data;
 

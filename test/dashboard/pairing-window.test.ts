@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { waitForDevice } from '../helpers/pairing.js';
-import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
+import { connectBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
 
 const WINDOW_S = 6;
 const WAIT = { timeout: 20_000 };
@@ -26,13 +26,13 @@ describe('the end of a pairing window on the pairing page', () => {
 
   beforeAll(async () => {
     ({ gw, base } = await startDashboardGateway({ pairingWindowS: WINDOW_S }));
-    browser = await launchBrowser();
+    browser = await connectBrowser();
   });
   afterAll(async () => {
     await browser?.close();
     await gw?.close();
   });
-  afterEach(() => pages.close());
+  afterEach((test) => pages.close(test));
 
   async function page(name: string, width: number, height: number, clockOffsetMs = 0): Promise<Page> {
     const { context, page: p } = await pages.open(name, width, height);

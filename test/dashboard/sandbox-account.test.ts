@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { closedPort } from '../helpers/ports.js';
 import { deviceRow } from '../helpers/rows.js';
-import { launchBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
+import { connectBrowser, PageSlot, signIn, startDashboardGateway } from './harness.js';
 
 describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () => {
   let gw: TestGateway;
@@ -28,7 +28,7 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
     }));
     const account = await gw.app.services.accounts.createAccount('lab', 10, { sandbox: true });
     sandboxToken = (await gw.app.services.accounts.createToken(account.id, 'dashboard')).token;
-    browser = await launchBrowser();
+    browser = await connectBrowser();
   });
   afterAll(async () => {
     await browser?.close();
@@ -38,7 +38,7 @@ describe('the dashboard of a gateway running WhatsApp and sandbox accounts', () 
   async function page(name: string) {
     return (await pages.open(name)).page;
   }
-  afterEach(() => pages.close());
+  afterEach((test) => pages.close(test));
 
   it('a sandbox account sees that its devices are on the sandbox, with its virtual phones', async () => {
     const p = await page('sandbox account banner');

@@ -1,0 +1,31 @@
+// Debian's Chromium as the dashboard tests start it: its path, the flags this machine needs, and the one browser
+// server the dashboard project shares (started by test/dashboard/browser-global.ts, joined by each file through
+// `connectBrowser` in the harness). Imports nothing of vitest's test API: the global setup runs in vitest's own
+// process, outside any test file.
+import { chromium, type BrowserServer } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Flags this machine needs: no sandbox as root, no GPU, and no background traffic to the closed network. */
+export const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-features=Translate,OptimizationHints,MediaRouter',
+];
+
+/**
+ * One browser for every file of the project. Each file connects to it and makes a new context per test (its own
+ * cookies, storage, permissions and clock), so files share the browser's processes and nothing else. Starting
+ * Chromium is the expensive part on a virtual machine (docs/testing.md, One browser for the dashboard project): a
+ * browser per file spent more CPU starting its processes than rendering the pages.
+ */
+export function launchBrowserServer(): Promise<BrowserServer> {
+  // playwright-core gives the browser a new, empty profile directory and removes it on close.
+  return chromium.launchServer({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+}
