@@ -5,8 +5,7 @@ import DurationSequencer from './test/helpers/sequencer.js';
 
 const integration = ['test/**/*.test.ts'];
 const unitOnly = ['test/**/*.unit.test.ts'];
-// The dashboard in a real browser: once, against SQLite (the store is not what it tests). One file
-// (test/dashboard/browser.test.ts) gathers the `*.browser.ts` modules, so they run one at a time in one worker.
+// The dashboard in a real browser: once, against SQLite (the store is not what it tests).
 const browser = ['test/dashboard/**/*.test.ts'];
 // End-to-end suites of the built gateway against a stand-in network: once, against SQLite (the store is not what
 // they test).
@@ -87,8 +86,9 @@ export default defineConfig({
           ],
           testTimeout: 90_000,
           hookTimeout: 60_000,
-          // One file of ten modules, each with its own gateway, connected to the one Chromium of the project
-          // (browser-global.ts) with a context per test.
+          // As for `sqlite`: each file's own gateway, the modules loaded once a worker (the project's imports summed
+          // over its files: 51 s with a fresh process a file). One Chromium for the project (browser-global.ts),
+          // each file connected to it with a context per test.
           isolate: false,
         },
       },
