@@ -1,8 +1,10 @@
 // Runs scenarios of test/standin/scenarios.ts in a process of their own (run-scenario.ts) and returns what each
 // observed. One process serves a test file's scenarios, one at a time; the file stops it in `afterAll` with
-// stopScenarios (the leak check fails a file that leaves it running).
+// stopScenarios (the leak check fails a file that leaves it running), which also removes its certificate's folder.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { makeTlsIdentity, type TlsIdentity } from '../../standin/certs.js';
@@ -71,11 +73,18 @@ export async function runScenario<T = any>(name: string): Promise<T> {
   return JSON.parse(line.slice('RESULT '.length)) as T;
 }
 
-/** Ends the scenarios' process (it exits once its stdin ends); resolves when it is gone. */
+/**
+ * Ends the scenarios' process (it exits once its stdin ends) and removes the folder of the certificate it trusted;
+ * resolves when both are gone. The next scenario makes a new process and a new certificate.
+ */
 export async function stopScenarios(): Promise<void> {
   const current = runner;
-  if (current === undefined) return;
   runner = undefined;
-  current.child.stdin.end();
-  await current.exited;
+  if (current !== undefined) {
+    current.child.stdin.end();
+    await current.exited;
+  }
+  const made = tls;
+  tls = undefined;
+  if (made !== undefined) await rm(dirname(made.caPath), { recursive: true, force: true });
 }
