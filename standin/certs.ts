@@ -9,6 +9,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Curve, WA_CERT_DETAILS, proto } from 'baileys';
@@ -104,6 +105,11 @@ export function makeTlsIdentity(): TlsIdentity {
   writeFileSync(caPath, pem);
   writeFileSync(join(dir, 'key.pem'), keyPem, { mode: 0o600 });
   return { key: keyPem, cert: pem, caPath };
+}
+
+/** Removes the folder makeTlsIdentity wrote the identity's files into (its certificate and key). */
+export async function removeTlsIdentity(identity: TlsIdentity): Promise<void> {
+  await rm(dirname(identity.caPath), { recursive: true, force: true });
 }
 
 /**

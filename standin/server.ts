@@ -7,12 +7,16 @@
  * Must never: listen on anything but a loopback address, or be imported by the gateway (src/): it is test
  * infrastructure only (see docs/standin.md).
  */
-import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { type BinaryNode, type proto } from 'baileys';
-import { makeNoiseIdentity, makeTlsIdentity, type NoiseIdentity, type TlsIdentity } from './certs.js';
+import {
+  makeNoiseIdentity,
+  makeTlsIdentity,
+  removeTlsIdentity,
+  type NoiseIdentity,
+  type TlsIdentity,
+} from './certs.js';
 import { handleControl } from './control.js';
 import { Groups } from './groups.js';
 import { answerIq, type IqContext } from './iq.js';
@@ -187,7 +191,7 @@ export async function startStandin(options: StandinOptions = {}): Promise<Standi
         new Promise<void>((resolve) => http.close(() => resolve())),
         new Promise<void>((resolve) => media.server.close(() => resolve())),
       ]);
-      if (ownTls) await rm(dirname(tls.caPath), { recursive: true, force: true });
+      if (ownTls) await removeTlsIdentity(tls);
     },
   };
 }

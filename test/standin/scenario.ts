@@ -2,12 +2,10 @@
 // observed. One process serves a test file's scenarios, one at a time; the file stops it in `afterAll` with
 // stopScenarios (the leak check fails a file that leaves it running), which also removes its certificate's folder.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { makeTlsIdentity, type TlsIdentity } from '../../standin/certs.js';
+import { makeTlsIdentity, removeTlsIdentity, type TlsIdentity } from '../../standin/certs.js';
 
 const RUNNER = fileURLToPath(new URL('./run-scenario.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -86,5 +84,5 @@ export async function stopScenarios(): Promise<void> {
   }
   const made = tls;
   tls = undefined;
-  if (made !== undefined) await rm(dirname(made.caPath), { recursive: true, force: true });
+  if (made !== undefined) await removeTlsIdentity(made);
 }
