@@ -4,10 +4,10 @@
 // process, outside any test file.
 import { chromium, type BrowserServer } from 'playwright-core';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Flags this machine needs: no sandbox as root, no GPU, and no background traffic to the closed network. */
-export const CHROMIUM_FLAGS = [
+const CHROMIUM_FLAGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
@@ -21,9 +21,9 @@ export const CHROMIUM_FLAGS = [
 
 /**
  * One browser for every file of the project. Each file connects to it and makes a new context per test (its own
- * cookies, storage, permissions and clock), so files share the browser's processes and nothing else. Starting
- * Chromium is the expensive part on a virtual machine (docs/testing.md, One browser for the dashboard project): a
- * browser per file spent more CPU starting its processes than rendering the pages.
+ * cookies, storage, permissions and clock), so files share the browser's processes and nothing else: one launch a
+ * run instead of one a file (docs/testing.md, One browser for the dashboard project; the pages' own renderers cost
+ * far more than the launches did).
  */
 export function launchBrowserServer(): Promise<BrowserServer> {
   // playwright-core gives the browser a new, empty profile directory and removes it on close.
