@@ -18,9 +18,10 @@ export default defineConfig({
     // processes, PostgreSQL, the browser), not computing. vitest's own default there would be one file at a time,
     // which took 24 minutes; four take about 9. VITEST_MAX_WORKERS overrides it.
     maxWorkers: 4,
-    // The longest files first, from a committed table of each file's duration (test/helpers/sequencer.ts;
-    // refresh it with `node scripts/test-durations.js` after a whole run): vitest's own order in a clean clone,
-    // by file size, started the unit project's slowest files last, and the run waited for them on one worker.
+    // The longest files first, but no more than two long ones side by side (they mostly wait), from a committed
+    // table of each file's duration (test/helpers/sequencer.ts; refresh it with `node scripts/test-durations.js`
+    // after a whole run): vitest's own order in a clean clone, by file size, started the unit project's slowest
+    // files last, and the run waited for them on one worker.
     sequence: { sequencer: DurationSequencer },
     // Guards against a hang, not measurements (a test that promises a time asserts it itself): a test that starts
     // two gateway processes took up to 20 s with four files at a time on a loaded 2-core machine.
