@@ -8,7 +8,9 @@
 //
 // It reads /proc every 250 ms and counts, for each process, what it used between the first and the last time it
 // was seen: a process that lives less than 250 ms is missed, and one seen first late loses what it used before.
-// On SIGTERM or SIGINT it writes the table (seconds, processes, kind) to the file named, or prints it.
+// On SIGTERM or SIGINT it writes the table (seconds, processes, kind) to the file named, or prints it, and after it
+// how busy the machine's processors were in each 10 s of the run (from /proc/stat: the share not idle or waiting on
+// the disk), which shows when the run waited instead of computing (docs/testing.md, Long files side by side).
 //
 // Owns: nothing but its table. Never signals or changes another process.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -55,11 +57,31 @@ function poll() {
   }
 }
 
+/** The machine's busy and idle ticks (all processors) since boot: user, nice, system, irq, softirq, steal / idle, iowait. */
+function machineTicks() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  return { busy: f[0] + f[1] + f[2] + f[5] + f[6] + f[7], idle: f[3] + f[4] };
+}
+
+const BUSY_EVERY_MS = 10_000;
+const busyShares = [];
+let lastTicks = machineTicks();
+
+function sampleBusy() {
+  const now = machineTicks();
+  const busy = now.busy - lastTicks.busy;
+  const idle = now.idle - lastTicks.idle;
+  busyShares.push(busy + idle === 0 ? 0 : busy / (busy + idle));
+  lastTicks = now;
+}
+
 const timer = setInterval(poll, 250);
+const busyTimer = setInterval(sampleBusy, BUSY_EVERY_MS);
 poll();
 
 function report() {
   clearInterval(timer);
+  clearInterval(busyTimer);
   poll();
   const sums = new Map();
   for (const { kind, first, last } of seen.values()) {
@@ -72,7 +94,8 @@ function report() {
     .filter(([, sum]) => sum.seconds >= 0.5)
     .sort((a, b) => b[1].seconds - a[1].seconds)
     .map(([kind, sum]) => `${sum.seconds.toFixed(1).padStart(8)} ${String(sum.processes).padStart(6)}  ${kind}`);
-  const table = `${lines.join('\n')}\n`;
+  const busy = busyShares.map((share, i) => `${String(i * 10).padStart(5)} s ${Math.round(share * 100)} %`);
+  const table = `${lines.join('\n')}\n\nprocessors busy, per ${BUSY_EVERY_MS / 1000} s:\n${busy.join('\n')}\n`;
   if (process.argv[2] === undefined) process.stdout.write(table);
   else writeFileSync(process.argv[2], table);
   process.exit(0);
