@@ -191,6 +191,9 @@ describe.skipIf(noStoreAvailable)('message actions', () => {
   it('cancels a queued message: failed "cancelled", its quota unit back exactly once, never sent', async () => {
     const friend = '6281588120707';
     await sent(friend, 'first', slowPhone);
+    // `sent` is the gateway's status; the phone's inbox holds the message a delivery delay later (5 ms here), which the
+    // steps below could take less than: the inbox read at the end found it empty once.
+    await inboxUntil(friend, (e) => e.length === 1, 'the first message in the inbox');
     const res = await gw.request('POST', '/messages', {
       device: slowPhone,
       receiver: friend,
