@@ -1,14 +1,14 @@
 // How much CPU each test file costs the machine, all processes counted (its in-process gateways, the gateway and
 // stand-in processes it starts, PostgreSQL's backends, Chromium): it runs vitest one file at a time and reads the
-// machine's busy ticks (/proc/stat) every 100 ms, then sums the ticks inside each file's window (vitest's start and
-// end of the file, from its JSON report). A file that waits has a low share of its window busy; one that computes a
-// high one. Linux only. Nothing else should run meanwhile: every process on the machine is counted.
+// machine's busy ticks (/proc/stat) every 100 ms, then sums the ticks inside each file's window: from when vitest
+// starts the file to when it ends (its imports, hooks and tests; scripts/file-windows-reporter.js records them). A
+// file that waits has a low share of its window busy; one that computes a high one. Linux only. Nothing else should
+// run meanwhile: every process on the machine is counted.
 //
-//   node scripts/cpu-by-file.js /tmp/cpu-by-file.txt --project sqlite [more vitest arguments, e.g. test/messages]
+//   node scripts/cpu-by-file.js /tmp/cpu-by-file.txt [vitest arguments, e.g. --project sqlite test/messages]
 //
-// One project at a time: vitest's JSON report does not say which project a file ran in. Writes a table (CPU
-// seconds, wall seconds, busy share of one processor, file), the costliest first, to the file named. The time between files (a file's imports, vitest's own work) is in no file's row; the total of
-// the run is the table's last line.
+// Writes a table (CPU seconds, wall seconds, busy share of one processor, project and file), the costliest first,
+// to the file named. What vitest does between files is in no file's row; the run's total is the table's last line.
 //
 // Owns: nothing but its table. Never changes a test or the vitest configuration.
 import { spawn } from 'node:child_process';
@@ -16,6 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clearInterval, setInterval } from 'node:timers';
+import { fileURLToPath } from 'node:url';
 
 const TICKS_PER_SECOND = 100;
 const [output, ...vitestArguments] = process.argv.slice(2);
@@ -44,25 +45,27 @@ function ticksAt(at) {
 }
 
 const folder = mkdtempSync(join(tmpdir(), 'cpu-by-file-'));
-const report = join(folder, 'report.json');
-const child = spawn(
-  'npx',
-  ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile=${report}`, ...vitestArguments],
-  { stdio: 'inherit', env: { ...process.env, VITEST_MAX_WORKERS: '1' } },
-);
+const windows = join(folder, 'windows.jsonl');
+const reporter = fileURLToPath(new globalThis.URL('./file-windows-reporter.js', import.meta.url));
+const child = spawn('npx', ['vitest', 'run', '--reporter=default', `--reporter=${reporter}`, ...vitestArguments], {
+  stdio: 'inherit',
+  env: { ...process.env, VITEST_MAX_WORKERS: '1', FILE_WINDOWS_OUT: windows },
+});
 const started = Date.now();
 const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
 clearInterval(sampler);
 samples.push({ at: Date.now(), ticks: busyTicks() });
 
-const { testResults } = JSON.parse(readFileSync(report, 'utf8'));
+const files = readFileSync(windows, 'utf8')
+  .split('\n')
+  .filter((line) => line !== '')
+  .map((line) => JSON.parse(line));
 rmSync(folder, { recursive: true, force: true });
-const rows = testResults
-  .filter((file) => file.startTime > 0 && file.endTime > file.startTime)
+const rows = files
   .map((file) => {
-    const cpu = (ticksAt(file.endTime) - ticksAt(file.startTime)) / TICKS_PER_SECOND;
-    const wall = (file.endTime - file.startTime) / 1000;
-    return { cpu, wall, file: file.name.replace(`${process.cwd()}/`, '') };
+    const cpu = (ticksAt(file.end) - ticksAt(file.start)) / TICKS_PER_SECOND;
+    const wall = (file.end - file.start) / 1000;
+    return { cpu, wall, file: `${file.project}  ${file.file.replace(`${process.cwd()}/`, '')}` };
   })
   .sort((a, b) => b.cpu - a.cpu);
 const total = (samples.at(-1).ticks - samples[0].ticks) / TICKS_PER_SECOND;
@@ -74,5 +77,5 @@ const inFiles = rows.reduce((sum, r) => sum + r.cpu, 0);
 lines.push(
   `${inFiles.toFixed(1).padStart(7)} in the files' windows; ${total.toFixed(1)} s of CPU in ${((Date.now() - started) / 1000).toFixed(0)} s of run`,
 );
-writeFileSync(output, `    CPU    wall   busy  file\n${lines.join('\n')}\n`);
+writeFileSync(output, `    CPU    wall   busy  project  file\n${lines.join('\n')}\n`);
 process.exit(code);
