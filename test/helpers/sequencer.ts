@@ -4,7 +4,7 @@
 //
 // The long files are long because they wait: for a stand-in's or a gateway process's answer, a receiver, a lease.
 // Four of them side by side left the processors idle for half a minute (a whole run at 98 % busy, but 37-54 % while
-// the four slowest end-to-end files ran together). So the order comes from walking the queue as vitest will, worker
+// the slowest end-to-end files ran together). So the order comes from walking the queue as vitest will, worker
 // by worker with the table's durations, and handing a free worker a long file only while fewer than two run.
 //
 // vitest hands every project's files to one queue of `maxWorkers` workers, in the order `sort` returns. Its own
@@ -140,9 +140,9 @@ export default class DurationSequencer extends BaseSequencer {
         size: sizeOf(spec.moduleId),
       });
     }
-    const sorted = [...files].sort((a, b) => compareFiles(facts.get(a)!, facts.get(b)!, durations));
-    const byFacts = new Map(sorted.map((spec) => [facts.get(spec)!, spec]));
+    const specOf = new Map([...facts].map(([spec, fact]) => [fact, spec]));
+    const sorted = [...facts.values()].sort((a, b) => compareFiles(a, b, durations));
     const workers = Number(this.ctx.config.maxWorkers) || 1;
-    return interleaveLong([...byFacts.keys()], durations, workers).map((f) => byFacts.get(f)!);
+    return interleaveLong(sorted, durations, workers).map((fact) => specOf.get(fact)!);
   }
 }
