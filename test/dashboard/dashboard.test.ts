@@ -4,7 +4,7 @@
 // only. The tests run in order and build on each other (one device is created,
 // paired, then used), as a person would go through the dashboard.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -49,6 +49,9 @@ describe('the dashboard in a browser', () => {
   }
   afterEach((test) => pages.close(test));
 
+  /** The devices list's row of the test's device. */
+  const deviceRow = (p: Page) => p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+
   it('a wrong token shows an error and stays on the sign-in page', async () => {
     const p = await page('wrong token');
     await p.goto('/dashboard/');
@@ -91,7 +94,7 @@ describe('the dashboard in a browser', () => {
     await p.getByLabel('Name', { exact: true }).fill(DEVICE);
     await p.getByLabel('Package', { exact: true }).selectOption('BUSINESS');
     await p.getByRole('button', { name: 'Create', exact: true }).click();
-    const row = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    const row = deviceRow(p);
     await row.getByRole('link', { name: 'Pair', exact: true }).waitFor(WAIT);
     expect(await row.textContent()).toContain('UNPAIRED');
     expect(await row.textContent()).toContain('Business');
@@ -103,7 +106,7 @@ describe('the dashboard in a browser', () => {
   it('pairs the device with the virtual phone from the QR image, and turns Connected without a reload', async () => {
     const p = await page('pair with virtual phone');
     await signIn(p);
-    const row = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    const row = deviceRow(p);
     await row.getByRole('link', { name: 'Pair', exact: true }).click();
     const qr = p.getByRole('img', { name: /QR code/ });
     await qr.waitFor(WAIT);
@@ -123,7 +126,7 @@ describe('the dashboard in a browser', () => {
     expect(device).toMatchObject({ paired_status: 'PAIRED', phone: DEVICE_PHONE });
 
     await p.getByRole('link', { name: 'Devices', exact: true }).first().click();
-    const listed = p.getByRole('row').filter({ has: p.getByRole('rowheader', { name: DEVICE }) });
+    const listed = deviceRow(p);
     await listed.getByText('PAIRED', { exact: true }).waitFor(WAIT);
     expect(await listed.getByRole('link', { name: 'Pair', exact: true }).count()).toBe(0);
   });
@@ -131,14 +134,7 @@ describe('the dashboard in a browser', () => {
   it('sends a chat that reaches delivered, then read once the virtual phone reads it', async () => {
     const p = await page('send chat delivered read');
     await signIn(p);
-    await p
-      .getByRole('row')
-      .filter({ has: p.getByRole('rowheader', { name: DEVICE }) })
-      .getByRole('link', {
-        name: 'Messages',
-        exact: true,
-      })
-      .click();
+    await deviceRow(p).getByRole('link', { name: 'Messages', exact: true }).click();
     await p.getByLabel('Receiver').fill(CUSTOMER);
     await p.getByLabel('Text', { exact: true }).fill('Hello from the dashboard');
     await p.getByRole('button', { name: 'Send message', exact: true }).click();
@@ -152,14 +148,7 @@ describe('the dashboard in a browser', () => {
     await p.getByRole('status').filter({ hasText: 'Marked read' }).waitFor(WAIT);
 
     await p.getByRole('link', { name: 'Devices', exact: true }).click();
-    await p
-      .getByRole('row')
-      .filter({ has: p.getByRole('rowheader', { name: DEVICE }) })
-      .getByRole('link', {
-        name: 'Messages',
-        exact: true,
-      })
-      .click();
+    await deviceRow(p).getByRole('link', { name: 'Messages', exact: true }).click();
     await p
       .getByRole('row')
       .filter({ hasText: 'Hello from the dashboard' })
