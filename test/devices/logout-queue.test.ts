@@ -7,7 +7,7 @@
 // message escaped the logout's ending (the dispatcher's send-time guard).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
+import { createPairedDevice, sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 
 interface InboxEntry {
@@ -54,7 +54,7 @@ describe.skipIf(noStoreAvailable)('a logout ends the queue of its pairing', () =
   }
 
   async function pairAgain(deviceId: number, phone: string): Promise<void> {
-    const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, deviceId), phone });
+    const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, deviceId), phone });
     expect(scan.status, JSON.stringify(scan.body)).toBe(200);
     await waitForDevice(gw, deviceId, (d) => d.connected === true && d.phone === phone, `paired as ${phone}`);
     // The lane no longer waits a minute: a new message leaves at once, behind whatever is still queued.

@@ -3,7 +3,7 @@
 // where recording the pairing takes longer than the scan's answer). docs/guide.md, The sandbox.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText } from '../helpers/pairing.js';
+import { sandboxQrText } from '../helpers/pairing.js';
 
 describe.skipIf(noStoreAvailable)('a send right after the scan', () => {
   let gw: TestGateway;
@@ -20,7 +20,7 @@ describe.skipIf(noStoreAvailable)('a send right after the scan', () => {
       const created = await gw.request('POST', '/devices', { package: 'BETA', name: `scan ${i}` });
       expect(created.status).toBe(201);
       const id = created.body.data.id as number;
-      const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+      const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id), phone });
       expect(scan.status, JSON.stringify(scan.body)).toBe(200);
       const sent = await gw.request('POST', '/messages', {
         device: phone,

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { startGateway, type StartOptions, type TestGateway } from '../helpers/gateway.js';
-import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { WAIT_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
 
 export interface Received {
@@ -116,7 +116,7 @@ export async function pairedWithWebhookSettings(
   const id = created.body.data.id as number;
   const patched = await gw.request('PATCH', `/devices/${id}`, settings);
   expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id), phone });
   expect(scan.status, JSON.stringify(scan.body)).toBe(200);
   return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
 }

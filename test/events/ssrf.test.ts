@@ -12,7 +12,7 @@
 import type { LookupFunction } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { deliveries, quickWebhooks, startReceiver, type Receiver } from './helpers.js';
 
@@ -45,7 +45,7 @@ describe.skipIf(noStoreAvailable)('webhook URLs on non-public addresses', () => 
     const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: `hooked ${phone}` });
     const id = created.body.data.id as number;
     await setUrl(id);
-    const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+    const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id), phone });
     expect(scan.status, JSON.stringify(scan.body)).toBe(200);
     return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired');
   }

@@ -29,8 +29,8 @@ export async function waitForDevice(
  * attempt and code as the image): for tests that only need a paired device. Drawing and decoding the image for each
  * of them was about 5% of the suite's CPU; the tests of the image itself use `qrText`.
  */
-export async function sandboxQrText(gw: TestGateway, deviceId: number): Promise<string> {
-  const res = await gw.request('GET', `/sandbox/devices/${deviceId}/qr`);
+export async function sandboxQrText(gw: TestGateway, deviceId: number, token?: string): Promise<string> {
+  const res = await gw.request('GET', `/sandbox/devices/${deviceId}/qr`, undefined, token);
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return res.body.data.qr as string;
 }

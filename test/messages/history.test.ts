@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { createPairedDevice, qrText, waitForDevice } from '../helpers/pairing.js';
+import { createPairedDevice, sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { recordedEvents } from '../events/helpers.js';
 
@@ -44,7 +44,7 @@ async function newDeviceFor(gw: TestGateway, phone: string, token?: string) {
   const hook = { webhook_url: 'https://hooks.example.invalid/h' };
   const hooked = await gw.request('PATCH', `/devices/${id}`, hook, token);
   expect(hooked.status, JSON.stringify(hooked.body)).toBe(200);
-  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id, token), phone }, token);
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id, token), phone }, token);
   expect(scan.status, JSON.stringify(scan.body)).toBe(200);
   await waitFor(
     async () => (await gw.request('GET', `/devices/${id}`, undefined, token)).body.data,

@@ -4,7 +4,7 @@
 // would be told about something that does not exist, and nothing changes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { qrText, sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { SandboxControlError } from '../../src/network/sandbox-control.js';
 
@@ -24,7 +24,7 @@ describe.skipIf(noStoreAvailable)('sandbox control API across accounts', () => {
   async function paired(phone: string, token: string) {
     const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: phone }, token);
     const id = created.body.data.id as number;
-    const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id, token), phone }, token);
+    const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id, token), phone }, token);
     expect(scan.status, JSON.stringify(scan.body)).toBe(200);
     return waitFor(
       async () => (await gw.request('GET', `/devices/${id}`, undefined, token)).body.data,

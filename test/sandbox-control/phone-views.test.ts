@@ -4,7 +4,7 @@
 // messages only, and its messages keep being delivered.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_TOKEN, noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText } from '../helpers/pairing.js';
+import { sandboxQrText } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 
 const PHONE = '6281250000100'; // a virtual phone both accounts talk to
@@ -18,7 +18,7 @@ describe.skipIf(noStoreAvailable)('per-account views of a virtual phone', () => 
   async function paired(phone: string, token: string) {
     const created = await gw.request('POST', '/devices', { package: 'BUSINESS', name: phone }, token);
     const id = created.body.data.id as number;
-    const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id, token), phone }, token);
+    const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id, token), phone }, token);
     expect(scan.status, JSON.stringify(scan.body)).toBe(200);
     await waitFor(
       async () => (await gw.request('GET', `/devices/${id}`, undefined, token)).body.data,

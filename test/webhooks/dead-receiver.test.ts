@@ -8,7 +8,7 @@
 // the way of the eight).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { closedPort } from '../outbound/helpers.js';
 import { sendChat, startReceiver, type Receiver } from '../events/helpers.js';
@@ -82,7 +82,7 @@ describe.skipIf(noStoreAvailable)('a dead receiver among ten webhooks', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       hooks.push(res.body.data.id);
     }
-    const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone: PHONE });
+    const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id), phone: PHONE });
     expect(scan.status).toBe(200);
     await waitForDevice(gw, id, (d) => d.connected === true, 'connected');
     await run('warm-up');

@@ -4,7 +4,7 @@
 // a deletion takes the webhook's deliveries with it. Real receivers on 127.0.0.1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noStoreAvailable, startGateway, type TestGateway } from '../helpers/gateway.js';
-import { qrText, waitForDevice } from '../helpers/pairing.js';
+import { sandboxQrText, waitForDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   pairedWithWebhook,
@@ -22,7 +22,7 @@ const PEER = '6287711119999';
 
 async function pairedWithout(gw: TestGateway, phone: string) {
   const id = (await gw.request('POST', '/devices', { package: 'BUSINESS', name: `plain ${phone}` })).body.data.id;
-  const scan = await gw.request('POST', '/sandbox/scan', { qr: await qrText(gw, id), phone });
+  const scan = await gw.request('POST', '/sandbox/scan', { qr: await sandboxQrText(gw, id), phone });
   expect(scan.status, JSON.stringify(scan.body)).toBe(200);
   return waitForDevice(gw, id, (d) => d.paired_status === 'PAIRED' && d.connected === true, 'paired and connected');
 }
