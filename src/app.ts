@@ -177,6 +177,8 @@ export async function buildApp(options: BuildOptions): Promise<FastifyInstance> 
     bodyLimit: 1024 * 1024,
     // Response serializers compiled on first use, once per schema (src/http/serialization.ts): not all at start.
     schemaController: serializers.option,
+    // The serializers' own validators (for `anyOf` branches) compiled without an optimising pass, as the others.
+    serializerOpts: { ajv: { code: { optimize: false } } },
     // Bounded time for every request and idle connection; parser refusals answered in the envelope.
     ...serverTimeoutOptions(config.http),
     // One line per request, written in onResponse, instead of Fastify's two.

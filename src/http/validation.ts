@@ -25,7 +25,15 @@ import { TypeGuard, type TSchema } from '@sinclair/typebox';
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = (addFormatsModule as unknown as { default: (ajv: Ajv) => Ajv }).default;
 
-const common: Options = { allErrors: true, useDefaults: true, removeAdditional: false, strict: false };
+// No optimising pass over the generated code (`code.optimize`): compiling takes 40 % less CPU, and the validators run as
+// fast (docs/internals.md, Running and operating).
+const common: Options = {
+  allErrors: true,
+  useDefaults: true,
+  removeAdditional: false,
+  strict: false,
+  code: { optimize: false },
+};
 
 const handlerValidated = new WeakSet<object>();
 

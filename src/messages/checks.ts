@@ -219,6 +219,9 @@ const ajv = new Ajv({
   strictNumbers: true,
   coerceTypes: false,
   useDefaults: false,
+  // No optimising pass over the generated code: 40 % less CPU to compile, as fast to run (docs/internals.md, Running and
+  // operating).
+  code: { optimize: false },
 });
 ajv.addKeyword({ keyword: 'x-text', type: 'string', errors: true, validate: text });
 ajv.addKeyword({ keyword: 'x-check', errors: true, validate: check });
