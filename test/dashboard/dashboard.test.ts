@@ -10,6 +10,7 @@ import { waitFor } from '../helpers/wait.js';
 import {
   docsScreenshot,
   connectBrowser,
+  openSignedIn,
   PageSlot,
   seriousViolations,
   signIn,
@@ -89,7 +90,7 @@ describe('the dashboard in a browser', () => {
 
   it('creates a device', async () => {
     const p = await page('create device');
-    await signIn(p);
+    await openSignedIn(p);
     await p.getByRole('button', { name: 'Add device', exact: true }).click();
     await p.getByLabel('Name', { exact: true }).fill(DEVICE);
     await p.getByLabel('Package', { exact: true }).selectOption('BUSINESS');
@@ -105,7 +106,7 @@ describe('the dashboard in a browser', () => {
 
   it('pairs the device with the virtual phone from the QR image, and turns Connected without a reload', async () => {
     const p = await page('pair with virtual phone');
-    await signIn(p);
+    await openSignedIn(p);
     const row = deviceRow(p);
     await row.getByRole('link', { name: 'Pair', exact: true }).click();
     const qr = p.getByRole('img', { name: /QR code/ });
@@ -133,7 +134,7 @@ describe('the dashboard in a browser', () => {
 
   it('sends a chat that reaches delivered, then read once the virtual phone reads it', async () => {
     const p = await page('send chat delivered read');
-    await signIn(p);
+    await openSignedIn(p);
     await deviceRow(p).getByRole('link', { name: 'Messages', exact: true }).click();
     await p.getByLabel('Receiver').fill(CUSTOMER);
     await p.getByLabel('Text', { exact: true }).fill('Hello from the dashboard');
@@ -161,9 +162,8 @@ describe('the dashboard in a browser', () => {
 
   it('shows the API’s error next to the field it names', async () => {
     const p = await page('send error by field');
-    await signIn(p);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await p.goto(`/dashboard/#/devices/${id}/messages`);
+    await openSignedIn(p, `#/devices/${id}/messages`);
     await p.getByLabel('Receiver').fill('+62 813');
     await p.getByLabel('Text', { exact: true }).fill('never sent');
     await p.getByRole('button', { name: 'Send message', exact: true }).click();
@@ -182,9 +182,8 @@ describe('the dashboard in a browser', () => {
 
   it('sets a webhook URL and shows a delivery with its attempt in the log', async () => {
     const p = await page('webhook delivery log');
-    await signIn(p);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await p.goto(`/dashboard/#/devices/${id}/webhooks`);
+    await openSignedIn(p, `#/devices/${id}/webhooks`);
     await p.getByLabel('Webhook URL').fill(receiver.url);
     await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
     await p.getByRole('status').filter({ hasText: 'Webhook saved' }).waitFor(WAIT);
@@ -225,9 +224,8 @@ describe('the dashboard in a browser', () => {
 
   it('sets the webhook format and reply by response', async () => {
     const p = await page('webhook format');
-    await signIn(p);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await p.goto(`/dashboard/#/devices/${id}/webhooks`);
+    await openSignedIn(p, `#/devices/${id}/webhooks`);
     await p.getByLabel('Webhook URL').fill(receiver.url);
     await p.getByLabel('Webhook format').selectOption('whatspie_v1');
     // Reply by response is always on for the Whatspie formats: the switch is for standard only.
@@ -255,7 +253,7 @@ describe('the dashboard in a browser', () => {
 
   it('creates a token, shows its secret once, and revokes it', async () => {
     const p = await page('tokens create revoke');
-    await signIn(p);
+    await openSignedIn(p);
     await p.getByRole('link', { name: 'API tokens', exact: true }).click();
     await p.getByLabel('Token name').fill('ci-deploy');
     await p.getByRole('button', { name: 'Create token', exact: true }).click();
@@ -300,8 +298,7 @@ describe('the dashboard in a browser', () => {
     for (let i = 0; i < 21; i++) expect((await send(CUSTOMER, `bulk ${i}`)).status).toBe(200);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
     const p = await page('messages filters and cursor');
-    await signIn(p);
-    await p.goto(`/dashboard/#/devices/${id}/messages`);
+    await openSignedIn(p, `#/devices/${id}/messages`);
     const table = p.getByRole('region', { name: 'Messages table' });
     await table.getByText('bulk 20', { exact: true }).waitFor(WAIT);
 
@@ -368,8 +365,7 @@ describe('the dashboard in a browser', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
     const p = await page('groups add members');
-    await signIn(p);
-    await p.goto(`/dashboard/#/devices/${id}/groups`);
+    await openSignedIn(p, `#/devices/${id}/groups`);
     await p.getByRole('link', { name: 'Shop team', exact: true }).click();
     const participants = p.getByRole('region', { name: 'Participants table' });
     await participants.getByRole('rowheader', { name: CUSTOMER }).waitFor(WAIT);
@@ -395,8 +391,7 @@ describe('the dashboard in a browser', () => {
     const p = await page('pair by code');
     // The page asks the gateway's OpenAPI document which routes it has (once, from the first page that needs it).
     const asked = p.waitForResponse((r) => r.url().endsWith('/openapi.json'));
-    await signIn(p);
-    await p.goto(`/dashboard/#/devices/${id}/pair`);
+    await openSignedIn(p, `#/devices/${id}/pair`);
     await p.getByRole('img', { name: /QR code/ }).waitFor(WAIT);
     await asked;
     const form = p.getByRole('form', { name: 'Pair with a code' });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { dashboardSuite, seriousViolations, signIn } from './harness.js';
+import { dashboardSuite, openSignedIn, seriousViolations } from './harness.js';
 
 // Its routes come from the `log` branch: until that is merged here, the gateway has none of them to show.
 const routesMerged = existsSync(fileURLToPath(new URL('../../src/events/log-routes.ts', import.meta.url)));
@@ -38,8 +38,7 @@ describe.skipIf(!routesMerged)('a device’s live events', () => {
     p.on('request', (r) => {
       if (r.url().includes('/events/stream')) streams.push({ url: r.url(), authorization: r.headers().authorization });
     });
-    await signIn(p);
-    await p.goto(`/dashboard/#/devices/${shopId}`);
+    await openSignedIn(p, `#/devices/${shopId}`);
     const tail = p.getByRole('region', { name: 'Live events' });
     await tail.getByText('Live', { exact: true }).waitFor(WAIT);
     await fromCustomer(OFFICE, 'to the office');

@@ -84,6 +84,28 @@ export async function signIn(page: Page, token = TEST_TOKEN): Promise<void> {
   await expect.poll(() => page.getByRole('heading', { name: 'Devices', exact: true }).count()).toBe(1);
 }
 
+/** Where the dashboard keeps the signed-in token: its key in session storage (web/src/api.ts, `TOKEN_KEY`). */
+const DASHBOARD_TOKEN_KEY = 'gateway.token';
+
+/**
+ * Opens the dashboard at `hash` already signed in with `token`, for a test of what comes after signing in: the token
+ * is put where the sign-in form puts it before the page's own scripts run, and the page goes straight there. The
+ * sign-in form itself is tested through the form (`signIn`, dashboard.test.ts). Seeded once per page, so a test that
+ * signs out stays signed out across reloads. A wrong key would leave the page on the sign-in form, and the test
+ * waiting for its route's content would fail. Rendering the sign-in form and the devices list first cost the browser
+ * about 0.3 s of CPU a test (docs/testing.md, One browser for the dashboard project).
+ */
+export async function openSignedIn(page: Page, hash = '', token = TEST_TOKEN): Promise<void> {
+  const seeded = JSON.stringify(`${DASHBOARD_TOKEN_KEY}.seeded-by-test`);
+  await page.addInitScript({
+    content: `if (sessionStorage.getItem(${seeded}) === null) {
+      sessionStorage.setItem(${JSON.stringify(DASHBOARD_TOKEN_KEY)}, ${JSON.stringify(token)});
+      sessionStorage.setItem(${seeded}, '1');
+    }`,
+  });
+  await page.goto(`/dashboard/${hash}`);
+}
+
 export function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9-]+/g, '-').slice(0, 80);
 }
@@ -171,8 +193,7 @@ export function dashboardSuite(setUp: (gw: TestGateway) => Promise<void> = async
     pages,
     async open(name, hash) {
       const p = (await pages.open(name)).page;
-      await signIn(p);
-      await p.goto(`/dashboard/${hash}`);
+      await openSignedIn(p, hash);
       return p;
     },
   };

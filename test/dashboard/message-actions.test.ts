@@ -11,7 +11,7 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { startMediaServer, type MediaServer } from '../media/media-server.js';
-import { connectBrowser, PageSlot, seriousViolations, signIn, startDashboardGateway } from './harness.js';
+import { connectBrowser, openSignedIn, PageSlot, seriousViolations, startDashboardGateway } from './harness.js';
 import { ShiftedClock } from '../helpers/shifted-clock.js';
 
 const DEVICE_PHONE = '6281377000301';
@@ -52,8 +52,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
 
   async function messagesPage(name: string): Promise<Page> {
     const p = (await pages.open(name)).page;
-    await signIn(p);
-    await p.goto(`/dashboard/#/devices/${deviceId}/messages`);
+    await openSignedIn(p, `#/devices/${deviceId}/messages`);
     await p.getByRole('heading', { name: 'Messages', exact: true }).waitFor(WAIT);
     return p;
   }
