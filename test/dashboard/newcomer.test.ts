@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { dashboardSuite, signIn } from './harness.js';
+import { dashboardSuite, openSignedIn } from './harness.js';
 
 const DEVICE_PHONE = '6281377100101';
 const CUSTOMER = '6281377100202';
@@ -39,9 +39,10 @@ describe('the dashboard as a new user tries it', () => {
     deviceId = (await createPairedDevice(gw, DEVICE_PHONE, { name: 'Shop phone' })).id;
   });
 
-  async function page(name: string, width?: number, height?: number): Promise<Page> {
+  /** A new page for the test, signed in, at `hash` (the devices list by default). */
+  async function page(name: string, hash = '', width?: number, height?: number): Promise<Page> {
     const p = (await pages.open(name, width, height)).page;
-    await signIn(p);
+    await openSignedIn(p, hash);
     return p;
   }
 
@@ -64,8 +65,7 @@ describe('the dashboard as a new user tries it', () => {
       text: LONG_WORD,
     });
     expect(incoming.status, JSON.stringify(incoming.body)).toBe(200);
-    const p = await page('375 px no overflow', 375, 812);
-    await p.goto(`/dashboard/#/devices/${deviceId}/messages`);
+    const p = await page('375 px no overflow', `#/devices/${deviceId}/messages`, 375, 812);
     const table = p.getByRole('region', { name: 'Messages table' });
     await table.getByText(`see ${LONG_URL}`, { exact: true }).waitFor(WAIT);
     expect(await p.evaluate<{ scroll: number; inner: number }>(OVERFLOW)).toEqual({ scroll: 375, inner: 375 });
@@ -112,8 +112,7 @@ describe('the dashboard as a new user tries it', () => {
       (at) => at !== null,
       { what: 'read_at', timeoutMs: 15_000 },
     );
-    const p = await page('messages read filter');
-    await p.goto(`/dashboard/#/devices/${deviceId}/messages`);
+    const p = await page('messages read filter', `#/devices/${deviceId}/messages`);
     const table = p.getByRole('region', { name: 'Messages table' });
     await table.getByText('not read yet', { exact: true }).waitFor(WAIT);
 
@@ -132,9 +131,8 @@ describe('the dashboard as a new user tries it', () => {
   });
 
   it('takes phone numbers as people write them, in every phone field, as the API does', async () => {
-    const p = await page('phone numbers as typed');
     // Sending: spaces, dashes and a leading +.
-    await p.goto(`/dashboard/#/devices/${deviceId}/messages`);
+    const p = await page('phone numbers as typed', `#/devices/${deviceId}/messages`);
     await p.getByLabel('Receiver').fill('+62 813-7710-0202');
     await p.getByLabel('Text', { exact: true }).fill('typed with spaces');
     await p.getByRole('button', { name: 'Send message', exact: true }).click();
@@ -183,8 +181,7 @@ describe('the dashboard as a new user tries it', () => {
   });
 
   it('creates a group with its members, as typed, and lists it with them', async () => {
-    const p = await page('create group');
-    await p.goto(`/dashboard/#/devices/${deviceId}/groups`);
+    const p = await page('create group', `#/devices/${deviceId}/groups`);
     await p.getByRole('button', { name: 'New group', exact: true }).click();
     await p.getByLabel('Group name').fill('Night shift');
     // One number per line or comma; spaces and dashes inside a number; 0000 is not on the network.
