@@ -11,7 +11,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
  * `--disable-features` of our own: Chromium keeps only the last one given, so it would replace playwright-core's
  * (which already turns off OptimizationHints and MediaRouter, and also PaintHolding and others). The pages of one site
  * share renderer processes (`--disable-site-isolation-trials`): the dashboard project made 88 renderers instead of
- * 161, and Chromium used 7 % less CPU (docs/testing.md, One browser for the dashboard project).
+ * 161, and Chromium used about 9 % less CPU (docs/testing.md, The CPU left, and three cuts).
  */
 const CHROMIUM_FLAGS = [
   '--no-sandbox',

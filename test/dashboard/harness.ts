@@ -93,7 +93,7 @@ const DASHBOARD_TOKEN_KEY = 'gateway.token';
  * sign-in form itself is tested through the form (`signIn`, dashboard.test.ts). Seeded once per page, so a test that
  * signs out stays signed out across reloads. A wrong key would leave the page on the sign-in form, and the test
  * waiting for its route's content would fail. Rendering the sign-in form and the devices list first cost the browser
- * about 0.3 s of CPU a test (docs/testing.md, One browser for the dashboard project).
+ * about 0.3 s of CPU a test (docs/testing.md, The CPU left, and three cuts).
  */
 export async function openSignedIn(page: Page, hash = '', token = TEST_TOKEN): Promise<void> {
   const seeded = JSON.stringify(`${DASHBOARD_TOKEN_KEY}.seeded-by-test`);
