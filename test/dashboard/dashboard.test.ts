@@ -89,8 +89,7 @@ describe('the dashboard in a browser', () => {
   });
 
   it('creates a device', async () => {
-    const p = await page('create device');
-    await openSignedIn(p);
+    const p = await pages.openSignedIn('create device');
     await p.getByRole('button', { name: 'Add device', exact: true }).click();
     await p.getByLabel('Name', { exact: true }).fill(DEVICE);
     await p.getByLabel('Package', { exact: true }).selectOption('BUSINESS');
@@ -105,8 +104,7 @@ describe('the dashboard in a browser', () => {
   });
 
   it('pairs the device with the virtual phone from the QR image, and turns Connected without a reload', async () => {
-    const p = await page('pair with virtual phone');
-    await openSignedIn(p);
+    const p = await pages.openSignedIn('pair with virtual phone');
     const row = deviceRow(p);
     await row.getByRole('link', { name: 'Pair', exact: true }).click();
     const qr = p.getByRole('img', { name: /QR code/ });
@@ -133,8 +131,7 @@ describe('the dashboard in a browser', () => {
   });
 
   it('sends a chat that reaches delivered, then read once the virtual phone reads it', async () => {
-    const p = await page('send chat delivered read');
-    await openSignedIn(p);
+    const p = await pages.openSignedIn('send chat delivered read');
     await deviceRow(p).getByRole('link', { name: 'Messages', exact: true }).click();
     await p.getByLabel('Receiver').fill(CUSTOMER);
     await p.getByLabel('Text', { exact: true }).fill('Hello from the dashboard');
@@ -161,9 +158,8 @@ describe('the dashboard in a browser', () => {
   });
 
   it('shows the API’s error next to the field it names', async () => {
-    const p = await page('send error by field');
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await openSignedIn(p, `#/devices/${id}/messages`);
+    const p = await pages.openSignedIn('send error by field', `#/devices/${id}/messages`);
     await p.getByLabel('Receiver').fill('+62 813');
     await p.getByLabel('Text', { exact: true }).fill('never sent');
     await p.getByRole('button', { name: 'Send message', exact: true }).click();
@@ -181,9 +177,8 @@ describe('the dashboard in a browser', () => {
   });
 
   it('sets a webhook URL and shows a delivery with its attempt in the log', async () => {
-    const p = await page('webhook delivery log');
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await openSignedIn(p, `#/devices/${id}/webhooks`);
+    const p = await pages.openSignedIn('webhook delivery log', `#/devices/${id}/webhooks`);
     await p.getByLabel('Webhook URL').fill(receiver.url);
     await p.getByRole('button', { name: 'Save webhook', exact: true }).click();
     await p.getByRole('status').filter({ hasText: 'Webhook saved' }).waitFor(WAIT);
@@ -223,9 +218,8 @@ describe('the dashboard in a browser', () => {
   });
 
   it('sets the webhook format and reply by response', async () => {
-    const p = await page('webhook format');
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    await openSignedIn(p, `#/devices/${id}/webhooks`);
+    const p = await pages.openSignedIn('webhook format', `#/devices/${id}/webhooks`);
     await p.getByLabel('Webhook URL').fill(receiver.url);
     await p.getByLabel('Webhook format').selectOption('whatspie_v1');
     // Reply by response is always on for the Whatspie formats: the switch is for standard only.
@@ -252,8 +246,7 @@ describe('the dashboard in a browser', () => {
   });
 
   it('creates a token, shows its secret once, and revokes it', async () => {
-    const p = await page('tokens create revoke');
-    await openSignedIn(p);
+    const p = await pages.openSignedIn('tokens create revoke');
     await p.getByRole('link', { name: 'API tokens', exact: true }).click();
     await p.getByLabel('Token name').fill('ci-deploy');
     await p.getByRole('button', { name: 'Create token', exact: true }).click();
@@ -297,8 +290,7 @@ describe('the dashboard in a browser', () => {
     expect((await send('6281377000000', 'to nobody')).status).toBe(200);
     for (let i = 0; i < 21; i++) expect((await send(CUSTOMER, `bulk ${i}`)).status).toBe(200);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    const p = await page('messages filters and cursor');
-    await openSignedIn(p, `#/devices/${id}/messages`);
+    const p = await pages.openSignedIn('messages filters and cursor', `#/devices/${id}/messages`);
     const table = p.getByRole('region', { name: 'Messages table' });
     await table.getByText('bulk 20', { exact: true }).waitFor(WAIT);
 
@@ -364,8 +356,7 @@ describe('the dashboard in a browser', () => {
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const id = (await gw.request('GET', '/devices')).body.data[0].id;
-    const p = await page('groups add members');
-    await openSignedIn(p, `#/devices/${id}/groups`);
+    const p = await pages.openSignedIn('groups add members', `#/devices/${id}/groups`);
     await p.getByRole('link', { name: 'Shop team', exact: true }).click();
     const participants = p.getByRole('region', { name: 'Participants table' });
     await participants.getByRole('rowheader', { name: CUSTOMER }).waitFor(WAIT);

@@ -131,6 +131,13 @@ export class PageSlot {
     return this.current;
   }
 
+  /** A new page named `name`, already signed in, at `/dashboard/${hash}` (`openSignedIn`). */
+  async openSignedIn(name: string, hash = '', width?: number, height?: number): Promise<Page> {
+    const { page } = await this.open(name, width, height);
+    await openSignedIn(page, hash);
+    return page;
+  }
+
   /** Closes the page without a photograph or the console's check (a test that moves on to another page). */
   async discard(): Promise<void> {
     await this.current?.context.close();
@@ -191,11 +198,7 @@ export function dashboardSuite(setUp: (gw: TestGateway) => Promise<void> = async
   afterEach((test) => pages.close(test));
   return {
     pages,
-    async open(name, hash) {
-      const p = (await pages.open(name)).page;
-      await openSignedIn(p, hash);
-      return p;
-    },
+    open: (name, hash) => pages.openSignedIn(name, hash),
   };
 }
 

@@ -11,7 +11,7 @@ import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { startMediaServer, type MediaServer } from '../media/media-server.js';
-import { connectBrowser, openSignedIn, PageSlot, seriousViolations, startDashboardGateway } from './harness.js';
+import { connectBrowser, PageSlot, seriousViolations, startDashboardGateway } from './harness.js';
 import { ShiftedClock } from '../helpers/shifted-clock.js';
 
 const DEVICE_PHONE = '6281377000301';
@@ -51,8 +51,7 @@ describe('the messages page: incoming media, reactions, edits, deletes, polls an
   });
 
   async function messagesPage(name: string): Promise<Page> {
-    const p = (await pages.open(name)).page;
-    await openSignedIn(p, `#/devices/${deviceId}/messages`);
+    const p = await pages.openSignedIn(name, `#/devices/${deviceId}/messages`);
     await p.getByRole('heading', { name: 'Messages', exact: true }).waitFor(WAIT);
     return p;
   }

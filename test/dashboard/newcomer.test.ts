@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { dashboardSuite, openSignedIn } from './harness.js';
+import { dashboardSuite } from './harness.js';
 
 const DEVICE_PHONE = '6281377100101';
 const CUSTOMER = '6281377100202';
@@ -40,11 +40,8 @@ describe('the dashboard as a new user tries it', () => {
   });
 
   /** A new page for the test, signed in, at `hash` (the devices list by default). */
-  async function page(name: string, hash = '', width?: number, height?: number): Promise<Page> {
-    const p = (await pages.open(name, width, height)).page;
-    await openSignedIn(p, hash);
-    return p;
-  }
+  const page = (name: string, hash = '', width?: number, height?: number): Promise<Page> =>
+    pages.openSignedIn(name, hash, width, height);
 
   const send = async (text: string, receiver = CUSTOMER) => {
     const answer = await gw.request('POST', '/messages', {
