@@ -10,6 +10,7 @@ import { waitFor } from '../helpers/wait.js';
 import {
   docsScreenshot,
   connectBrowser,
+  copiedText,
   openSignedIn,
   PageSlot,
   seriousViolations,
@@ -255,8 +256,11 @@ describe('the dashboard in a browser', () => {
     const secret = (await shown.textContent()) ?? '';
     expect(secret).toMatch(/^mgw_/);
     expect((await gw.request('GET', '/devices', undefined, secret)).status).toBe(200);
-    await p.getByRole('button', { name: 'Copy token', exact: true }).click();
-    expect(await p.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    const copied = await copiedText(p, async () => {
+      await p.getByRole('button', { name: 'Copy token', exact: true }).click();
+      await p.getByText('Copied', { exact: true }).waitFor(WAIT);
+    });
+    expect(copied).toBe(secret);
 
     // The token in use is marked.
     const inUse = p.getByRole('row').filter({ hasText: 'in use by this page' });

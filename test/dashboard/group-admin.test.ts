@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { dashboardSuite, seriousViolations } from './harness.js';
+import { copiedText, dashboardSuite, seriousViolations } from './harness.js';
 
 const ADMIN = '6281377000511';
 const SECOND = '6281377000512';
@@ -103,9 +103,11 @@ describe('group administration on the groups page', () => {
     const first = (await shown.textContent()) ?? '';
     expect(first).toBe((await gw.request('GET', `/groups/${groupId}/invite-link`)).body.data.invite_link);
     expect(first).toMatch(/^https:\/\/chat\.whatsapp\.com\/[\w-]{6,64}$/);
-    await card.getByRole('button', { name: 'Copy invite link', exact: true }).click();
-    await card.getByText('Copied', { exact: true }).waitFor(WAIT);
-    expect(await p.evaluate('navigator.clipboard.readText()')).toBe(first);
+    const copied = await copiedText(p, async () => {
+      await card.getByRole('button', { name: 'Copy invite link', exact: true }).click();
+      await card.getByText('Copied', { exact: true }).waitFor(WAIT);
+    });
+    expect(copied).toBe(first);
 
     await card.getByRole('button', { name: 'Revoke link', exact: true }).click();
     await card.getByRole('button', { name: 'Yes, revoke', exact: true }).click();

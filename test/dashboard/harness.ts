@@ -3,13 +3,16 @@
 // Debian's Chromium driven by playwright-core, a receiver for webhooks, and
 // per page: console errors collected (any one fails the test), a screenshot of
 // the last state of a failed test, and axe-core.
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import lockfile from 'proper-lockfile';
 import { afterAll, afterEach, beforeAll, expect, inject, type TestContext } from 'vitest';
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
@@ -104,6 +107,29 @@ export async function openSignedIn(page: Page, hash = '', token = TEST_TOKEN): P
     }`,
   });
   await page.goto(`/dashboard/${hash}`);
+}
+
+/**
+ * Runs `copy` (a click on one of the dashboard's copy buttons, and the wait for its "Copied") and answers what the
+ * clipboard then holds. The project's files share one Chromium (browser-global.ts), and its clipboard is the
+ * browser's, not a context's: in ten whole runs in a row, one file once read the invite link another file had just
+ * copied instead of its own webhook secret (docs/testing.md, Ten runs in a row). So the copy and the read hold a lock
+ * that every file of the run takes for the same browser: proper-lockfile's, on a path beside the system's temporary
+ * files named after the browser's endpoint (a lock left by a killed worker goes stale after 10 s).
+ */
+export async function copiedText(page: Page, copy: () => Promise<void>): Promise<string> {
+  const endpoint = createHash('sha256').update(inject('browserEndpoint')).digest('hex').slice(0, 16);
+  const release = await lockfile.lock(join(tmpdir(), `gateway-dashboard-clipboard-${endpoint}`), {
+    realpath: false,
+    stale: 10_000,
+    retries: { retries: 600, minTimeout: 25, maxTimeout: 50 },
+  });
+  try {
+    await copy();
+    return String(await page.evaluate('navigator.clipboard.readText()'));
+  } finally {
+    await release();
+  }
 }
 
 export function safeName(name: string): string {

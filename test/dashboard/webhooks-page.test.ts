@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
-import { dashboardSuite, seriousViolations, startReceiver } from './harness.js';
+import { copiedText, dashboardSuite, seriousViolations, startReceiver } from './harness.js';
 
 // Its routes come from the `hooks` branch: until that is merged here, the gateway has none of them to show.
 const routesMerged = existsSync(fileURLToPath(new URL('../../src/webhooks/routes.ts', import.meta.url)));
@@ -66,8 +66,11 @@ describe.skipIf(!routesMerged)('the account’s webhooks page', () => {
     await created.waitFor(WAIT);
     const secret = (await created.getByLabel('Signing secret').textContent()) ?? '';
     expect(secret).toMatch(/^whsec_/);
-    await created.getByRole('button', { name: 'Copy signing secret', exact: true }).click();
-    expect(await p.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    const copied = await copiedText(p, async () => {
+      await created.getByRole('button', { name: 'Copy signing secret', exact: true }).click();
+      await created.getByText('Copied', { exact: true }).waitFor(WAIT);
+    });
+    expect(copied).toBe(secret);
     const [hook] = await hooks();
     expect(hook).toMatchObject({
       url: receiver.url,
