@@ -1,22 +1,17 @@
 // A contact's card (issue 27, DECISIONS 16) in a real browser against the sandbox: opened from a chat and from an
 // incoming message's sender on the messages page, showing what `GET /contacts/{phone}` has, with block (asked
 // first) and unblock, each checked through the API.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { dashboardSuite, seriousViolations } from './harness.js';
 
-// Its routes come from the `contacts` branch: until that is merged here, the gateway has none of them to show.
-const routesMerged = existsSync(fileURLToPath(new URL('../../src/contacts/profile.ts', import.meta.url)));
-
 const DEVICE = '6281377000911';
 const CITRA = '6281377000912';
 const WAIT = { timeout: 15_000 };
 
-describe.skipIf(!routesMerged)('a contact’s card', () => {
+describe('a contact’s card', () => {
   let gw: TestGateway;
   let deviceId: number;
 

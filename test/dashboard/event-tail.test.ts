@@ -1,23 +1,18 @@
 // A device's live events on its overview page (issue 28, DECISIONS 17) in a real browser: the tail fed by the SSE
 // stream `GET /events/stream` (the token in the Authorization header, never in the URL), only this device's events,
 // paused and resumed after the last cursor shown with nothing lost or shown twice.
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TEST_TOKEN, type TestGateway } from '../helpers/gateway.js';
 import { createPairedDevice } from '../helpers/pairing.js';
 import { waitFor } from '../helpers/wait.js';
 import { dashboardSuite, openSignedIn, seriousViolations } from './harness.js';
 
-// Its routes come from the `log` branch: until that is merged here, the gateway has none of them to show.
-const routesMerged = existsSync(fileURLToPath(new URL('../../src/events/log-routes.ts', import.meta.url)));
-
 const SHOP = '6281377000811';
 const OFFICE = '6281377000812';
 const CUSTOMER = '6281377000813';
 const WAIT = { timeout: 15_000 };
 
-describe.skipIf(!routesMerged)('a device’s live events', () => {
+describe('a device’s live events', () => {
   let gw: TestGateway;
   let shopId: number;
 
